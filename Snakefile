@@ -1,0 +1,23 @@
+# Training-dynamics workflow: datasets -> training (seeds batched) -> analyses -> figures.
+# Rules live in workflow/rules/<stage>.smk; all logic lives in pipeline_lib (tested without Snakemake).
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+# --configfile replaces the default config instead of being merged into it.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/dataset.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,351 @@
+"""The workflow's configuration: JSON-Schema validation, defaults, cross-checks, frozen dataclasses.
+
+This is the only module that parses config dicts. ``load_config(raw)`` validates a raw dict (as read
+from ``config/config.yaml``) against ``workflow/schemas/config.schema.yaml``, fills the schema's
+defaults, checks what a schema cannot express (references between entries, cycles, sizes) and
+returns a frozen :class:`Config`. Every failure raises :class:`ConfigError` with a message naming
+the config key path and what is allowed. Import cost is kept small (no torch) so that an invalid
+config fails in well under a second.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """An invalid configuration; the message names the key path and what is allowed."""
+
+
+# --------------------------------------------------------------------------------------------------
+# dataclasses (what the rest of the code sees)
+
+
+@dataclass(frozen=True)
+class DatasetConfig:
+    name: str
+    task: str
+    p: int
+    T: int
+    k: int
+    n_train: int
+    n_test: int
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str
+    d: int
+    vocab: int | None = None
+    kind: str = "circuit"
+    mlp_ratio: int = 4
+    tau: float | str = "sqrt_d"
+    tied_unembed: bool = False
+
+    def resolved_tau(self) -> float:
+        # tau = sqrt(d) is the paper's default temperature (DESIGN section 6).
+        return math.sqrt(self.d) if self.tau == "sqrt_d" else float(self.tau)
+
+
+@dataclass(frozen=True)
+class OptimizerConfig:
+    name: str = "adam"
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    betas: tuple[float, float] = (0.9, 0.999)
+    momentum: float = 0.0
+    warmup_epochs: int = 0
+
+
+@dataclass(frozen=True)
+class ScheduleConfig:
+    dense_until: int = 100
+    log_points: int = 50
+    every: int = 500
+
+    def epochs(self, start: int, stop: int) -> list[int]:
+        """Recorded epochs in [start, stop]: dense early, log-spaced, every N; ends always included."""
+        n = stop - start
+        local = {0, n}
+        local.update(range(0, min(self.dense_until, n) + 1))
+        if self.log_points and n > 0:
+            for i in range(self.log_points):
+                local.add(int(round(n ** (i / max(self.log_points - 1, 1)))))
+        if self.every:
+            local.update(range(0, n + 1, self.every))
+        return sorted(start + e for e in local if 0 <= e <= n)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    name: str
+    dataset: str
+    model: str
+    epochs: int
+    seeds: tuple[int, ...]
+    batch_size: int | str = "full"
+    init_from: str | None = None
+    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
+    n_probe: int = 8
+    record_attention: ScheduleConfig = field(default_factory=ScheduleConfig)
+    record_weights: ScheduleConfig = field(default_factory=ScheduleConfig)
+    log_every: int = 500
+
+
+@dataclass(frozen=True)
+class Fig5Config:
+    arms: tuple[tuple[str, str], ...]
+    success_threshold: float = 0.9
+
+
+@dataclass(frozen=True)
+class Config:
+    device: str
+    datasets: Mapping[str, DatasetConfig]
+    models: Mapping[str, ModelConfig]
+    runs: Mapping[str, RunConfig]
+    figures: Mapping[str, Any]
+    raw: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    def lineage(self, run: str) -> list[str]:
+        """The run and its init_from ancestors, oldest first."""
+        chain = [run]
+        while self.runs[chain[0]].init_from is not None:
+            chain.insert(0, self.runs[chain[0]].init_from)
+        return chain
+
+    def start_epoch(self, run: str) -> int:
+        """Global epoch at which a run starts: the summed epochs of its ancestors."""
+        return sum(self.runs[r].epochs for r in self.lineage(run)[:-1])
+
+    def run_slice(self, run: str) -> dict:
+        """The resolved config that determines one run's artifacts (its provenance)."""
+        rc = self.runs[run]
+        return {
+            "run": self.raw["runs"][run],
+            "run_name": run,
+            "model": self.raw["models"][rc.model],
+            "dataset": self.raw["datasets"][rc.dataset],
+            "device": self.device,
+            "start_epoch": self.start_epoch(run),
+        }
+
+    def dataset_slice(self, name: str) -> dict:
+        return {"dataset_name": name, "dataset": self.raw["datasets"][name]}
+
+    def figure_slice(self, name: str) -> dict:
+        return {"figure": name, "params": self.raw["figures"][name]}
+
+
+def slice_hash(obj: Any) -> str:
+    """Stable short hash of a JSON-serialisable config slice."""
+    return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:16]
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+# --------------------------------------------------------------------------------------------------
+# validation
+
+
+def _schema() -> dict:
+    with open(SCHEMA_PATH) as fh:
+        return yaml.safe_load(fh)
+
+
+def _validator_class():
+    """A 2020-12 validator that fills ``default`` values of object properties while validating."""
+    from jsonschema import Draft202012Validator, validators
+
+    base_properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def properties_with_defaults(validator, properties, instance, schema):
+        if validator.is_type(instance, "object"):
+            for key, sub in properties.items():
+                if "default" in sub and key not in instance:
+                    instance[key] = copy.deepcopy(sub["default"])
+        yield from base_properties(validator, properties, instance, schema)
+
+    return validators.extend(Draft202012Validator, {"properties": properties_with_defaults})
+
+
+def _key_path(path) -> str:
+    return ".".join(str(p) for p in path) or "<top level>"
+
+
+def _describe(error) -> str:
+    """Turn a jsonschema error into a sentence naming the key path and what is allowed."""
+    path = _key_path(error.absolute_path)
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "additionalProperties":
+        allowed = sorted(schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        where = f"under '{path}'" if error.absolute_path else "at the top level"
+        keys = ", ".join(f"'{_key_path([*error.absolute_path, e])}'" for e in extra)
+        return f"unknown config key {keys}; allowed keys {where}: {', '.join(allowed)}"
+    if error.validator == "required":
+        return f"config key '{path}' is missing a required key: {error.message}"
+    if error.validator == "propertyNames":
+        return f"config key '{path}': name {error.instance!r} must contain only letters, digits and _"
+    allowed, about = _allowed_from_schema(schema), schema.get("description")
+    return (f"config key '{path}': {error.message}" + (f"; allowed: {allowed}" if allowed else "")
+            + (f" ({about})" if about else ""))
+
+
+def _allowed_from_schema(schema: dict) -> str:
+    if "enum" in schema:
+        return "one of " + ", ".join(map(repr, schema["enum"]))
+    if "oneOf" in schema:
+        return " or ".join(_allowed_from_schema(s) or s.get("type", "?") for s in schema["oneOf"])
+    if "type" in schema:
+        bounds = [f"{k} {schema[k]}" for k in ("minimum", "exclusiveMinimum", "maximum") if k in schema]
+        return f"{schema['type']}" + (f" ({', '.join(bounds)})" if bounds else "")
+    return ""
+
+
+def validate_raw(raw: Mapping[str, Any]) -> dict:
+    """Validate against the JSON schema and return a copy with defaults filled."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"the config must be a mapping of keys to values, got {type(raw).__name__}")
+    data = copy.deepcopy(dict(raw))
+    validator = _validator_class()(_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    if errors:
+        # The deepest error under a oneOf names the real problem; report them all, most specific first.
+        msgs = []
+        for err in errors:
+            leaf = max(err.context, key=lambda e: len(e.absolute_path)) if err.context else None
+            msgs.append(_describe(leaf if leaf is not None and leaf.validator != "type" else err))
+        raise ConfigError("invalid config:\n  - " + "\n  - ".join(dict.fromkeys(msgs)))
+    return data
+
+
+def _check_references(data: dict) -> None:
+    problems: list[str] = []
+    runs = data["runs"]
+    for name, run in runs.items():
+        key = f"runs.{name}"
+        if run["dataset"] not in data["datasets"]:
+            problems.append(f"config key '{key}.dataset': {run['dataset']!r} is not a dataset; "
+                            f"defined datasets: {', '.join(data['datasets'])}")
+        if run["model"] not in data["models"]:
+            problems.append(f"config key '{key}.model': {run['model']!r} is not a model; "
+                            f"defined models: {', '.join(data['models'])}")
+        parent = run["init_from"]
+        if parent is not None and parent not in runs:
+            problems.append(f"config key '{key}.init_from': {parent!r} is not a run; defined runs: {', '.join(runs)}")
+    if problems:
+        raise ConfigError("invalid config:\n  - " + "\n  - ".join(problems))
+    for name in runs:  # cycles in init_from
+        seen = [name]
+        while runs[seen[-1]]["init_from"] is not None:
+            nxt = runs[seen[-1]]["init_from"]
+            if nxt in seen:
+                cycle = " -> ".join([*seen[seen.index(nxt):], nxt])
+                raise ConfigError(f"invalid config:\n  - config key 'runs.{name}.init_from' forms a cycle: "
+                                  f"{cycle}; init_from must point to an earlier run")
+            seen.append(nxt)
+
+
+def _check_semantics(data: dict) -> None:
+    problems: list[str] = []
+    for name, ds in data["datasets"].items():
+        key = f"datasets.{name}"
+        if ds["k"] > ds["T"]:
+            problems.append(f"config key '{key}.k': k={ds['k']} exceeds the sequence length T={ds['T']}; allowed 1 <= k <= T")
+        space = ds["p"] ** ds["T"]
+        if ds["n_test"] > space:
+            problems.append(f"config key '{key}.n_test': {ds['n_test']} test sequences requested but only "
+                            f"p^T = {space} distinct sequences exist; allowed n_test <= {space}")
+    for name, run in data["runs"].items():
+        key = f"runs.{name}"
+        ds, model = data["datasets"][run["dataset"]], data["models"][run["model"]]
+        vocab = model["vocab"] if model["vocab"] is not None else ds["p"]
+        if vocab < ds["p"]:
+            problems.append(f"config key 'models.{run['model']}.vocab': vocab={vocab} is smaller than p={ds['p']} of "
+                            f"dataset '{run['dataset']}' used by run '{name}'; allowed vocab >= p")
+        if run["n_probe"] > ds["n_test"]:
+            problems.append(f"config key '{key}.n_probe': {run['n_probe']} probe sequences but dataset "
+                            f"'{run['dataset']}' has n_test={ds['n_test']}; allowed n_probe <= n_test")
+        bs = run["batch_size"]
+        if bs != "full" and bs > ds["n_train"]:
+            problems.append(f"config key '{key}.batch_size': {bs} exceeds n_train={ds['n_train']} of dataset "
+                            f"'{run['dataset']}'; allowed batch_size <= n_train or 'full'")
+        parent = run["init_from"]
+        if parent is not None:
+            prun = data["runs"][parent]
+            pmodel, pds = data["models"][prun["model"]], data["datasets"][prun["dataset"]]
+            pvocab = pmodel["vocab"] if pmodel["vocab"] is not None else pds["p"]
+            shape = lambda m, v, d: (m["kind"], m["d"], m["mlp_ratio"], m["tied_unembed"], v, d["T"])  # noqa: E731
+            if shape(pmodel, pvocab, pds) != shape(model, vocab, ds):
+                problems.append(f"config key '{key}.init_from': run '{parent}' has a different architecture "
+                                f"(kind, d, mlp_ratio, tied_unembed, vocab, T) = {shape(pmodel, pvocab, pds)} vs "
+                                f"{shape(model, vocab, ds)}; a finetune must keep the parent's shapes")
+            missing = sorted(set(_seed_list(run["seeds"])) - set(_seed_list(prun["seeds"])))
+            if missing:
+                problems.append(f"config key '{key}.seeds': seeds {missing} are not trained by init_from run "
+                                f"'{parent}' (seed i starts from seed i); allowed: a subset of its seeds")
+    for fig, params in data.get("figures", {}).items():
+        for label, run in params.get("arms", {}).items():
+            if run not in data["runs"]:
+                problems.append(f"config key 'figures.{fig}.arms.{label}': {run!r} is not a run; "
+                                f"defined runs: {', '.join(data['runs'])}")
+    if problems:
+        raise ConfigError("invalid config:\n  - " + "\n  - ".join(problems))
+
+
+def _seed_list(seeds) -> tuple[int, ...]:
+    return tuple(range(seeds)) if isinstance(seeds, int) else tuple(seeds)
+
+
+def load_config(raw: Mapping[str, Any]) -> Config:
+    """Validate a raw config mapping and return the frozen :class:`Config` (raises ConfigError)."""
+    data = validate_raw(raw)
+    _check_references(data)
+    _check_semantics(data)
+    datasets = {n: DatasetConfig(name=n, **d) for n, d in data["datasets"].items()}
+    models = {n: ModelConfig(name=n, **m) for n, m in data["models"].items()}
+    runs = {}
+    for n, r in data["runs"].items():
+        opt = dict(r["optimizer"], betas=tuple(r["optimizer"]["betas"]))
+        runs[n] = RunConfig(
+            name=n, dataset=r["dataset"], model=r["model"], epochs=r["epochs"],
+            seeds=_seed_list(r["seeds"]), batch_size=r["batch_size"], init_from=r["init_from"],
+            optimizer=OptimizerConfig(**opt), n_probe=r["n_probe"],
+            record_attention=ScheduleConfig(**r["record_attention"]),
+            record_weights=ScheduleConfig(**r["record_weights"]), log_every=r["log_every"],
+        )
+    figures: dict[str, Any] = {}
+    if "fig5_accuracy" in data["figures"]:
+        f5 = data["figures"]["fig5_accuracy"]
+        figures["fig5_accuracy"] = Fig5Config(arms=tuple(f5["arms"].items()),
+                                              success_threshold=f5["success_threshold"])
+    return Config(device=data["device"], datasets=datasets, models=models, runs=runs,
+                  figures=figures, raw=data)
+
+
+def load_config_file(path: str | Path) -> Config:
+    """Read a YAML config file and validate it."""
+    path = Path(path)
+    try:
+        with open(path) as fh:
+            raw = yaml.safe_load(fh)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    return load_config(raw or {})
+
+
+def to_dict(obj) -> dict:
+    return asdict(obj)

@@ -1,0 +1,200 @@
+"""Batched-seed training engine (DESIGN section 5).
+
+All seeds of a run train together: every parameter carries a leading seed axis, each seed has its
+own initialisation and data order, and the loss is the sum over seeds of each seed's mean loss.
+Adam, AdamW and SGD are elementwise, so this is exactly S independent trainings (tested against
+training the seeds one by one). A seed whose loss turns non-finite is frozen (its parameters no
+longer change) and flagged; the others go on.
+
+Epoch e of the recording means "after e epochs of training" (e = 0 is the initialisation). In
+full-batch mode the forward pass of step e is also the evaluation of the training metrics at
+epoch e, so no extra pass is spent on them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .models import seed_generator
+
+
+def resolve_device(setting: str = "auto") -> torch.device:
+    """'auto' -> CUDA when available, else CPU; 'cpu'/'cuda' force one (error if CUDA is missing)."""
+    if setting == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if setting == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("config key 'device' is 'cuda' but torch sees no CUDA device; use 'auto' or 'cpu'")
+    return torch.device(setting)
+
+
+@dataclass
+class Recording:
+    """Everything a run records, as host numpy arrays; seeds along axis 0 unless noted."""
+
+    epochs: np.ndarray  # (E+1,) global epoch numbers
+    train_loss: np.ndarray  # (S, E+1)
+    train_acc: np.ndarray
+    test_loss: np.ndarray
+    test_acc: np.ndarray
+    attention_epochs: np.ndarray  # (A,)
+    attention: np.ndarray  # (S, A, n_probe, T)
+    snapshot_epochs: np.ndarray  # (K,)
+    weights: dict  # name -> (K, S, ...)
+    diverged_epoch: np.ndarray  # (S,) first epoch with a non-finite loss, -1 if none
+
+
+def build_optimizer(params, opt_cfg) -> torch.optim.Optimizer:
+    name = opt_cfg.name
+    if name == "adam":
+        return torch.optim.Adam(params, lr=opt_cfg.lr, betas=opt_cfg.betas, weight_decay=opt_cfg.weight_decay)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=opt_cfg.lr, betas=opt_cfg.betas, weight_decay=opt_cfg.weight_decay)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=opt_cfg.lr, momentum=opt_cfg.momentum, weight_decay=opt_cfg.weight_decay)
+    raise ValueError(f"unknown optimizer {name!r}; allowed: adam, adamw, sgd")
+
+
+def per_seed_loss_acc(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean cross-entropy and accuracy per seed. logits (S, B, V); y (B,) or (S, B)."""
+    S, B, V = logits.shape
+    y = y.expand(S, B)
+    loss = F.cross_entropy(logits.reshape(S * B, V), y.reshape(S * B), reduction="none").view(S, B).mean(1)
+    acc = (logits.argmax(-1) == y).float().mean(1)
+    return loss, acc
+
+
+class _Freezer:
+    """Keeps a diverged seed's parameters where they were when its loss became non-finite."""
+
+    def __init__(self, params: list[torch.nn.Parameter], n_seeds: int, device):
+        self.params = params
+        self.alive = torch.ones(n_seeds, dtype=torch.bool, device=device)
+        self.diverged_epoch = torch.full((n_seeds,), -1, dtype=torch.long, device=device)
+        self.saved = [p.detach().clone() for p in params]
+
+    def observe(self, loss: torch.Tensor, epoch: int) -> torch.Tensor:
+        """Update the alive mask from per-seed losses; return the loss to minimise (sum over alive)."""
+        finite = torch.isfinite(loss)
+        self.diverged_epoch = torch.where(self.alive & ~finite, epoch, self.diverged_epoch)
+        self.alive = self.alive & finite
+        return torch.where(self.alive, loss, torch.zeros_like(loss)).sum()
+
+    @torch.no_grad()
+    def before_step(self):
+        for p, s in zip(self.params, self.saved):
+            s.copy_(p)
+
+    @torch.no_grad()
+    def after_step(self):
+        # No host sync: always select, a handful of tiny elementwise ops per step.
+        for p, s in zip(self.params, self.saved):
+            mask = self.alive.view(-1, *([1] * (p.dim() - 1)))
+            p.copy_(torch.where(mask, p, s))
+
+    def mask(self, values: torch.Tensor) -> torch.Tensor:
+        return torch.where(self.alive, values, torch.full_like(values, float("nan")))
+
+
+def train_seeds(
+    model,
+    data: dict,
+    run_cfg,
+    seeds: list[int],
+    device: torch.device,
+    start_epoch: int = 0,
+    callback: Optional[Callable[[int, Optional[dict]], None]] = None,
+) -> Recording:
+    """Train ``model`` (already initialised, on ``device``) for ``run_cfg.epochs`` epochs.
+
+    ``data`` holds int64 tensors x_train (N, T), y_train (N,), x_test, y_test and probe_x (n_probe, T).
+    ``callback(epoch, metrics)`` is called every epoch (metrics None) and every ``log_every`` epochs
+    with per-seed-median metrics (the only host syncs of the loop besides snapshots).
+    """
+    S, E = len(seeds), run_cfg.epochs
+    x_tr, y_tr = data["x_train"].to(device), data["y_train"].to(device)
+    x_te, y_te, probe_x = data["x_test"].to(device), data["y_test"].to(device), data["probe_x"].to(device)
+    N = x_tr.shape[0]
+    full_batch = run_cfg.batch_size == "full" or run_cfg.batch_size >= N
+    B = N if full_batch else run_cfg.batch_size
+    steps_per_epoch = 1 if full_batch else math.ceil(N / B)
+
+    params = [getattr(model, n) for n in model.param_names()]
+    opt = build_optimizer(params, run_cfg.optimizer)
+    warmup_steps = run_cfg.optimizer.warmup_epochs * steps_per_epoch
+    sched = (torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup_steps))
+             if warmup_steps else None)
+    data_gens = [seed_generator(s, "data") for s in seeds]
+    freezer = _Freezer(params, S, device)
+
+    att_epochs = [e - start_epoch for e in run_cfg.record_attention.epochs(start_epoch, start_epoch + E)]
+    snap_epochs = [e - start_epoch for e in run_cfg.record_weights.epochs(start_epoch, start_epoch + E)]
+    att_index = {e: i for i, e in enumerate(att_epochs)}
+    snap_index = {e: i for i, e in enumerate(snap_epochs)}
+    metrics = torch.full((4, E + 1, S), float("nan"), device=device)  # train_loss, train_acc, test_loss, test_acc
+    attention = torch.zeros(len(att_epochs), S, probe_x.shape[0], probe_x.shape[1], device=device)
+    weights = {n: np.zeros((len(snap_epochs), *getattr(model, n).shape), dtype=np.float32)
+               for n in model.param_names()}
+
+    for e in range(E + 1):
+        # -- evaluate the parameters after e epochs -------------------------------------------------
+        with torch.no_grad():
+            te_loss, te_acc = per_seed_loss_acc(model(x_te), y_te)
+            metrics[2, e], metrics[3, e] = freezer.mask(te_loss), freezer.mask(te_acc)
+            if e in att_index:
+                attention[att_index[e]] = model.attention(probe_x)
+            if e in snap_index:
+                for n in weights:
+                    weights[n][snap_index[e]] = getattr(model, n).detach().cpu().numpy()
+        if full_batch:  # this forward both trains and gives the train metrics at epoch e
+            loss_s, acc_s = per_seed_loss_acc(model(x_tr), y_tr)
+            total = freezer.observe(loss_s, start_epoch + e)
+            metrics[0, e], metrics[1, e] = freezer.mask(loss_s.detach()), freezer.mask(acc_s)
+        else:
+            with torch.no_grad():
+                loss_s, acc_s = per_seed_loss_acc(model(x_tr), y_tr)
+                freezer.observe(loss_s, start_epoch + e)
+                metrics[0, e], metrics[1, e] = freezer.mask(loss_s), freezer.mask(acc_s)
+        if callback is not None:
+            log = None
+            if e % run_cfg.log_every == 0 or e == E:
+                m = metrics[:, e].cpu().numpy()
+                log = {k: float(np.nanmedian(v)) if np.isfinite(v).any() else float("nan")
+                       for k, v in zip(("train_loss", "train_acc", "test_loss", "test_acc"), m)}
+            callback(start_epoch + e, log)
+        if e == E:
+            break
+        # -- one epoch of training ------------------------------------------------------------------
+        if full_batch:
+            _step(opt, sched, freezer, total)
+        else:
+            perm = torch.stack([torch.randperm(N, generator=g) for g in data_gens]).to(device)  # (S, N)
+            for j in range(steps_per_epoch):
+                idx = perm[:, j * B:(j + 1) * B]  # (S, b): each seed its own order
+                loss_s, _ = per_seed_loss_acc(model(x_tr[idx]), y_tr[idx])
+                _step(opt, sched, freezer, freezer.observe(loss_s, start_epoch + e + 1))
+
+    m = metrics.cpu().numpy().transpose(0, 2, 1)  # (4, S, E+1)
+    return Recording(
+        epochs=np.arange(start_epoch, start_epoch + E + 1),
+        train_loss=m[0], train_acc=m[1], test_loss=m[2], test_acc=m[3],
+        attention_epochs=np.array(att_epochs) + start_epoch,
+        attention=attention.cpu().numpy().transpose(1, 0, 2, 3),
+        snapshot_epochs=np.array(snap_epochs) + start_epoch,
+        weights=weights,
+        diverged_epoch=freezer.diverged_epoch.cpu().numpy(),
+    )
+
+
+def _step(opt, sched, freezer: _Freezer, loss: torch.Tensor) -> None:
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    freezer.before_step()
+    opt.step()
+    freezer.after_step()
+    if sched is not None:
+        sched.step()

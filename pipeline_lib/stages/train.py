@@ -1,0 +1,124 @@
+"""Stage `train`: train all seeds of one run; write runs/<run>/trajectory.h5 and weights.h5.
+
+A run with ``init_from`` (a finetune) starts seed i from the parent run's final weights of seed i
+and continues the parent's epoch count, so its epoch coordinate is the global epoch.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import xarray as xr
+from tqdm import tqdm
+
+from ..config import Config
+from ..engine import Recording, resolve_device, train_seeds
+from ..models import PARAM_DIMS, build_model
+from ..store import code_hash, dataset_split, provenance, read_dataset, write_dataset
+
+METRICS = ("train_loss", "train_acc", "test_loss", "test_acc")
+
+
+def _logger(log_path: str | None) -> logging.Logger:
+    log = logging.getLogger(f"pipeline_lib.train.{log_path}")
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    if log_path and not log.handlers:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(log_path, mode="w")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        log.addHandler(handler)
+    return log
+
+
+def trajectory_dataset(rec: Recording, seeds, probe_x: np.ndarray, attrs: dict) -> xr.Dataset:
+    """Per-epoch metrics (seed, epoch); attention (seed, epoch, probe, position), NaN where the
+    schedule did not record it (``attention_recorded`` marks the recorded epochs)."""
+    S, n_probe, T = len(seeds), probe_x.shape[0], probe_x.shape[1]
+    recorded = np.isin(rec.epochs, rec.attention_epochs)
+    attention = np.full((S, len(rec.epochs), n_probe, T), np.nan, dtype=np.float32)
+    attention[:, recorded] = rec.attention
+    data = {m: (("seed", "epoch"), getattr(rec, m).astype(np.float32)) for m in METRICS}
+    data.update({
+        "attention": (("seed", "epoch", "probe", "position"), attention),
+        "probe_x": (("probe", "position"), probe_x),
+        "diverged": (("seed",), rec.diverged_epoch >= 0),
+        "diverged_epoch": (("seed",), rec.diverged_epoch),
+    })
+    ds = xr.Dataset(data, coords={"seed": list(seeds), "epoch": rec.epochs, "probe": np.arange(n_probe),
+                                  "position": np.arange(T), "attention_recorded": ("epoch", recorded)})
+    ds.attrs.update(attrs)
+    ds["attention"].attrs["description"] = "softmax attention weights of the probe sequences over positions"
+    ds["diverged_epoch"].attrs["description"] = "first epoch with a non-finite loss (-1: never); the seed is frozen from then on"
+    return ds
+
+
+def weights_dataset(rec: Recording, seeds, attrs: dict) -> xr.Dataset:
+    data = {n: (("snapshot", "seed", *PARAM_DIMS[n]), w) for n, w in rec.weights.items()}
+    ds = xr.Dataset(data, coords={"snapshot": rec.snapshot_epochs, "seed": list(seeds)})
+    ds["snapshot"].attrs["description"] = "global epoch of the snapshot; the last is the final weights"
+    ds.attrs.update(attrs)
+    return ds
+
+
+def initial_weights(path: str, seeds) -> dict[str, np.ndarray]:
+    """The parent run's final weights for ``seeds`` (seed i from seed i)."""
+    ds = read_dataset(path, rule="train")
+    final = ds.isel(snapshot=-1).sel(seed=list(seeds))
+    return {n: final[n].values for n in PARAM_DIMS if n in final}
+
+
+def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
+              init_path: str | None = None, threads: int = 1, log_path: str | None = None) -> Recording:
+    rc = cfg.runs[run]
+    torch.set_num_threads(max(1, threads))
+    device = resolve_device(cfg.device)
+    log = _logger(log_path)
+    ds = read_dataset(dataset_path, rule="dataset")
+    (x_tr, y_tr), (x_te, y_te) = dataset_split(ds, "train"), dataset_split(ds, "test")
+    p, T = int(ds.attrs["task_p"]), int(ds.attrs["task_T"])
+    seeds = list(rc.seeds)
+
+    model = build_model(cfg.models[rc.model], len(seeds), p, T)
+    if rc.init_from:
+        model.load_arrays(initial_weights(init_path, seeds))
+    else:
+        model.init_seeds(seeds)
+    model.to(device)
+
+    probe_x = x_te[: rc.n_probe]
+    tensors = {k: torch.as_tensor(v, dtype=torch.long) for k, v in
+               dict(x_train=x_tr, y_train=y_tr, x_test=x_te, y_test=y_te, probe_x=probe_x).items()}
+    start = cfg.start_epoch(run)
+    log.info(f"run {run}: {len(seeds)} seeds, {rc.epochs} epochs from epoch {start}, device {device}, "
+             f"threads {torch.get_num_threads()}, batch {rc.batch_size}")
+    bar = tqdm(total=rc.epochs + 1, desc=run, unit="epoch", disable=None, mininterval=1.0)
+    t0 = time.perf_counter()
+
+    def callback(epoch: int, metrics: dict | None) -> None:
+        bar.update(1)
+        if metrics is not None:
+            bar.set_postfix(loss=f"{metrics['train_loss']:.3f}", test_acc=f"{metrics['test_acc']:.3f}")
+            log.info(f"epoch {epoch}: " + " ".join(f"{k}={v:.4f}" for k, v in metrics.items())
+                     + f" ({time.perf_counter() - t0:.1f} s)")
+
+    try:
+        rec = train_seeds(model, tensors, rc, seeds, device, start_epoch=start, callback=callback)
+    except BaseException:
+        log.exception("training failed")
+        raise
+    finally:
+        bar.close()
+    n_div = int((rec.diverged_epoch >= 0).sum())
+    log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged seeds: {n_div}/{len(seeds)}")
+
+    inputs = [dataset_path] + ([init_path] if rc.init_from else [])
+    attrs = provenance(cfg.run_slice(run), inputs, device=str(device), code=code_hash(__name__))
+    attrs.update(run=run, start_epoch=start, init_from=rc.init_from or "", p=p, T=T,
+                 k=int(ds.attrs["task_k"]), dataset=rc.dataset, threads=torch.get_num_threads())
+    write_dataset(weights_dataset(rec, seeds, attrs), weights_path, {})
+    write_dataset(trajectory_dataset(rec, seeds, probe_x, attrs), trajectory_path, {})
+    return rec

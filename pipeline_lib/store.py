@@ -1,0 +1,209 @@
+"""Artifacts: xarray <-> HDF5 (h5netcdf), provenance attrs, atomic writes, content and code hashes.
+
+Every artifact carries in its attrs the resolved config slice that produced it (``config_json``),
+that slice's hash, the package version, git commit, torch version, device, creation time, and the
+path and content hash of each input artifact (``inputs_json``): its lineage. Writes go to a
+temporary file in the target folder and are renamed into place, so a killed job never leaves a
+half-written file at an output path.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import xarray as xr
+
+from . import __version__
+from .config import canonical_json, slice_hash
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+class ArtifactError(RuntimeError):
+    """An input artifact is missing, truncated or not what the stage expects."""
+
+
+# --------------------------------------------------------------------------------------------------
+# hashes
+
+
+def file_hash(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def module_file(module: str) -> Path:
+    """Source file of a ``pipeline_lib`` module, e.g. 'pipeline_lib.stages.train'."""
+    rel = Path(*module.split(".")[1:])
+    pkg = PACKAGE_DIR / rel / "__init__.py"
+    return pkg if pkg.exists() else (PACKAGE_DIR / rel).with_suffix(".py")
+
+
+def module_closure(module: str) -> list[Path]:
+    """The module's file and every ``pipeline_lib`` module it imports, transitively (read with ast,
+    nothing imported), including the ``__init__`` of each package on the way."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        mod = todo.pop()
+        if mod in seen:
+            continue
+        path = module_file(mod)
+        if not path.exists():
+            raise FileNotFoundError(f"module_closure: no source for {mod} ({path})")
+        seen.add(mod)
+        parts = mod.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # parent packages
+        package = parts if path.name == "__init__.py" else parts[:-1]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - node.level + 1] if node.level else node.module.split(".")[:1]
+                target = ".".join(base + (node.module.split(".") if node.module and node.level else
+                                          node.module.split(".")[1:] if node.module else []))
+                if target.split(".")[0] != "pipeline_lib":
+                    continue
+                todo.append(target)
+                for alias in node.names:  # `from . import tasks` names a module
+                    if module_file(f"{target}.{alias.name}").exists():
+                        todo.append(f"{target}.{alias.name}")
+            elif isinstance(node, ast.Import):
+                todo.extend(a.name for a in node.names if a.name.split(".")[0] == "pipeline_lib")
+    return sorted(module_file(m) for m in seen)
+
+
+def code_hash(module: str) -> str:
+    """Hash of the source of a ``pipeline_lib`` module and everything of ``pipeline_lib`` it imports.
+
+    Rules pass it as a param: Snakemake reruns a job whose params changed, so a change to the
+    library code a rule runs reruns exactly that rule (and, through its outputs, what depends on it).
+    """
+    h = hashlib.sha256()
+    for f in module_closure(module):
+        h.update(str(f.relative_to(PACKAGE_DIR)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------------------------------
+# provenance
+
+
+def git_commit() -> str:
+    """HEAD of the repository the code runs from ('+dirty' if tracked files differ), or 'unknown'."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                                text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return commit + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def provenance(config_slice: dict, inputs: Iterable[str | os.PathLike] = (), device: str = "cpu",
+               code: str = "") -> dict:
+    """The attrs every artifact carries (all str/number, so any HDF5 reader sees them)."""
+    import torch  # local: keeps `import pipeline_lib.store` light for the Snakefile
+
+    return {
+        "config_json": canonical_json(config_slice),
+        "config_hash": slice_hash(config_slice),
+        "inputs_json": json.dumps([{"path": str(p), "sha256": file_hash(p)} for p in inputs]),
+        "code_hash": code,
+        "pipeline_lib_version": __version__,
+        "git_commit": git_commit(),
+        "torch_version": str(torch.__version__),
+        "device": str(device),
+        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# atomic writes
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike):
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; an artifact gets ordinary permissions
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def write_dataset(ds: xr.Dataset, path: str | os.PathLike, attrs: dict | None = None) -> Path:
+    """Write ``ds`` (plus ``attrs``) atomically as compressed HDF5 through xarray/h5netcdf."""
+    ds = ds.copy()
+    ds.attrs.update(attrs or {})
+    ds.attrs = _clean_attrs(ds.attrs)
+    for v in ds.variables.values():
+        v.attrs = _clean_attrs(v.attrs)
+    encoding = {v: {"zlib": True, "complevel": 4} for v in ds.data_vars if ds[v].ndim > 0}
+    with atomic_path(path) as tmp:
+        ds.to_netcdf(tmp, engine="h5netcdf", encoding=encoding)
+    return Path(path)
+
+
+def _clean_attrs(attrs: dict) -> dict:
+    """netCDF attrs are str or numbers: numpy scalars become Python ones, bools 0/1, None ''."""
+    out = {}
+    for k, v in attrs.items():
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, bool):
+            v = int(v)
+        elif isinstance(v, str):
+            v = str(v)  # e.g. torch's TorchVersion, a str subclass h5py cannot store
+        out[k] = "" if v is None else v
+    return out
+
+
+def read_dataset(path: str | os.PathLike, rule: str | None = None) -> xr.Dataset:
+    """Load an artifact fully into memory; a missing or corrupt file raises ArtifactError naming it."""
+    path = Path(path)
+    how = f"rebuild it with `snakemake --forcerun {rule}`" if rule else "rebuild it with `snakemake --forcerun`"
+    if not path.exists():
+        raise ArtifactError(f"artifact {path} does not exist; {how}")
+    try:
+        with xr.open_dataset(path, engine="h5netcdf") as ds:
+            return ds.load()
+    except Exception as exc:  # h5py/h5netcdf raise many types for truncated or foreign files
+        raise ArtifactError(f"artifact {path} cannot be read ({type(exc).__name__}: {exc}); "
+                            f"it is truncated or corrupt: {how}") from exc
+
+
+def dataset_split(ds: xr.Dataset, which: str) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) of one split ('train' or 'test') of a dataset artifact."""
+    sel = ds.split.values == which
+    return ds.x.values[sel], ds.y.values[sel]
+
+
+def attrs_config(ds: xr.Dataset) -> dict:
+    return json.loads(ds.attrs["config_json"])
+
+
+def as_float32(a) -> np.ndarray:
+    return np.asarray(a, dtype=np.float32)

@@ -1,0 +1,98 @@
+import time
+
+import pytest
+
+from conftest import REPO, load_yaml
+from pipeline_lib.config import ConfigError, load_config, load_config_file
+
+
+def test_default_and_smoke_configs_are_valid():
+    cfg = load_config_file(REPO / "config" / "config.yaml")
+    assert set(cfg.runs) == {"scratch_p4", "pretrain_p2", "curriculum_p2_p4"}
+    assert cfg.runs["scratch_p4"].epochs == 10000 and cfg.runs["pretrain_p2"].epochs == 3000
+    assert cfg.runs["curriculum_p2_p4"].init_from == "pretrain_p2"
+    assert cfg.runs["curriculum_p2_p4"].seeds == tuple(range(10))
+    assert cfg.lineage("curriculum_p2_p4") == ["pretrain_p2", "curriculum_p2_p4"]
+    assert cfg.start_epoch("curriculum_p2_p4") == 3000
+    load_config_file(REPO / "config" / "smoke.yaml")
+
+
+def test_defaults_are_filled(smoke_raw):
+    cfg = load_config(smoke_raw)
+    rc = cfg.runs["scratch_p4"]
+    assert rc.batch_size == "full" and rc.optimizer.name == "adam" and rc.optimizer.betas == (0.9, 0.999)
+    assert cfg.models["circuit_d32"].tau == "sqrt_d" and cfg.models["circuit_d32"].mlp_ratio == 4
+    assert cfg.raw["runs"]["scratch_p4"]["init_from"] is None
+
+
+def _set(raw, path, value):
+    *head, last = path.split(".")
+    node = raw
+    for k in head:
+        node = node[k]
+    if value is _DELETE:
+        del node[last]
+    else:
+        node[last] = value
+
+
+_DELETE = object()
+
+# (what is wrong, key path to change, new value, words the message must contain)
+MALFORMED = [
+    ("unknown top-level key", "colour", "red", ["colour", "allowed keys"]),
+    ("unknown run key", "runs.scratch_p4.epoch", 5, ["runs.scratch_p4.epoch", "epochs"]),
+    ("wrong type", "runs.scratch_p4.epochs", "ten", ["runs.scratch_p4.epochs", "integer"]),
+    ("negative epochs", "runs.scratch_p4.epochs", -5, ["runs.scratch_p4.epochs", "minimum"]),
+    ("empty seed list", "runs.scratch_p4.seeds", [], ["runs.scratch_p4.seeds"]),
+    ("non-numeric lr", "runs.scratch_p4.optimizer.lr", "fast", ["runs.scratch_p4.optimizer.lr", "number"]),
+    ("unknown optimizer", "runs.scratch_p4.optimizer.name", "lion", ["runs.scratch_p4.optimizer.name", "adam"]),
+    ("bad batch size", "runs.scratch_p4.batch_size", "half", ["runs.scratch_p4.batch_size", "full"]),
+    ("missing required key", "runs.scratch_p4.model", _DELETE, ["runs.scratch_p4", "model"]),
+    ("init_from a missing run", "runs.curriculum_p2_p4.init_from", "nope", ["runs.curriculum_p2_p4.init_from", "nope"]),
+    ("init_from cycle", "runs.pretrain_p2.init_from", "curriculum_p2_p4", ["init_from", "cycle"]),
+    ("vocabulary smaller than p", "models.circuit_d32.vocab", 2, ["models.circuit_d32.vocab", "vocab >= p"]),
+    ("k > T", "datasets.sma_p4_T12.k", 9, ["datasets.sma_p4_T12.k", "k <= T"]),
+    ("unknown device", "device", "tpu", ["device", "cuda"]),
+    ("figure naming a missing run", "figures.fig5_accuracy.arms.scratch", "nope", ["figures.fig5_accuracy.arms.scratch", "nope"]),
+    ("dataset too small for its test split", "datasets.sma_p2_T12.n_test", 100, ["datasets.sma_p2_T12.n_test", "64"]),
+    ("dataset referenced but missing", "runs.scratch_p4.dataset", "nope", ["runs.scratch_p4.dataset", "nope"]),
+    ("tau not positive", "models.circuit_d32.tau", 0, ["models.circuit_d32.tau"]),
+]
+
+
+@pytest.mark.parametrize("what,path,value,words", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_config_is_rejected_naming_the_key(smoke_raw, what, path, value, words):
+    _set(smoke_raw, path, value)
+    t0 = time.perf_counter()
+    with pytest.raises(ConfigError) as err:
+        load_config(smoke_raw)
+    assert time.perf_counter() - t0 < 2.0
+    msg = str(err.value)
+    for w in words:
+        assert w in msg, f"{what}: {w!r} not in message:\n{msg}"
+
+
+def test_finetune_must_keep_parent_architecture(smoke_raw):
+    smoke_raw["models"]["wide"] = {"d": 16, "vocab": 4}
+    smoke_raw["runs"]["curriculum_p2_p4"]["model"] = "wide"
+    with pytest.raises(ConfigError, match="runs.curriculum_p2_p4.init_from.*different architecture"):
+        load_config(smoke_raw)
+
+
+def test_finetune_seeds_must_exist_in_parent(smoke_raw):
+    smoke_raw["runs"]["curriculum_p2_p4"]["seeds"] = [0, 7]
+    with pytest.raises(ConfigError, match=r"runs.curriculum_p2_p4.seeds.*\[7\]"):
+        load_config(smoke_raw)
+
+
+def test_schedule_is_dense_early_sparse_late():
+    cfg = load_config(load_yaml(REPO / "config" / "config.yaml"))
+    epochs = cfg.runs["scratch_p4"].record_attention.epochs(0, 10000)
+    assert epochs[0] == 0 and epochs[-1] == 10000
+    assert set(range(101)) <= set(epochs)
+    assert len(epochs) < 250  # sparse later: far fewer than 10001
+    gaps = [b - a for a, b in zip(epochs, epochs[1:])]
+    assert max(gaps) <= 500
+    shifted = cfg.runs["scratch_p4"].record_attention.epochs(3000, 10000)
+    assert shifted[0] == 3000 and shifted[-1] == 10000 and 3100 in shifted

@@ -1,0 +1,79 @@
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from pipeline_lib.config import load_config
+from pipeline_lib.engine import resolve_device, train_seeds
+from pipeline_lib.models import build_model
+from pipeline_lib.tasks import sparse_modular_addition
+
+
+def _setup(smoke_raw, run="scratch_p4", epochs=25, batch_size="full", lr=1e-2):
+    smoke_raw["runs"][run].update(epochs=epochs, batch_size=batch_size, optimizer={"lr": lr})
+    cfg = load_config(smoke_raw)
+    d = cfg.datasets[cfg.runs[run].dataset]
+    data = sparse_modular_addition(d.p, d.T, d.k, d.n_train, d.n_test, d.seed)
+    tensors = {k: torch.as_tensor(v) for k, v in dict(
+        x_train=data.x_train, y_train=data.y_train, x_test=data.x_test, y_test=data.y_test,
+        probe_x=data.x_test[:4]).items()}
+    return cfg, cfg.runs[run], d, tensors
+
+
+def _train(cfg, rc, d, tensors, seeds, poison=None):
+    model = build_model(cfg.models[rc.model], len(seeds), d.p, d.T)
+    model.init_seeds(seeds)
+    if poison is not None:
+        with torch.no_grad():
+            model.W_1[poison] = float("inf")
+    rc = dataclasses.replace(rc, seeds=tuple(seeds))
+    return model, train_seeds(model, tensors, rc, seeds, torch.device("cpu"))
+
+
+@pytest.mark.parametrize("batch_size", ["full", 32])
+def test_batched_seeds_equal_sequential_training(smoke_raw, batch_size):
+    torch.set_num_threads(1)
+    cfg, rc, d, tensors = _setup(smoke_raw, batch_size=batch_size)
+    _, together = _train(cfg, rc, d, tensors, [0, 1, 2])
+    assert np.isfinite(together.train_loss).all()
+    # training actually moved: the loss changed by more than the tolerance we compare with
+    assert np.abs(together.train_loss[:, -1] - together.train_loss[:, 0]).min() > 0.05
+    for i, seed in enumerate([0, 1, 2]):
+        _, alone = _train(cfg, rc, d, tensors, [seed])
+        for name in ("train_loss", "test_loss", "train_acc", "test_acc", "attention"):
+            diff = np.abs(getattr(together, name)[i] - getattr(alone, name)[0]).max()
+            assert diff <= 1e-5, (name, seed, diff)
+        for name, w in together.weights.items():
+            assert np.abs(w[:, i] - alone.weights[name][:, 0]).max() <= 1e-5
+
+
+def test_diverged_seed_is_frozen_and_flagged_others_continue(smoke_raw):
+    torch.set_num_threads(1)
+    cfg, rc, d, tensors = _setup(smoke_raw, epochs=10)
+    model, rec = _train(cfg, rc, d, tensors, [0, 1, 2], poison=1)
+    assert list(rec.diverged_epoch) == [-1, 0, -1]
+    assert np.isnan(rec.train_loss[1]).all()
+    assert np.isinf(model.W_1[1].detach().numpy()).all()  # frozen: the poisoned value is still there
+    first, last = rec.weights["W_E"][0, 1], rec.weights["W_E"][-1, 1]
+    np.testing.assert_array_equal(first, last)  # parameters of the frozen seed never move
+    _, healthy = _train(cfg, rc, d, tensors, [0, 2])
+    np.testing.assert_allclose(rec.train_loss[[0, 2]], healthy.train_loss, atol=1e-5)
+
+
+def test_recording_schedule_and_epoch_coordinates(smoke_raw):
+    cfg, rc, d, tensors = _setup(smoke_raw, epochs=40)
+    _, rec = _train(cfg, rc, d, tensors, [0])
+    assert list(rec.epochs) == list(range(41))
+    assert rec.attention_epochs[0] == 0 and rec.attention_epochs[-1] == 40
+    assert rec.snapshot_epochs[-1] == 40
+    assert rec.attention.shape == (1, len(rec.attention_epochs), 4, d.T)
+    np.testing.assert_allclose(rec.attention.sum(-1), 1.0, atol=1e-5)
+
+
+def test_resolve_device():
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="device"):
+            resolve_device("cuda")

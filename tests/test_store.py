@@ -1,0 +1,98 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import xarray as xr
+import xarray.testing
+
+from pipeline_lib.config import slice_hash
+from pipeline_lib.store import (ArtifactError, code_hash, file_hash, module_closure, provenance,
+                                read_dataset, write_dataset)
+
+
+def _ds():
+    rng = np.random.default_rng(0)
+    return xr.Dataset(
+        {"train_loss": (("seed", "epoch"), rng.random((3, 5)).astype(np.float32)),
+         "diverged": (("seed",), np.array([False, True, False]))},
+        coords={"seed": [0, 1, 2], "epoch": [0, 10, 20, 30, 40]},
+        attrs={"run": "demo", "threads": 1},
+    )
+
+
+def test_round_trip_is_identical(tmp_path):
+    ds = _ds()
+    write_dataset(ds, tmp_path / "a.h5")
+    back = read_dataset(tmp_path / "a.h5")
+    xarray.testing.assert_identical(back, ds)
+    assert back.diverged.dtype == bool
+
+
+def test_provenance_attrs_present_and_correct(tmp_path):
+    src = tmp_path / "input.h5"
+    write_dataset(_ds(), src)
+    slice_ = {"run": {"epochs": 3}, "run_name": "demo"}
+    write_dataset(_ds(), tmp_path / "b.h5", provenance(slice_, [src], device="cpu", code="abc"))
+    attrs = read_dataset(tmp_path / "b.h5").attrs
+    for key in ("config_json", "config_hash", "inputs_json", "pipeline_lib_version", "git_commit",
+                "torch_version", "device", "created_at", "code_hash"):
+        assert key in attrs, key
+    assert json.loads(attrs["config_json"]) == slice_
+    assert attrs["config_hash"] == slice_hash(slice_)
+    assert json.loads(attrs["inputs_json"]) == [{"path": str(src), "sha256": file_hash(src)}]
+    import torch
+    assert attrs["torch_version"] == str(torch.__version__) and attrs["device"] == "cpu"
+
+
+def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
+    def boom(self, *a, **k):
+        raise RuntimeError("disk full")
+    monkeypatch.setattr(xr.Dataset, "to_netcdf", boom)
+    with pytest.raises(RuntimeError):
+        write_dataset(_ds(), tmp_path / "c.h5")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_killed_writer_leaves_no_file_at_output_path(tmp_path):
+    """SIGKILL a process in the middle of a (slow) write: nothing appears at the output path."""
+    out = tmp_path / "big.h5"
+    script = textwrap.dedent(f"""
+        import numpy as np, xarray as xr, sys
+        from pipeline_lib.store import write_dataset
+        ds = xr.Dataset({{"w": (("a", "b"), np.random.default_rng(0).random((6000, 6000)))}})
+        print("writing", flush=True)
+        write_dataset(ds, {str(out)!r})
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "writing"
+    import time
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not out.exists()
+
+
+def test_corrupt_input_names_the_file_and_the_fix(tmp_path):
+    path = tmp_path / "d.h5"
+    write_dataset(_ds(), path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])  # truncated
+    with pytest.raises(ArtifactError, match=r"d\.h5.*(truncated|corrupt).*snakemake --forcerun train"):
+        read_dataset(path, rule="train")
+    with pytest.raises(ArtifactError, match="does not exist"):
+        read_dataset(tmp_path / "missing.h5")
+
+
+def test_code_hash_follows_the_import_closure():
+    names = lambda m: {p.name for p in module_closure(m)}  # noqa: E731
+    train = names("pipeline_lib.stages.train")
+    assert {"engine.py", "models.py", "store.py", "train.py"} <= train
+    assert "tasks.py" not in train and "fig5.py" not in train
+    figures = names("pipeline_lib.stages.figures")
+    assert {"fig5.py", "style.py"} <= figures and "engine.py" not in figures
+    assert code_hash("pipeline_lib.stages.train") != code_hash("pipeline_lib.stages.figures")

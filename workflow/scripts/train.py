@@ -1,0 +1,14 @@
+# Thin adapter: Snakemake job -> pipeline_lib stage. Progress bar on the terminal, lines in the log.
+from pipeline_lib.config import load_config
+from pipeline_lib.stages.train import train_run
+
+train_run(
+    load_config(snakemake.config),
+    snakemake.wildcards.run,
+    dataset_path=snakemake.input.dataset,
+    init_path=snakemake.input.get("init"),
+    trajectory_path=snakemake.output.trajectory,
+    weights_path=snakemake.output.weights,
+    threads=snakemake.threads,
+    log_path=snakemake.log[0],
+)
