@@ -23,6 +23,27 @@ import torch.nn.functional as F
 from .models import seed_generator
 
 
+def tune_allocator() -> bool:
+    """Keep freed memory in the process heap (glibc only; a no-op elsewhere).
+
+    Each training step allocates and frees the same ~10 MB activations. By default glibc hands such
+    blocks back to the kernel and page-faults them in again on the next step; raising the mmap and
+    trim thresholds keeps them, which measured 39 -> 32 ms per step on the Fig. 5 model (10 seeds,
+    full batch, 1 thread). Call once at the start of a training process; returns True if applied.
+    """
+    import ctypes
+    import ctypes.util
+    import platform
+
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+    ok_mmap = libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)  # glibc's maximum
+    ok_trim = libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+    return bool(ok_mmap and ok_trim)
+
+
 def resolve_device(setting: str = "auto") -> torch.device:
     """'auto' -> CUDA when available, else CPU; 'cpu'/'cuda' force one (error if CUDA is missing)."""
     if setting == "auto":

@@ -30,6 +30,8 @@ def plot_fig5_accuracy(arms: dict[str, xr.Dataset], switches: dict[str, list[int
             ax.plot(da.epoch, da.median("seed", skipna=True), color=color, lw=style.MEDIAN_LW, label=label)
             for e in switches.get(label, []):
                 ax.axvline(e, color=color, ls="--", lw=1)
+                ax.annotate("switch", (e, 0.0), xytext=(3, 0), textcoords="offset points", color=color,
+                            fontsize=7, va="bottom")
         final = ds["test_acc"].isel(epoch=-1).values
         k, n = success_counts(final, threshold)
         lo, hi = style.wilson_interval(k, n)
@@ -41,8 +43,9 @@ def plot_fig5_accuracy(arms: dict[str, xr.Dataset], switches: dict[str, list[int
         ax.set_title(title)
         ax.set_ylim(-0.02, 1.02)
     axes[0][0].set_ylabel("accuracy")
-    axes[0][0].legend(loc="lower right")
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", bbox_to_anchor=(0.5, 0.98),
+               ncol=len(arms))
     text = "\n".join(style.success_label(lbl, s["successes"], s["seeds"]) for lbl, s in stats.items())
-    fig.text(0.5, -0.01, f"seeds with final test accuracy >= {threshold} [95% Wilson interval]:  "
+    fig.text(0.5, -0.08, f"seeds with final test accuracy >= {threshold} [95% Wilson interval]:  "
              + ";  ".join(text.splitlines()), ha="center", va="top", fontsize=8)
     return fig, stats

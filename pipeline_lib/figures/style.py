@@ -11,7 +11,7 @@ ARM_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 SEED_LW, SEED_ALPHA = 0.6, 0.35  # every seed thin ...
 MEDIAN_LW = 2.2  # ... the median bold (DESIGN section 9)
 RC = {"font.size": 9, "axes.spines.top": False, "axes.spines.right": False, "figure.dpi": 120,
-      "savefig.bbox": "tight", "legend.frameon": False}
+      "legend.frameon": False}  # save with bbox_inches="tight" (stages.figures.save_figure)
 
 
 def figure(ncols: int = 1, nrows: int = 1, width: float = 3.4, height: float = 2.8):

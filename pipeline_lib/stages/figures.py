@@ -21,9 +21,9 @@ def save_figure(fig, stats: dict, attrs: dict, pdf: str, png: str, sidecar: str)
 
     meta = json.dumps({"stats": stats, "provenance": attrs})
     with atomic_path(pdf) as tmp:
-        fig.savefig(tmp, format="pdf", metadata={"Subject": meta[:60000]})
+        fig.savefig(tmp, format="pdf", bbox_inches="tight", metadata={"Subject": meta[:60000]})
     with atomic_path(png) as tmp:
-        fig.savefig(tmp, format="png", dpi=150, metadata={"Description": meta})
+        fig.savefig(tmp, format="png", dpi=150, bbox_inches="tight", metadata={"Description": meta})
     with atomic_path(sidecar) as tmp:
         Path(tmp).write_text(json.dumps({"stats": stats, "provenance": attrs}, indent=2))
     plt.close(fig)

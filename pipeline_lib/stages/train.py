@@ -15,7 +15,7 @@ import xarray as xr
 from tqdm import tqdm
 
 from ..config import Config
-from ..engine import Recording, resolve_device, train_seeds
+from ..engine import Recording, resolve_device, train_seeds, tune_allocator
 from ..models import PARAM_DIMS, build_model
 from ..store import code_hash, dataset_split, provenance, read_dataset, write_dataset
 
@@ -74,6 +74,7 @@ def initial_weights(path: str, seeds) -> dict[str, np.ndarray]:
 def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
               init_path: str | None = None, threads: int = 1, log_path: str | None = None) -> Recording:
     rc = cfg.runs[run]
+    tune_allocator()
     torch.set_num_threads(max(1, threads))
     device = resolve_device(cfg.device)
     log = _logger(log_path)

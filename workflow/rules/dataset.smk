@@ -3,11 +3,11 @@ rule dataset:
         "results/datasets/{dataset}.h5",
     log:
         "results/logs/dataset/{dataset}.log",
-    params:
-        config=lambda wc: canonical_json(CFG.dataset_slice(wc.dataset)),
-        code=code_hash("pipeline_lib.stages.dataset"),
     resources:
         runtime=10,
         mem_mb=2000,
+    params:
+        config=lambda wc: canonical_json(CFG.dataset_slice(wc.dataset)),
+        code=code_hash("pipeline_lib.stages.dataset"),
     script:
         "../scripts/dataset.py"

@@ -7,11 +7,11 @@ if "fig5_accuracy" in CFG.figures:
             figure_files("fig5_accuracy"),
         log:
             "results/logs/figures/fig5_accuracy.log",
-        params:
-            config=canonical_json(CFG.figure_slice("fig5_accuracy")),
-            code=code_hash("pipeline_lib.stages.figures"),
         resources:
             runtime=10,
             mem_mb=2000,
+        params:
+            config=canonical_json(CFG.figure_slice("fig5_accuracy")),
+            code=code_hash("pipeline_lib.stages.figures"),
         script:
             "../scripts/fig5_accuracy.py"

@@ -6,12 +6,12 @@ rule train:
         weights="results/runs/{run}/weights.h5",
     log:
         "results/logs/train/{run}.log",
-    params:
-        config=lambda wc: canonical_json(CFG.run_slice(wc.run)),
-        code=code_hash("pipeline_lib.stages.train"),
     threads: 1
     resources:
         runtime=120,
         mem_mb=4000,
+    params:
+        config=lambda wc: canonical_json(CFG.run_slice(wc.run)),
+        code=code_hash("pipeline_lib.stages.train"),
     script:
         "../scripts/train.py"
