@@ -14,6 +14,7 @@ if not workflow.overwrite_configfiles:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/dataset.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/analysis.smk"
 include: "workflow/rules/figures.smk"
 
 

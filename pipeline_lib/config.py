@@ -97,9 +97,59 @@ class RunConfig:
     init_from: str | None = None
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
     n_probe: int = 8
+    n_embed: int = 256
     record_attention: ScheduleConfig = field(default_factory=ScheduleConfig)
     record_weights: ScheduleConfig = field(default_factory=ScheduleConfig)
     log_every: int = 500
+
+
+@dataclass(frozen=True)
+class InterpolationConfig:
+    name: str
+    a: str
+    b: str
+    dataset: str
+    t_min: float = -0.25
+    t_max: float = 1.25
+    n_points: int = 61
+
+
+@dataclass(frozen=True)
+class ProbesConfig:
+    runs: tuple[str, ...] = ()
+    sites: tuple[str, ...] = ("z_A", "mlp_out")
+    max_snapshots: int = 12
+    n_fit: int = 1024
+    n_eval: int = 512
+
+
+@dataclass(frozen=True)
+class ParamEmbedConfig:
+    name: str
+    runs: tuple[str, ...]
+    perplexity: float = 30.0
+
+
+@dataclass(frozen=True)
+class Fig2Config:
+    runs: tuple[str, ...]
+    seed: int = 0
+    probe: int = 0
+    n_epochs: int = 6
+
+
+@dataclass(frozen=True)
+class Fig3Config:
+    arms: tuple[tuple[str, str], ...]
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Fig4Config:
+    pretrain: str
+    finetune: str
+    seed: int = 0
+    max_clusters: int = 24
 
 
 @dataclass(frozen=True)
@@ -109,12 +159,27 @@ class Fig5Config:
 
 
 @dataclass(frozen=True)
+class Fig6Config:
+    interpolation: str
+
+
+@dataclass(frozen=True)
+class Fig7Config:
+    param_embed: str
+    seeds: tuple[int, ...] = (0, 1, 2, 3)
+    method: str = "tsne"
+
+
+@dataclass(frozen=True)
 class Config:
     device: str
     datasets: Mapping[str, DatasetConfig]
     models: Mapping[str, ModelConfig]
     runs: Mapping[str, RunConfig]
     figures: Mapping[str, Any]
+    interpolation: Mapping[str, InterpolationConfig] = field(default_factory=dict)
+    probes: ProbesConfig = field(default_factory=ProbesConfig)
+    param_embed: Mapping[str, ParamEmbedConfig] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def lineage(self, run: str) -> list[str]:
@@ -145,6 +210,18 @@ class Config:
 
     def figure_slice(self, name: str) -> dict:
         return {"figure": name, "params": self.raw["figures"][name]}
+
+    def figure_runs(self, name: str) -> list[str]:
+        """Runs whose trajectories a figure reads, ancestors included, in a stable order."""
+        fc = self.figures[name]
+        runs = [r for _, r in getattr(fc, "arms", ())] + list(getattr(fc, "runs", ()))
+        runs += [getattr(fc, k) for k in ("pretrain", "finetune") if hasattr(fc, k)]
+        return sorted({a for r in runs for a in self.lineage(r)})
+
+    def analysis_slice(self, kind: str, name: str | None = None) -> dict:
+        """Config of one analysis: kind 'interpolation'/'param_embed' with a name, or 'probes'."""
+        params = self.raw["analyses"][kind] if name is None else self.raw["analyses"][kind][name]
+        return {"analysis": kind, "name": name, "params": params}
 
 
 def slice_hash(obj: Any) -> str:
@@ -297,13 +374,55 @@ def _check_semantics(data: dict) -> None:
             if missing:
                 problems.append(f"config key '{key}.seeds': seeds {missing} are not trained by init_from run "
                                 f"'{parent}' (seed i starts from seed i); allowed: a subset of its seeds")
-    for fig, params in data.get("figures", {}).items():
-        for label, run in params.get("arms", {}).items():
-            if run not in data["runs"]:
-                problems.append(f"config key 'figures.{fig}.arms.{label}': {run!r} is not a run; "
-                                f"defined runs: {', '.join(data['runs'])}")
+    problems.extend(_check_analyses_and_figures(data))
     if problems:
         raise ConfigError("invalid config:\n  - " + "\n  - ".join(problems))
+
+
+def _run_refs(section: str, name: str, params: dict) -> list[tuple[str, str]]:
+    """(key path, run name) of every run an analysis or figure entry refers to."""
+    key = f"{section}.{name}"
+    refs = [(f"{key}.arms.{lbl}", r) for lbl, r in params.get("arms", {}).items()]
+    refs += [(f"{key}.runs", r) for r in params.get("runs", [])]
+    refs += [(f"{key}.{k}", params[k]) for k in ("a", "b", "pretrain", "finetune") if k in params]
+    return refs
+
+
+def _check_analyses_and_figures(data: dict) -> list[str]:
+    problems = []
+    runs, analyses, figures = data["runs"], data["analyses"], data["figures"]
+    entries = [("analyses.interpolation", n, p) for n, p in analyses["interpolation"].items()]
+    entries += [("analyses.param_embed", n, p) for n, p in analyses["param_embed"].items()]
+    entries += [("analyses", "probes", analyses["probes"])]
+    entries += [("figures", n, p) for n, p in figures.items()]
+    for section, name, params in entries:
+        for key, run in _run_refs(section, name, params):
+            if run not in runs:
+                problems.append(f"config key '{key}': {run!r} is not a run; defined runs: {', '.join(runs)}")
+    if problems:
+        return problems
+    for name, ip in analyses["interpolation"].items():
+        key = f"analyses.interpolation.{name}"
+        ra, rb = runs[ip["a"]], runs[ip["b"]]
+        if ip["dataset"] is not None and ip["dataset"] not in data["datasets"]:
+            problems.append(f"config key '{key}.dataset': {ip['dataset']!r} is not a dataset")
+        if ra["model"] != rb["model"] or _seed_list(ra["seeds"]) != _seed_list(rb["seeds"]):
+            problems.append(f"config key '{key}': runs '{ip['a']}' and '{ip['b']}' must share the model and "
+                            f"the seeds to be interpolated")
+        if not ip["t_min"] < ip["t_max"]:
+            problems.append(f"config key '{key}.t_min': must be smaller than t_max")
+    for fig, ref_kind in (("fig6_interpolation", "interpolation"), ("fig7_param_tsne", "param_embed")):
+        if fig in figures and figures[fig][ref_kind] not in analyses[ref_kind]:
+            problems.append(f"config key 'figures.{fig}.{ref_kind}': {figures[fig][ref_kind]!r} is not an entry "
+                            f"of analyses.{ref_kind}; defined: {', '.join(analyses[ref_kind]) or 'none'}")
+    if "fig4_embeddings" in figures:
+        for k in ("pretrain", "finetune"):
+            run = runs[figures["fig4_embeddings"][k]]
+            if data["models"][run["model"]]["d"] != 2 or run["n_embed"] < 2:
+                problems.append(f"config key 'figures.fig4_embeddings.{k}': run "
+                                f"'{figures['fig4_embeddings'][k]}' must use a d=2 model and record "
+                                f"z_A (n_embed >= 2) to be drawn in the plane")
+    return problems
 
 
 def _seed_list(seeds) -> tuple[int, ...]:
@@ -323,17 +442,27 @@ def load_config(raw: Mapping[str, Any]) -> Config:
         runs[n] = RunConfig(
             name=n, dataset=r["dataset"], model=r["model"], epochs=r["epochs"],
             seeds=_seed_list(r["seeds"]), batch_size=r["batch_size"], init_from=r["init_from"],
-            optimizer=OptimizerConfig(**opt), n_probe=r["n_probe"],
+            optimizer=OptimizerConfig(**opt), n_probe=r["n_probe"], n_embed=r["n_embed"],
             record_attention=ScheduleConfig(**r["record_attention"]),
             record_weights=ScheduleConfig(**r["record_weights"]), log_every=r["log_every"],
         )
-    figures: dict[str, Any] = {}
-    if "fig5_accuracy" in data["figures"]:
-        f5 = data["figures"]["fig5_accuracy"]
-        figures["fig5_accuracy"] = Fig5Config(arms=tuple(f5["arms"].items()),
-                                              success_threshold=f5["success_threshold"])
-    return Config(device=data["device"], datasets=datasets, models=models, runs=runs,
-                  figures=figures, raw=data)
+    figure_types = {"fig2_attention_graph": Fig2Config, "fig3_attention_heatmap": Fig3Config,
+                    "fig4_embeddings": Fig4Config, "fig5_accuracy": Fig5Config,
+                    "fig6_interpolation": Fig6Config, "fig7_param_tsne": Fig7Config}
+    figures = {name: figure_types[name](**_frozen(params)) for name, params in data["figures"].items()}
+    an = data["analyses"]
+    interpolation = {n: InterpolationConfig(name=n, **dict(p, dataset=p["dataset"] or runs[p["b"]].dataset))
+                     for n, p in an["interpolation"].items()}
+    param_embed = {n: ParamEmbedConfig(name=n, **_frozen(p)) for n, p in an["param_embed"].items()}
+    return Config(device=data["device"], datasets=datasets, models=models, runs=runs, figures=figures,
+                  interpolation=interpolation, probes=ProbesConfig(**_frozen(an["probes"])),
+                  param_embed=param_embed, raw=data)
+
+
+def _frozen(params: dict) -> dict:
+    """Lists become tuples and mappings (label -> run) tuples of pairs, for frozen dataclasses."""
+    return {k: tuple(v.items()) if isinstance(v, dict) else tuple(v) if isinstance(v, list) else v
+            for k, v in params.items()}
 
 
 def load_config_file(path: str | Path) -> Config:

@@ -201,6 +201,11 @@ def dataset_split(ds: xr.Dataset, which: str) -> tuple[np.ndarray, np.ndarray]:
     return ds.x.values[sel], ds.y.values[sel]
 
 
+def snapshot_arrays(weights: xr.Dataset, index: int) -> dict[str, np.ndarray]:
+    """Every variable with a ``snapshot`` dim at one snapshot (by position), as (seed, ...) arrays."""
+    return {n: v.isel(snapshot=index).values for n, v in weights.data_vars.items() if "snapshot" in v.dims}
+
+
 def attrs_config(ds: xr.Dataset) -> dict:
     return json.loads(ds.attrs["config_json"])
 

@@ -8,7 +8,9 @@ from pipeline_lib.config import ConfigError, load_config, load_config_file
 
 def test_default_and_smoke_configs_are_valid():
     cfg = load_config_file(REPO / "config" / "config.yaml")
-    assert set(cfg.runs) == {"scratch_p4", "pretrain_p2", "curriculum_p2_p4"}
+    assert set(cfg.runs) == {"scratch_p4", "pretrain_p2", "curriculum_p2_p4", "pretrain_p2_d2", "curriculum_p2_p4_d2"}
+    assert set(cfg.figures) == {"fig2_attention_graph", "fig3_attention_heatmap", "fig4_embeddings", "fig5_accuracy",
+                                "fig6_interpolation", "fig7_param_tsne"}
     assert cfg.runs["scratch_p4"].epochs == 10000 and cfg.runs["pretrain_p2"].epochs == 3000
     assert cfg.runs["curriculum_p2_p4"].init_from == "pretrain_p2"
     assert cfg.runs["curriculum_p2_p4"].seeds == tuple(range(10))
@@ -56,6 +58,11 @@ MALFORMED = [
     ("unknown device", "device", "tpu", ["device", "cuda"]),
     ("figure naming a missing run", "figures.fig5_accuracy.arms.scratch", "nope", ["figures.fig5_accuracy.arms.scratch", "nope"]),
     ("dataset too small for its test split", "datasets.sma_p2_T12.n_test", 100, ["datasets.sma_p2_T12.n_test", "64"]),
+    ("figure naming a missing analysis", "figures.fig6_interpolation.interpolation", "nope",
+     ["figures.fig6_interpolation.interpolation", "nope", "scratch_vs_curriculum"]),
+    ("fig4 on a model that is not d=2", "figures.fig4_embeddings.pretrain", "pretrain_p2",
+     ["figures.fig4_embeddings.pretrain", "d=2"]),
+    ("probe of a missing run", "analyses.probes.runs", ["nope"], ["analyses.probes.runs", "nope"]),
     ("dataset referenced but missing", "runs.scratch_p4.dataset", "nope", ["runs.scratch_p4.dataset", "nope"]),
     ("tau not positive", "models.circuit_d32.tau", 0, ["models.circuit_d32.tau"]),
 ]

@@ -34,3 +34,37 @@ def test_fig5_renders_and_reports_counts():
     assert len(ax_test.lines) == 2 * 4 + 1
     texts = " ".join(t.get_text() for t in fig.texts)
     assert "curriculum 2/3" in texts and "scratch 0/3" in texts
+
+
+def test_every_circuit_figure_renders_from_synthetic_data():
+    from pipeline_lib.figures.fig2 import plot_fig2_attention_graph
+    from pipeline_lib.figures.fig3 import plot_fig3_attention_heatmap
+    from pipeline_lib.figures.fig4 import plot_fig4_embeddings
+    from pipeline_lib.figures.fig6 import plot_fig6_interpolation
+    from pipeline_lib.figures.fig7 import plot_fig7_param_tsne
+
+    rng = np.random.default_rng(0)
+    att = rng.dirichlet(np.ones(6), size=3)
+    fig = plot_fig2_attention_graph({"a": {"epochs": [0, 5, 9], "attention": att, "previous": att[::-1],
+                                           "tokens": [1, 0, 2, 3, 1, 0]}}, k=3)
+    assert len(fig.axes) == 3 and len(fig.axes[0].lines) == 6  # one edge per position
+    heat = xr.DataArray(rng.dirichlet(np.ones(6), size=4), dims=("epoch", "position"),
+                        coords={"epoch": [0, 1, 10, 100]})
+    fig = plot_fig3_attention_heatmap({"x": heat, "y": heat}, k=3, switches={"y": [10]})
+    assert len(fig.axes) == 3  # two panels and the colorbar
+    fig = plot_fig4_embeddings([{"title": "t", "z": rng.normal(size=(50, 2)), "color": rng.integers(0, 6, 50),
+                                 "clusters": 6}])
+    assert "6 clusters" in [t.get_text() for t in fig.axes[0].texts]
+    ts = np.linspace(-0.25, 1.25, 7)
+    interp = xr.Dataset({f"{s}_{m}": (("seed", "t"), rng.random((3, 7)) + 0.1) for s in ("train", "test")
+                         for m in ("loss", "acc")} | {f"barrier_{s}": (("seed",), rng.random(3)) for s in ("train", "test")},
+                        coords={"seed": [0, 1, 2], "t": ts})
+    fig = plot_fig6_interpolation(interp, "scratch", "curriculum")
+    assert len(fig.axes[0].lines) == 3 + 1 + 2  # seeds, median, two endpoint lines
+    emb = xr.Dataset({"tsne": (("seed", "snapshot", "component"), rng.normal(size=(2, 6, 2))),
+                      "pca": (("seed", "snapshot", "component"), rng.normal(size=(2, 6, 2)))},
+                     coords={"seed": [0, 1], "arm": ("snapshot", ["a"] * 3 + ["b"] * 3),
+                             "phase": ("snapshot", ["a", "a", "a", "p", "b", "b"]), "epoch": ("snapshot", range(6))})
+    fig = plot_fig7_param_tsne(emb, [0, 1])
+    markers = [ln.get_marker() for ln in fig.axes[0].lines]
+    assert markers.count("s") == 1 and markers.count("*") == 2 and markers.count("o") == 2

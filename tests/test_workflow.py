@@ -36,8 +36,16 @@ def smoke_run(tmp_path_factory):
 def test_smoke_produces_artifacts_and_figure(smoke_run):
     work, seconds = smoke_run
     res = work / "results"
-    for f in ("fig5_accuracy.pdf", "fig5_accuracy.png", "fig5_accuracy.json"):
-        assert (res / "figures" / f).stat().st_size > 1000
+    figures = ["fig2_attention_graph", "fig3_attention_heatmap", "fig4_embeddings", "fig5_accuracy",
+               "fig6_interpolation", "fig7_param_tsne"]
+    for fig in figures:
+        for ext in ("pdf", "png"):
+            assert (res / "figures" / f"{fig}.{ext}").stat().st_size > 1000, (fig, ext)
+        assert json.loads((res / "figures" / f"{fig}.json").read_text())["stats"]["summary"]
+    report = (res / "report.html").read_text()
+    for fig in figures:
+        assert f'id="{fig}"' in report and "Measured:" in report
+    assert report.count("data:image/png;base64,") == len(figures)
     for run in ("scratch_p4", "pretrain_p2", "curriculum_p2_p4"):
         assert (res / "logs" / "train" / f"{run}.log").read_text().count("epoch") > 1
     with xr.open_dataset(res / "runs" / "curriculum_p2_p4" / "trajectory.h5", engine="h5netcdf") as ds:
@@ -61,7 +69,8 @@ def test_smoke_produces_artifacts_and_figure(smoke_run):
         # seed i of the finetune starts from seed i of the parent's final weights
         xr.testing.assert_equal(w.W_E.isel(snapshot=0), parent.W_E.isel(snapshot=-1))
     stats = json.loads((res / "figures" / "fig5_accuracy.json").read_text())["stats"]
-    assert set(stats) == {"scratch", "curriculum"} and stats["curriculum"]["seeds"] == 3
+    assert set(stats) == {"scratch", "curriculum", "summary"} and stats["curriculum"]["seeds"] == 3
+    assert "curriculum " in stats["summary"] and "/3 [" in stats["summary"]
     assert stats["curriculum"]["switch_epochs"] == [30]
 
 
@@ -77,7 +86,10 @@ def test_editing_the_finetune_reruns_only_it_and_its_figure(smoke_run):
     edited = work / "edited.yaml"
     edited.write_text(yaml.safe_dump(raw))
     jobs = planned_jobs(snakemake(work, "-n", configfile=edited))  # keys re-sorted by safe_dump too
-    assert jobs == {"train": 1, "fig5_accuracy": 1, "all": 1}
+    # the finetune, and what reads it: interpolation, param_embed, probes, figures, report
+    assert jobs == {"train": 1, "interpolate": 1, "param_embed": 1, "fig2_attention_graph": 1,
+                    "fig3_attention_heatmap": 1, "fig5_accuracy": 1, "fig6_interpolation": 1,
+                    "fig7_param_tsne": 1, "report": 1, "all": 1}
     out = snakemake(work, "-n", configfile=edited).stdout
     assert "wildcards: run=curriculum_p2_p4" in out and "run=pretrain_p2" not in out
 
@@ -99,3 +111,44 @@ def test_invalid_config_fails_before_any_job_naming_the_key(tmp_path):
     assert "runs.scratch_p4.lr" in res.stderr + res.stdout
     assert not (tmp_path / "results").exists()
     assert time.perf_counter() - t0 < 30  # includes the interpreter and snakemake start-up
+
+
+def test_interpolation_endpoints_reproduce_the_runs_final_losses(smoke_run):
+    work, _ = smoke_run
+    res = work / "results"
+    interp = xr.open_dataset(res / "analysis/interpolation/scratch_vs_curriculum.h5", engine="h5netcdf")
+    assert interp.train_loss.dims == ("seed", "t") and interp.sizes["t"] >= 13
+    for run, t in (("scratch_p4", 0.0), ("curriculum_p2_p4", 1.0)):
+        traj = xr.open_dataset(res / f"runs/{run}/trajectory.h5", engine="h5netcdf")
+        for split in ("train", "test"):
+            recorded = traj[f"{split}_loss"].isel(epoch=-1).sel(seed=interp.seed).values
+            diff = abs(interp[f"{split}_loss"].sel(t=t).values - recorded).max()
+            assert diff <= 1e-5, (run, split, diff)
+    assert (interp.barrier_train >= 0).all()
+
+
+def test_probe_and_param_embed_artifacts(smoke_run):
+    work, _ = smoke_run
+    res = work / "results"
+    probes = xr.open_dataset(res / "analysis/probes/pretrain_p2.h5", engine="h5netcdf")
+    assert probes.accuracy.dims == ("seed", "snapshot", "site", "target")
+    assert set(probes.site.values) == {"z_A", "mlp_out"}
+    assert {"label", "sum_k", "zeros_k", "token_0"} <= set(probes.target.values)
+    assert float(probes.accuracy.max()) <= 1.0 and float(probes.accuracy.min()) >= 0.0
+    emb = xr.open_dataset(res / "analysis/param_embed/scratch_vs_curriculum.h5", engine="h5netcdf")
+    assert emb.tsne.dims == ("seed", "snapshot", "component")
+    assert set(emb.arm.values) == {"scratch_p4", "curriculum_p2_p4"}
+    assert set(emb.phase.values) == {"scratch_p4", "pretrain_p2", "curriculum_p2_p4"}
+
+
+def test_changing_fig7_params_replans_only_fig7_and_the_report(smoke_run):
+    work, _ = smoke_run
+    raw = load_yaml(work / "smoke.yaml")
+    raw["figures"]["fig7_param_tsne"]["method"] = "pca"
+    edited = work / "fig7.yaml"
+    edited.write_text(yaml.safe_dump(raw))
+    assert planned_jobs(snakemake(work, "-n", configfile=edited)) == {"fig7_param_tsne": 1, "report": 1, "all": 1}
+    raw["analyses"]["param_embed"]["scratch_vs_curriculum"]["perplexity"] = 4
+    edited.write_text(yaml.safe_dump(raw))
+    assert planned_jobs(snakemake(work, "-n", configfile=edited)) == {
+        "param_embed": 1, "fig7_param_tsne": 1, "report": 1, "all": 1}

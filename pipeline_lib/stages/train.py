@@ -34,7 +34,21 @@ def _logger(log_path: str | None) -> logging.Logger:
     return log
 
 
-def trajectory_dataset(rec: Recording, seeds, probe_x: np.ndarray, attrs: dict) -> xr.Dataset:
+@torch.no_grad()
+def snapshot_z_A(model, weights: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
+    """z_A (S, K, n, d) of inputs ``x`` under each of the K weight snapshots (model is overwritten)."""
+    device = next(model.parameters()).device
+    xt = torch.as_tensor(x, dtype=torch.long, device=device)
+    K = next(iter(weights.values())).shape[0]
+    out = []
+    for k in range(K):
+        model.load_arrays({n: w[k] for n, w in weights.items()})
+        out.append(model.internals(xt).z_A.cpu().numpy())
+    return np.stack(out, axis=1).astype(np.float32)
+
+
+def trajectory_dataset(rec: Recording, seeds, probe_x: np.ndarray, attrs: dict,
+                       embed: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> xr.Dataset:
     """Per-epoch metrics (seed, epoch); attention (seed, epoch, probe, position), NaN where the
     schedule did not record it (``attention_recorded`` marks the recorded epochs)."""
     S, n_probe, T = len(seeds), probe_x.shape[0], probe_x.shape[1]
@@ -48,8 +62,14 @@ def trajectory_dataset(rec: Recording, seeds, probe_x: np.ndarray, attrs: dict) 
         "diverged": (("seed",), rec.diverged_epoch >= 0),
         "diverged_epoch": (("seed",), rec.diverged_epoch),
     })
-    ds = xr.Dataset(data, coords={"seed": list(seeds), "epoch": rec.epochs, "probe": np.arange(n_probe),
-                                  "position": np.arange(T), "attention_recorded": ("epoch", recorded)})
+    coords = {"seed": list(seeds), "epoch": rec.epochs, "probe": np.arange(n_probe),
+              "position": np.arange(T), "attention_recorded": ("epoch", recorded)}
+    if embed is not None:  # z_A of fixed inputs at every weight snapshot (Fig. 4 reads it)
+        z_A, embed_x, embed_y = embed
+        data.update({"z_A": (("seed", "snapshot", "sample", "d_model"), z_A),
+                     "embed_x": (("sample", "position"), embed_x), "embed_y": (("sample",), embed_y)})
+        coords.update(snapshot=rec.snapshot_epochs, sample=np.arange(len(embed_x)))
+    ds = xr.Dataset(data, coords=coords)
     ds.attrs.update(attrs)
     ds["attention"].attrs["description"] = "softmax attention weights of the probe sequences over positions"
     ds["diverged_epoch"].attrs["description"] = "first epoch with a non-finite loss (-1: never); the seed is frozen from then on"
@@ -116,10 +136,14 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
     n_div = int((rec.diverged_epoch >= 0).sum())
     log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged seeds: {n_div}/{len(seeds)}")
 
+    embed = None
+    if rc.n_embed:
+        embed_x = x_te[: rc.n_embed]
+        embed = (snapshot_z_A(model, rec.weights, embed_x), embed_x, y_te[: rc.n_embed])
     inputs = [dataset_path] + ([init_path] if rc.init_from else [])
     attrs = provenance(cfg.run_slice(run), inputs, device=str(device), code=code_hash(__name__))
     attrs.update(run=run, start_epoch=start, init_from=rc.init_from or "", p=p, T=T,
                  k=int(ds.attrs["task_k"]), dataset=rc.dataset, threads=torch.get_num_threads())
     write_dataset(weights_dataset(rec, seeds, attrs), weights_path, {})
-    write_dataset(trajectory_dataset(rec, seeds, probe_x, attrs), trajectory_path, {})
+    write_dataset(trajectory_dataset(rec, seeds, probe_x, attrs, embed), trajectory_path, {})
     return rec

@@ -13,12 +13,15 @@ except ConfigError as exc:
 
 
 def _names(names):
-    return "|".join(re.escape(n) for n in names)
+    return "|".join(re.escape(n) for n in names) or "(?!)"
 
 
 wildcard_constraints:
     dataset=_names(CFG.datasets),
     run=_names(CFG.runs),
+    probe_run=_names(CFG.probes.runs),
+    interp=_names(CFG.interpolation),
+    embed=_names(CFG.param_embed),
 
 
 def run_files(run):
@@ -28,25 +31,81 @@ def run_files(run):
     }
 
 
+def dataset_file(name):
+    return f"results/datasets/{name}.h5"
+
+
 def train_inputs(wildcards):
     rc = CFG.runs[wildcards.run]
-    inputs = {"dataset": f"results/datasets/{rc.dataset}.h5"}
+    inputs = {"dataset": dataset_file(rc.dataset)}
     if rc.init_from:
         inputs["init"] = run_files(rc.init_from)["weights"]
     return inputs
+
+
+def interpolate_inputs(wildcards):
+    ic = CFG.interpolation[wildcards.interp]
+    return {
+        "a": run_files(ic.a)["weights"],
+        "b": run_files(ic.b)["weights"],
+        "dataset": dataset_file(ic.dataset),
+    }
+
+
+def probe_inputs(wildcards):
+    rc = CFG.runs[wildcards.probe_run]
+    return {
+        "weights": run_files(wildcards.probe_run)["weights"],
+        "dataset": dataset_file(rc.dataset),
+    }
+
+
+def param_embed_inputs(wildcards):
+    pe = CFG.param_embed[wildcards.embed]
+    runs = sorted({a for r in pe.runs for a in CFG.lineage(r)})
+    return {r: run_files(r)["weights"] for r in runs}
+
+
+def analysis_files():
+    files = [f"results/analysis/interpolation/{n}.h5" for n in CFG.interpolation]
+    files += [f"results/analysis/probes/{r}.h5" for r in CFG.probes.runs]
+    files += [f"results/analysis/param_embed/{n}.h5" for n in CFG.param_embed]
+    return files
 
 
 def figure_files(name):
     return multiext(f"results/figures/{name}", ".pdf", ".png", ".json")
 
 
-def fig5_inputs(wildcards):
-    runs = {r for _, arm in CFG.figures["fig5_accuracy"].arms for r in CFG.lineage(arm)}
-    return {r: run_files(r)["trajectory"] for r in sorted(runs)}
+def figure_inputs(name):
+    def inputs(wildcards):
+        files = {r: run_files(r)["trajectory"] for r in CFG.figure_runs(name)}
+        fc = CFG.figures[name]
+        if hasattr(fc, "interpolation"):
+            files["interpolation"] = (
+                f"results/analysis/interpolation/{fc.interpolation}.h5"
+            )
+        if hasattr(fc, "param_embed"):
+            files["param_embed"] = f"results/analysis/param_embed/{fc.param_embed}.h5"
+        return files
+
+    return inputs
+
+
+def report_inputs(wildcards):
+    return {
+        "figures": [
+            f"results/figures/{n}.{ext}" for n in CFG.figures for ext in ("png", "json")
+        ],
+        # captions are part of the workflow's source, not of the working directory
+        "captions": [f"{workflow.basedir}/workflow/report/{n}.txt" for n in CFG.figures],
+    }
 
 
 def all_targets():
-    targets = [run_files(r)["trajectory"] for r in CFG.runs]
+    targets = [run_files(r)["trajectory"] for r in CFG.runs] + analysis_files()
     for name in CFG.figures:
         targets.extend(figure_files(name))
+    if CFG.figures:
+        targets.append("results/report.html")
     return targets

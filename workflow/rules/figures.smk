@@ -1,17 +1,33 @@
-if "fig5_accuracy" in CFG.figures:
+# One rule per configured figure, named after it (e.g. `snakemake fig5_accuracy`).
+for fig in CFG.figures:
 
-    rule fig5_accuracy:
+    rule:
+        name:
+            fig
         input:
-            unpack(fig5_inputs),
+            unpack(figure_inputs(fig)),
         output:
-            figure_files("fig5_accuracy"),
+            figure_files(fig),
         log:
-            "results/logs/figures/fig5_accuracy.log",
+            f"results/logs/figures/{fig}.log",
         resources:
-            runtime=10,
-            mem_mb=2000,
+            runtime=20,
+            mem_mb=4000,
         params:
-            config=canonical_json(CFG.figure_slice("fig5_accuracy")),
-            code=code_hash("pipeline_lib.stages.figures"),
+            config=canonical_json(CFG.figure_slice(fig)),
+            code=code_hash(f"pipeline_lib.stages.figures.{fig}"),
         script:
-            "../scripts/fig5_accuracy.py"
+            "../scripts/figure.py"
+
+
+rule report:
+    input:
+        unpack(report_inputs),
+    output:
+        "results/report.html",
+    log:
+        "results/logs/report.log",
+    params:
+        code=code_hash("pipeline_lib.stages.report"),
+    script:
+        "../scripts/report.py"

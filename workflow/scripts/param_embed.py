@@ -4,7 +4,7 @@ import sys
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 from pipeline_lib.config import load_config  # noqa: E402
-from pipeline_lib.stages.figures import fig5_accuracy  # noqa: E402
+from pipeline_lib.stages.param_embed import param_embed_stage  # noqa: E402
 
-pdf, png, sidecar = snakemake.output
-fig5_accuracy(load_config(snakemake.config), dict(snakemake.input.items()), pdf, png, sidecar)
+param_embed_stage(load_config(snakemake.config), snakemake.wildcards.embed, dict(snakemake.input.items()),
+                  snakemake.output[0])

@@ -1,0 +1,25 @@
+"""Counting clusters of embedded points (Fig. 4): k-means, k chosen by the silhouette score."""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.metrics import silhouette_score
+
+
+def count_clusters(points: np.ndarray, k_max: int = 24, seed: int = 0) -> tuple[int, np.ndarray]:
+    """Number of clusters maximising the mean silhouette over k-means fits with k = 2..k_max.
+
+    Returns (k, silhouette score per k). Points collapsed onto fewer than 2 distinct locations
+    count as 1 cluster.
+    """
+    distinct = len(np.unique(np.round(points, 6), axis=0))
+    if distinct < 2:
+        return 1, np.array([])
+    ks = range(2, min(k_max, distinct - 1, len(points) - 1) + 1)
+    scores = []
+    for k in ks:
+        labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(points)
+        scores.append(silhouette_score(points, labels))
+    if not scores:
+        return distinct, np.array([])
+    return int(list(ks)[int(np.argmax(scores))]), np.array(scores)
