@@ -93,6 +93,7 @@ def test_code_hash_follows_the_import_closure():
     train = names("pipeline_lib.stages.train")
     assert {"engine.py", "models.py", "store.py", "train.py"} <= train
     assert "tasks.py" not in train and "fig5.py" not in train
-    figures = names("pipeline_lib.stages.figures")
-    assert {"fig5.py", "style.py"} <= figures and "engine.py" not in figures
-    assert code_hash("pipeline_lib.stages.train") != code_hash("pipeline_lib.stages.figures")
+    fig5 = names("pipeline_lib.stages.figures.fig5_accuracy")
+    assert {"fig5.py", "style.py", "fig5_accuracy.py"} <= fig5 and "engine.py" not in fig5
+    assert not {"fig7.py", "fig7_param_tsne.py", "fig2.py"} & fig5  # a figure's hash ignores the others
+    assert code_hash("pipeline_lib.stages.train") != code_hash("pipeline_lib.stages.figures.fig5_accuracy")

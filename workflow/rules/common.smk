@@ -98,7 +98,9 @@ def report_inputs(wildcards):
             f"results/figures/{n}.{ext}" for n in CFG.figures for ext in ("png", "json")
         ],
         # captions are part of the workflow's source, not of the working directory
-        "captions": [f"{workflow.basedir}/workflow/report/{n}.txt" for n in CFG.figures],
+        "captions": [
+            f"{workflow.basedir}/workflow/report/{n}.txt" for n in CFG.figures
+        ],
     }
 
 
