@@ -101,6 +101,7 @@ class RunConfig:
     record_attention: ScheduleConfig = field(default_factory=ScheduleConfig)
     record_weights: ScheduleConfig = field(default_factory=ScheduleConfig)
     log_every: int = 500
+    checkpoint_every: int = 500
 
 
 @dataclass(frozen=True)
@@ -445,6 +446,7 @@ def load_config(raw: Mapping[str, Any]) -> Config:
             optimizer=OptimizerConfig(**opt), n_probe=r["n_probe"], n_embed=r["n_embed"],
             record_attention=ScheduleConfig(**r["record_attention"]),
             record_weights=ScheduleConfig(**r["record_weights"]), log_every=r["log_every"],
+            checkpoint_every=r["checkpoint_every"],
         )
     figure_types = {"fig2_attention_graph": Fig2Config, "fig3_attention_heatmap": Fig3Config,
                     "fig4_embeddings": Fig4Config, "fig5_accuracy": Fig5Config,

@@ -13,7 +13,9 @@ epoch e, so no extra pass is spent on them.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
@@ -121,6 +123,33 @@ class _Freezer:
         return torch.where(self.alive, values, torch.full_like(values, float("nan")))
 
 
+@dataclass(frozen=True)
+class Checkpointing:
+    """Where and how often ``train_seeds`` saves its resume state; ``key`` identifies the run's
+    config (a checkpoint with another key is ignored)."""
+
+    path: Path
+    every: int
+    key: str
+
+
+def _save_checkpoint(ck: Checkpointing, epoch: int, state: dict) -> None:
+    ck.path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = ck.path.with_suffix(".tmp")
+    torch.save({"key": ck.key, "epoch": epoch, **state}, tmp)
+    os.replace(tmp, ck.path)  # atomic: a kill leaves the previous checkpoint or the new one
+
+
+def _load_checkpoint(ck: Optional[Checkpointing], device) -> Optional[dict]:
+    if ck is None or not ck.path.exists():
+        return None
+    try:
+        state = torch.load(ck.path, map_location=device, weights_only=False)
+    except Exception:  # a checkpoint from a killed write or an old version: start afresh
+        return None
+    return state if state.get("key") == ck.key else None
+
+
 def train_seeds(
     model,
     data: dict,
@@ -129,12 +158,16 @@ def train_seeds(
     device: torch.device,
     start_epoch: int = 0,
     callback: Optional[Callable[[int, Optional[dict]], None]] = None,
+    checkpoint: Optional[Checkpointing] = None,
 ) -> Recording:
     """Train ``model`` (already initialised, on ``device``) for ``run_cfg.epochs`` epochs.
 
     ``data`` holds int64 tensors x_train (N, T), y_train (N,), x_test, y_test and probe_x (n_probe, T).
     ``callback(epoch, metrics)`` is called every epoch (metrics None) and every ``log_every`` epochs
     with per-seed-median metrics (the only host syncs of the loop besides snapshots).
+    With ``checkpoint``, the loop's whole state is saved every ``checkpoint.every`` epochs and a
+    matching saved state is resumed from: the result equals an uninterrupted run's bit for bit
+    (same device and thread count).
     """
     S, E = len(seeds), run_cfg.epochs
     x_tr, y_tr = data["x_train"].to(device), data["y_train"].to(device)
@@ -161,7 +194,27 @@ def train_seeds(
     weights = {n: np.zeros((len(snap_epochs), *getattr(model, n).shape), dtype=np.float32)
                for n in model.param_names()}
 
-    for e in range(E + 1):
+    first = 0
+    resumed = _load_checkpoint(checkpoint, device)
+    if resumed is not None:
+        first = resumed["epoch"]
+        model.load_state_dict(resumed["model"])
+        opt.load_state_dict(resumed["optimizer"])
+        if sched is not None:
+            sched.load_state_dict(resumed["scheduler"])
+        for g, st in zip(data_gens, resumed["data_gens"]):
+            g.set_state(st)
+        freezer.alive, freezer.diverged_epoch = resumed["alive"], resumed["diverged_epoch"]
+        metrics, attention, weights = resumed["metrics"], resumed["attention"], resumed["weights"]
+
+    for e in range(first, E + 1):
+        if checkpoint is not None and e > first and e % checkpoint.every == 0:
+            _save_checkpoint(checkpoint, e, {
+                "model": model.state_dict(), "optimizer": opt.state_dict(),
+                "scheduler": sched.state_dict() if sched is not None else None,
+                "data_gens": [g.get_state() for g in data_gens], "alive": freezer.alive,
+                "diverged_epoch": freezer.diverged_epoch, "metrics": metrics, "attention": attention,
+                "weights": weights})
         # -- evaluate the parameters after e epochs -------------------------------------------------
         with torch.no_grad():
             te_loss, te_acc = per_seed_loss_acc(model(x_te), y_te)

@@ -77,3 +77,53 @@ def test_resolve_device():
     if not torch.cuda.is_available():
         with pytest.raises(RuntimeError, match="device"):
             resolve_device("cuda")
+
+
+class _Interrupt(Exception):
+    pass
+
+
+@pytest.mark.parametrize("batch_size", ["full", 32])
+def test_interrupted_then_resumed_equals_uninterrupted_bitwise(smoke_raw, tmp_path, batch_size):
+    from pipeline_lib.engine import Checkpointing
+
+    torch.set_num_threads(1)
+    cfg, rc, d, tensors = _setup(smoke_raw, epochs=30, batch_size=batch_size)
+    _, reference = _train(cfg, rc, d, tensors, [0, 1])
+    ck = Checkpointing(tmp_path / "resume" / "ck.pt", every=10, key="k")
+
+    def stop_at_25(epoch, _):
+        if epoch == 25:
+            raise _Interrupt
+
+    model = build_model(cfg.models[rc.model], 2, d.p, d.T)
+    model.init_seeds([0, 1])
+    rc2 = dataclasses.replace(rc, seeds=(0, 1))
+    with pytest.raises(_Interrupt):
+        train_seeds(model, tensors, rc2, [0, 1], torch.device("cpu"), callback=stop_at_25, checkpoint=ck)
+    assert torch.load(ck.path, weights_only=False)["epoch"] == 20
+    fresh = build_model(cfg.models[rc.model], 2, d.p, d.T)  # a new process would start from scratch
+    fresh.init_seeds([0, 1])
+    seen = []
+    resumed = train_seeds(fresh, tensors, rc2, [0, 1], torch.device("cpu"), callback=lambda e, _: seen.append(e),
+                          checkpoint=ck)
+    assert seen[0] == 20  # it really resumed instead of starting over
+    for name in ("train_loss", "test_loss", "train_acc", "test_acc", "attention"):
+        np.testing.assert_array_equal(getattr(resumed, name), getattr(reference, name), err_msg=name)
+    for name in reference.weights:
+        np.testing.assert_array_equal(resumed.weights[name], reference.weights[name], err_msg=name)
+
+
+def test_checkpoint_with_another_key_is_ignored(smoke_raw, tmp_path):
+    from pipeline_lib.engine import Checkpointing
+
+    cfg, rc, d, tensors = _setup(smoke_raw, epochs=12)
+    model = build_model(cfg.models[rc.model], 1, d.p, d.T)
+    model.init_seeds([0])
+    rc1 = dataclasses.replace(rc, seeds=(0,))
+    train_seeds(model, tensors, rc1, [0], torch.device("cpu"), checkpoint=Checkpointing(tmp_path / "ck.pt", 5, "old"))
+    seen = []
+    model.init_seeds([0])
+    train_seeds(model, tensors, rc1, [0], torch.device("cpu"), callback=lambda e, _: seen.append(e),
+                checkpoint=Checkpointing(tmp_path / "ck.pt", 5, "new"))
+    assert seen[0] == 0

@@ -5,6 +5,7 @@ and continues the parent's epoch count, so its epoch coordinate is the global ep
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from pathlib import Path
@@ -14,10 +15,10 @@ import torch
 import xarray as xr
 from tqdm import tqdm
 
-from ..config import Config
-from ..engine import Recording, resolve_device, train_seeds, tune_allocator
+from ..config import Config, slice_hash
+from ..engine import Checkpointing, Recording, resolve_device, train_seeds, tune_allocator
 from ..models import PARAM_DIMS, build_model
-from ..store import code_hash, dataset_split, provenance, read_dataset, write_dataset
+from ..store import code_hash, dataset_split, file_hash, provenance, read_dataset, write_dataset
 
 METRICS = ("train_loss", "train_acc", "test_loss", "test_acc")
 
@@ -114,6 +115,13 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
     tensors = {k: torch.as_tensor(v, dtype=torch.long) for k, v in
                dict(x_train=x_tr, y_train=y_tr, x_test=x_te, y_test=y_te, probe_x=probe_x).items()}
     start = cfg.start_epoch(run)
+    inputs = [dataset_path] + ([init_path] if rc.init_from else [])
+    ckpt = None
+    if rc.checkpoint_every:
+        key = slice_hash({"config": cfg.run_slice(run), "inputs": [file_hash(p) for p in inputs]})
+        ckpt = Checkpointing(resume_path(trajectory_path), rc.checkpoint_every, key)
+        if ckpt.path.exists():
+            log.info(f"found resume checkpoint {ckpt.path}; resuming from it if it matches this config and inputs")
     log.info(f"run {run}: {len(seeds)} seeds, {rc.epochs} epochs from epoch {start}, device {device}, "
              f"threads {torch.get_num_threads()}, batch {rc.batch_size}")
     bar = tqdm(total=rc.epochs + 1, desc=run, unit="epoch", disable=None, mininterval=1.0)
@@ -127,7 +135,8 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
                      + f" ({time.perf_counter() - t0:.1f} s)")
 
     try:
-        rec = train_seeds(model, tensors, rc, seeds, device, start_epoch=start, callback=callback)
+        rec = train_seeds(model, tensors, rc, seeds, device, start_epoch=start, callback=callback,
+                          checkpoint=ckpt)
     except BaseException:
         log.exception("training failed")
         raise
@@ -140,10 +149,18 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
     if rc.n_embed:
         embed_x = x_te[: rc.n_embed]
         embed = (snapshot_z_A(model, rec.weights, embed_x), embed_x, y_te[: rc.n_embed])
-    inputs = [dataset_path] + ([init_path] if rc.init_from else [])
     attrs = provenance(cfg.run_slice(run), inputs, device=str(device), code=code_hash(__name__))
     attrs.update(run=run, start_epoch=start, init_from=rc.init_from or "", p=p, T=T,
                  k=int(ds.attrs["task_k"]), dataset=rc.dataset, threads=torch.get_num_threads())
     write_dataset(weights_dataset(rec, seeds, attrs), weights_path, {})
     write_dataset(trajectory_dataset(rec, seeds, probe_x, attrs, embed), trajectory_path, {})
+    if ckpt is not None:  # the artifacts are complete: the resume state is no longer needed
+        ckpt.path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            ckpt.path.parent.rmdir()
     return rec
+
+
+def resume_path(trajectory_path: str) -> Path:
+    """runs/<run>/resume/checkpoint.pt: beside the outputs, not one of them, so a killed job keeps it."""
+    return Path(trajectory_path).parent / "resume" / "checkpoint.pt"
