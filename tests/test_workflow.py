@@ -152,3 +152,25 @@ def test_changing_fig7_params_replans_only_fig7_and_the_report(smoke_run):
     edited.write_text(yaml.safe_dump(raw))
     assert planned_jobs(snakemake(work, "-n", configfile=edited)) == {
         "param_embed": 1, "fig7_param_tsne": 1, "report": 1, "all": 1}
+
+
+def test_lineage_reaches_the_datasets_and_flags_tampering(smoke_run, tmp_path):
+    import subprocess
+    import sys
+
+    work, _ = smoke_run
+    copy = tmp_path / "copy"
+    shutil.copytree(work / "results", copy / "results")
+    cmd = [sys.executable, "-m", "pipeline_lib", "lineage", str(copy / "results/figures/fig6_interpolation.pdf")]
+    ok = subprocess.run(cmd, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    for path in ("results/analysis/interpolation/scratch_vs_curriculum.h5", "results/runs/scratch_p4/weights.h5",
+                 "results/runs/pretrain_p2/weights.h5", "results/datasets/sma_p4_T12.h5", "results/datasets/sma_p2_T12.h5"):
+        assert path in ok.stdout, path
+    assert "STALE" not in ok.stdout and "all match their records" in ok.stdout
+    with open(copy / "results/datasets/sma_p2_T12.h5", "ab") as fh:
+        fh.write(b"tampered")
+    bad = subprocess.run(cmd, capture_output=True, text=True)
+    assert bad.returncode == 1
+    stale = [ln for ln in bad.stdout.splitlines() if "[STALE]" in ln]
+    assert stale and all("sma_p2_T12.h5" in ln for ln in stale)
