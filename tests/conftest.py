@@ -29,4 +29,4 @@ def snakemake(workdir, *args, configfile=None, timeout=600):
     if configfile is not None:
         cmd += ["--configfile", str(configfile)]
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=workdir)
