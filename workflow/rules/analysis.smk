@@ -5,6 +5,8 @@ rule interpolate:
         "results/analysis/interpolation/{interp}.h5",
     log:
         "results/logs/interpolate/{interp}.log",
+    benchmark:
+        "results/benchmarks/interpolate/{interp}.tsv"
     resources:
         runtime=30,
         mem_mb=4000,
@@ -22,6 +24,8 @@ rule probe:
         "results/analysis/probes/{probe_run}.h5",
     log:
         "results/logs/probe/{probe_run}.log",
+    benchmark:
+        "results/benchmarks/probe/{probe_run}.tsv"
     resources:
         runtime=60,
         mem_mb=4000,
@@ -39,6 +43,8 @@ rule param_embed:
         "results/analysis/param_embed/{embed}.h5",
     log:
         "results/logs/param_embed/{embed}.log",
+    benchmark:
+        "results/benchmarks/param_embed/{embed}.tsv"
     resources:
         runtime=30,
         mem_mb=4000,

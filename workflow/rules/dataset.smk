@@ -3,6 +3,8 @@ rule dataset:
         "results/datasets/{dataset}.h5",
     log:
         "results/logs/dataset/{dataset}.log",
+    benchmark:
+        "results/benchmarks/dataset/{dataset}.tsv"
     resources:
         runtime=10,
         mem_mb=2000,

@@ -10,6 +10,8 @@ for fig in CFG.figures:
             figure_files(fig),
         log:
             f"results/logs/figures/{fig}.log",
+        benchmark:
+            f"results/benchmarks/figures/{fig}.tsv"
         resources:
             runtime=20,
             mem_mb=4000,

@@ -6,6 +6,8 @@ rule train:
         weights="results/runs/{run}/weights.h5",
     log:
         "results/logs/train/{run}.log",
+    benchmark:
+        "results/benchmarks/train/{run}.tsv"
     threads: 1
     resources:
         runtime=120,
