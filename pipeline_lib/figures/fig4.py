@@ -17,4 +17,5 @@ def plot_fig4_embeddings(panels: list[dict]):
         ax.set_xlabel("z_A[0]")
         ax.set_ylabel("z_A[1]")
         fig.colorbar(sc, ax=ax, label="sum of the first k tokens", fraction=0.05)
+    fig.subplots_adjust(wspace=0.55)  # room for each panel's colorbar label
     return fig
