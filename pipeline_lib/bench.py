@@ -29,7 +29,7 @@ def run_one(seeds: int, batch, epochs: int, threads: int, device: str) -> dict:
     from .config import load_config
     from .engine import resolve_device, train_seeds, tune_allocator
     from .models import build_model
-    from .tasks import sparse_modular_addition
+    from .tasks.sma import sparse_modular_addition
 
     tune_allocator()
     torch.set_num_threads(threads)

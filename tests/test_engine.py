@@ -7,7 +7,7 @@ import torch
 from pipeline_lib.config import load_config
 from pipeline_lib.engine import resolve_device, train_seeds
 from pipeline_lib.models import build_model
-from pipeline_lib.tasks import sparse_modular_addition
+from pipeline_lib.tasks.sma import sparse_modular_addition
 
 
 def _setup(smoke_raw, run="scratch_p4", epochs=25, batch_size="full", lr=1e-2):

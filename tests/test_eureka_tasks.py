@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from pipeline_lib.attention import attention_weights, heat_treatment_beta
-from pipeline_lib.tasks import (chance_without_step1, digits_step1, eureka_digits, eureka_label, eureka_reasoning,
+from pipeline_lib.tasks.eureka import (chance_without_step1, digits_step1, eureka_digits, eureka_label, eureka_reasoning,
                                 eureka_step1)
 
 

@@ -92,7 +92,9 @@ def test_code_hash_follows_the_import_closure():
     names = lambda m: {p.name for p in module_closure(m)}  # noqa: E731
     train = names("pipeline_lib.stages.train")
     assert {"engine.py", "models.py", "store.py", "train.py"} <= train
-    assert "tasks.py" not in train and "fig5.py" not in train
+    assert "sma.py" not in train and "fig5.py" not in train
+    dataset = names("pipeline_lib.stages.dataset")
+    assert "sma.py" in dataset and "eureka.py" not in dataset  # one task family per hash
     fig5 = names("pipeline_lib.stages.figures.fig5_accuracy")
     assert {"fig5.py", "style.py", "fig5_accuracy.py"} <= fig5 and "engine.py" not in fig5
     assert not {"fig7.py", "fig7_param_tsne.py", "fig2.py"} & fig5  # a figure's hash ignores the others

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from pipeline_lib.tasks import sparse_modular_addition, sparse_sum_label
+from pipeline_lib.tasks.sma import sparse_modular_addition, sparse_sum_label
 
 
 def test_label_is_sum_of_first_k_mod_p():
