@@ -13,7 +13,7 @@ import copy
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -476,7 +476,3 @@ def load_config_file(path: str | Path) -> Config:
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
     return load_config(raw or {})
-
-
-def to_dict(obj) -> dict:
-    return asdict(obj)

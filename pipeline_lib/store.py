@@ -204,11 +204,3 @@ def dataset_split(ds: xr.Dataset, which: str) -> tuple[np.ndarray, np.ndarray]:
 def snapshot_arrays(weights: xr.Dataset, index: int) -> dict[str, np.ndarray]:
     """Every variable with a ``snapshot`` dim at one snapshot (by position), as (seed, ...) arrays."""
     return {n: v.isel(snapshot=index).values for n, v in weights.data_vars.items() if "snapshot" in v.dims}
-
-
-def attrs_config(ds: xr.Dataset) -> dict:
-    return json.loads(ds.attrs["config_json"])
-
-
-def as_float32(a) -> np.ndarray:
-    return np.asarray(a, dtype=np.float32)

@@ -12,7 +12,7 @@ from pathlib import Path
 import xarray as xr
 
 from ...config import Config
-from ...store import atomic_path, provenance, read_dataset
+from ...store import atomic_path, code_hash, provenance, read_dataset
 
 
 def save_figure(fig, stats: dict, attrs: dict, pdf: str, png: str, sidecar: str) -> None:
@@ -29,8 +29,6 @@ def save_figure(fig, stats: dict, attrs: dict, pdf: str, png: str, sidecar: str)
 
 
 def figure_provenance(cfg: Config, name: str, inputs: dict[str, str], module: str) -> dict:
-    from ...store import code_hash
-
     return provenance(cfg.figure_slice(name), [inputs[k] for k in sorted(inputs)], device="none",
                       code=code_hash(module))
 

@@ -24,13 +24,14 @@ def build(cfg: Config, inputs: dict[str, str], pdf: str, png: str, sidecar: str)
     k = None
     for run in fc.runs:
         traj, _ = arm_trajectory(cfg, run, inputs, ["attention"])
-        k = int(read_dataset(inputs[run], rule="train").attrs["k"])
+        own = read_dataset(inputs[run], rule="train")
+        k = int(own.attrs["k"])
         att = traj.attention.sel(seed=fc.seed).isel(probe=fc.probe)
         att = att.sel(epoch=np.isfinite(att.isel(position=0)).values)  # recorded epochs only
         shown = pick_epochs(att.epoch.values, fc.n_epochs)
         pos = [int(np.searchsorted(att.epoch.values, e)) for e in shown]
         previous = np.stack([att.isel(epoch=max(i - 1, 0)).values for i in pos])
-        tokens = read_dataset(inputs[run], rule="train").probe_x.isel(probe=fc.probe).values
+        tokens = own.probe_x.isel(probe=fc.probe).values
         rows[run] = {"epochs": shown, "attention": att.sel(epoch=shown).values, "previous": previous,
                      "tokens": tokens}
         final = att.isel(epoch=-1).values
