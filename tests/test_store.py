@@ -89,13 +89,16 @@ def test_corrupt_input_names_the_file_and_the_fix(tmp_path):
 
 
 def test_code_hash_follows_the_import_closure():
-    names = lambda m: {p.name for p in module_closure(m)}  # noqa: E731
+    from pipeline_lib.store import PACKAGE_DIR
+
+    names = lambda m: {str(p.relative_to(PACKAGE_DIR)) for p in module_closure(m)}  # noqa: E731
     train = names("pipeline_lib.stages.train")
-    assert {"engine.py", "models.py", "store.py", "train.py"} <= train
-    assert "sma.py" not in train and "fig5.py" not in train
+    assert {"engine.py", "models/__init__.py", "store.py", "stages/train.py"} <= train
+    assert not {"tasks/sma.py", "figures/fig5.py", "models/transformer.py"} & train
     dataset = names("pipeline_lib.stages.dataset")
-    assert "sma.py" in dataset and "eureka.py" not in dataset  # one task family per hash
+    assert "tasks/sma.py" in dataset and "tasks/eureka.py" not in dataset  # one task family per hash
     fig5 = names("pipeline_lib.stages.figures.fig5_accuracy")
-    assert {"fig5.py", "style.py", "fig5_accuracy.py"} <= fig5 and "engine.py" not in fig5
-    assert not {"fig7.py", "fig7_param_tsne.py", "fig2.py"} & fig5  # a figure's hash ignores the others
+    assert {"figures/fig5.py", "figures/style.py", "stages/figures/fig5_accuracy.py"} <= fig5
+    assert "engine.py" not in fig5
+    assert not {"figures/fig7.py", "stages/figures/fig7_param_tsne.py", "figures/fig2.py"} & fig5
     assert code_hash("pipeline_lib.stages.train") != code_hash("pipeline_lib.stages.figures.fig5_accuracy")
