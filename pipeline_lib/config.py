@@ -219,10 +219,15 @@ class Config:
         runs += [getattr(fc, k) for k in ("pretrain", "finetune") if hasattr(fc, k)]
         return sorted({a for r in runs for a in self.lineage(r)})
 
-    def analysis_slice(self, kind: str, name: str | None = None) -> dict:
-        """Config of one analysis: kind 'interpolation'/'param_embed' with a name, or 'probes'."""
-        params = self.raw["analyses"][kind] if name is None else self.raw["analyses"][kind][name]
-        return {"analysis": kind, "name": name, "params": params}
+    def analysis_slice(self, kind: str, name: str) -> dict:
+        """Config of one analysis: kind 'interpolation' or 'param_embed', and its name."""
+        return {"analysis": kind, "name": name, "params": self.raw["analyses"][kind][name]}
+
+    def probe_slice(self, run: str) -> dict:
+        """Config of the probes of one run: the shared settings, not the list of probed runs (adding a
+        run to that list must not rerun the probes of the others)."""
+        settings = {k: v for k, v in self.raw["analyses"]["probes"].items() if k != "runs"}
+        return {"analysis": "probes", "run": run, "params": settings}
 
 
 def slice_hash(obj: Any) -> str:

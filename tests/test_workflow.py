@@ -174,3 +174,14 @@ def test_lineage_reaches_the_datasets_and_flags_tampering(smoke_run, tmp_path):
     assert bad.returncode == 1
     stale = [ln for ln in bad.stdout.splitlines() if "[STALE]" in ln]
     assert stale and all("sma_p2_T12.h5" in ln for ln in stale)
+
+
+def test_adding_a_probed_run_plans_only_its_probe(smoke_run):
+    work, _ = smoke_run
+    raw = load_yaml(work / "smoke.yaml")
+    raw["analyses"]["probes"]["runs"].append("scratch_p4")
+    edited = work / "probes.yaml"
+    edited.write_text(yaml.safe_dump(raw))
+    assert planned_jobs(snakemake(work, "-n", configfile=edited)) == {"probe": 1, "all": 1}
+    out = snakemake(work, "-n", configfile=edited).stdout
+    assert "probe_run=scratch_p4" in out and "probe_run=pretrain_p2" not in out

@@ -50,7 +50,7 @@ def probe_stage(cfg: Config, run: str, weights_path: str, dataset_path: str, out
     )
     out["accuracy"].attrs["description"] = ("held-out accuracy of a logistic-regression probe fitted on "
                                             f"{len(x_fit)} training sequences, scored on {len(x_eval)} test sequences")
-    attrs = provenance(cfg.analysis_slice("probes"), [weights_path, dataset_path], device="cpu",
+    attrs = provenance(cfg.probe_slice(run), [weights_path, dataset_path], device="cpu",
                        code=code_hash(__name__))
     attrs.update(run=run, p=p, k=k)
     write_dataset(out, out_path, attrs)

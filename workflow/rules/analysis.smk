@@ -30,7 +30,7 @@ rule probe:
         runtime=60,
         mem_mb=4000,
     params:
-        config=canonical_json(CFG.analysis_slice("probes")),
+        config=lambda wc: canonical_json(CFG.probe_slice(wc.probe_run)),
         code=code_hash("pipeline_lib.stages.probe"),
     script:
         "../scripts/probe.py"
