@@ -214,10 +214,8 @@ class Config:
 
     def figure_runs(self, name: str) -> list[str]:
         """Runs whose trajectories a figure reads, ancestors included, in a stable order."""
-        fc = self.figures[name]
-        runs = [r for _, r in getattr(fc, "arms", ())] + list(getattr(fc, "runs", ()))
-        runs += [getattr(fc, k) for k in ("pretrain", "finetune") if hasattr(fc, k)]
-        return sorted({a for r in runs for a in self.lineage(r)})
+        refs = _run_refs("figures", name, self.raw["figures"][name])  # the references validation checks
+        return sorted({a for _, r in refs for a in self.lineage(r)})
 
     def analysis_slice(self, kind: str, name: str) -> dict:
         """Config of one analysis: kind 'interpolation' or 'param_embed', and its name."""

@@ -18,7 +18,8 @@ from tqdm import tqdm
 from ..config import Config, slice_hash
 from ..engine import Checkpointing, Recording, resolve_device, train_seeds, tune_allocator
 from ..models import PARAM_DIMS, build_model
-from ..store import code_hash, dataset_split, file_hash, provenance, read_dataset, write_dataset
+from ..store import (code_hash, dataset_split, file_hash, provenance, read_dataset, snapshot_arrays,
+                     write_dataset)
 
 METRICS = ("train_loss", "train_acc", "test_loss", "test_acc")
 
@@ -85,13 +86,6 @@ def weights_dataset(rec: Recording, seeds, attrs: dict) -> xr.Dataset:
     return ds
 
 
-def initial_weights(path: str, seeds) -> dict[str, np.ndarray]:
-    """The parent run's final weights for ``seeds`` (seed i from seed i)."""
-    ds = read_dataset(path, rule="train")
-    final = ds.isel(snapshot=-1).sel(seed=list(seeds))
-    return {n: final[n].values for n in PARAM_DIMS if n in final}
-
-
 def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
               init_path: str | None = None, threads: int = 1, log_path: str | None = None) -> Recording:
     rc = cfg.runs[run]
@@ -106,7 +100,8 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
 
     model = build_model(cfg.models[rc.model], len(seeds), p, T)
     if rc.init_from:
-        model.load_arrays(initial_weights(init_path, seeds))
+        # the parent's final weights, seed i from seed i
+        model.load_arrays(snapshot_arrays(read_dataset(init_path, rule="train").sel(seed=seeds), -1))
     else:
         model.init_seeds(seeds)
     model.to(device)

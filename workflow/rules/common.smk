@@ -35,6 +35,14 @@ def dataset_file(name):
     return f"results/datasets/{name}.h5"
 
 
+def interpolation_file(name):
+    return f"results/analysis/interpolation/{name}.h5"
+
+
+def param_embed_file(name):
+    return f"results/analysis/param_embed/{name}.h5"
+
+
 def train_inputs(wildcards):
     rc = CFG.runs[wildcards.run]
     inputs = {"dataset": dataset_file(rc.dataset)}
@@ -67,9 +75,9 @@ def param_embed_inputs(wildcards):
 
 
 def analysis_files():
-    files = [f"results/analysis/interpolation/{n}.h5" for n in CFG.interpolation]
+    files = [interpolation_file(n) for n in CFG.interpolation]
     files += [f"results/analysis/probes/{r}.h5" for r in CFG.probes.runs]
-    files += [f"results/analysis/param_embed/{n}.h5" for n in CFG.param_embed]
+    files += [param_embed_file(n) for n in CFG.param_embed]
     return files
 
 
@@ -82,11 +90,9 @@ def figure_inputs(name):
         files = {r: run_files(r)["trajectory"] for r in CFG.figure_runs(name)}
         fc = CFG.figures[name]
         if hasattr(fc, "interpolation"):
-            files["interpolation"] = (
-                f"results/analysis/interpolation/{fc.interpolation}.h5"
-            )
+            files["interpolation"] = interpolation_file(fc.interpolation)
         if hasattr(fc, "param_embed"):
-            files["param_embed"] = f"results/analysis/param_embed/{fc.param_embed}.h5"
+            files["param_embed"] = param_embed_file(fc.param_embed)
         return files
 
     return inputs

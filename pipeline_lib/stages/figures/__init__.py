@@ -46,3 +46,8 @@ def arm_trajectory(cfg: Config, run: str, paths: dict[str, str], variables: list
             switches.append(cfg.start_epoch(chain[i + 1]))
         parts.append(ds)
     return xr.concat(parts, dim="epoch"), switches
+
+
+def recorded_attention(traj: xr.Dataset) -> xr.DataArray:
+    """Attention at the epochs the schedule recorded (the artifact's ``attention_recorded``)."""
+    return traj.attention.sel(epoch=traj.attention_recorded)

@@ -6,7 +6,7 @@ import numpy as np
 from ...config import Config
 from ...figures.fig2 import plot_fig2_attention_graph
 from ...store import read_dataset
-from . import arm_trajectory, figure_provenance, save_figure
+from . import arm_trajectory, figure_provenance, recorded_attention, save_figure
 
 
 def pick_epochs(recorded: np.ndarray, n: int) -> list[int]:
@@ -26,8 +26,7 @@ def build(cfg: Config, inputs: dict[str, str], pdf: str, png: str, sidecar: str)
         traj, _ = arm_trajectory(cfg, run, inputs, ["attention"])
         own = read_dataset(inputs[run], rule="train")
         k = int(own.attrs["k"])
-        att = traj.attention.sel(seed=fc.seed).isel(probe=fc.probe)
-        att = att.sel(epoch=np.isfinite(att.isel(position=0)).values)  # recorded epochs only
+        att = recorded_attention(traj).sel(seed=fc.seed).isel(probe=fc.probe)
         shown = pick_epochs(att.epoch.values, fc.n_epochs)
         pos = [int(np.searchsorted(att.epoch.values, e)) for e in shown]
         previous = np.stack([att.isel(epoch=max(i - 1, 0)).values for i in pos])

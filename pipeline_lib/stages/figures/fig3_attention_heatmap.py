@@ -1,12 +1,10 @@
 """Figure stage fig3_attention_heatmap: attention per position over epochs, one panel per arm."""
 from __future__ import annotations
 
-import numpy as np
-
 from ...config import Config
 from ...figures.fig3 import plot_fig3_attention_heatmap
 from ...store import read_dataset
-from . import arm_trajectory, figure_provenance, save_figure
+from . import arm_trajectory, figure_provenance, recorded_attention, save_figure
 
 
 def build(cfg: Config, inputs: dict[str, str], pdf: str, png: str, sidecar: str) -> dict:
@@ -16,9 +14,7 @@ def build(cfg: Config, inputs: dict[str, str], pdf: str, png: str, sidecar: str)
     for label, run in fc.arms:
         traj, switches[label] = arm_trajectory(cfg, run, inputs, ["attention"])
         k = int(read_dataset(inputs[run], rule="train").attrs["k"])
-        att = traj.attention
-        att = att.sel(epoch=np.isfinite(att.isel(seed=0, probe=0, position=0)).values)
-        att = att.mean("probe")
+        att = recorded_attention(traj).mean("probe")
         att = att.mean("seed") if fc.seed is None else att.sel(seed=fc.seed)
         arms[label] = att
         mass = att.isel(position=slice(0, k)).sum("position")
