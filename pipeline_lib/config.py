@@ -34,11 +34,14 @@ class ConfigError(ValueError):
 class DatasetConfig:
     name: str
     task: str
-    p: int
-    T: int
-    k: int
-    n_train: int
-    n_test: int
+    p: int | None = None  # sparse_modular_addition
+    T: int | None = None
+    k: int | None = None
+    n_train: int | None = None  # sparse_modular_addition, eureka_digits
+    n_test: int | None = None
+    n: int | None = None  # eureka_reasoning
+    train_fraction: float | None = None
+    test_images: float | None = None  # eureka_digits
     seed: int = 0
 
 
@@ -49,12 +52,33 @@ class ModelConfig:
     vocab: int | None = None
     kind: str = "circuit"
     mlp_ratio: int = 4
-    tau: float | str = "sqrt_d"
+    n_heads: int = 4
+    depth: int = 1
+    patch: int = 4
     tied_unembed: bool = False
 
-    def resolved_tau(self) -> float:
-        # tau = sqrt(d) is the paper's default temperature (DESIGN section 6).
-        return math.sqrt(self.d) if self.tau == "sqrt_d" else float(self.tau)
+    @property
+    def d_head(self) -> int:
+        """Width of one attention head (the circuit model has one head of width d)."""
+        return self.d if self.kind == "circuit" else self.d // self.n_heads
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    variant: str = "softmax"
+    tau: float | str = "sqrt_d"
+    schedule: str = "none"
+
+    def resolved_tau(self, d_head: int) -> float:
+        """The temperature; under Heat Treatment the schedule's final one, sqrt(d_head) (it replaces tau)."""
+        # tau = sqrt(d_head) is both papers' default temperature (DESIGN section 6).
+        if self.tau == "sqrt_d" or self.schedule == "heat_treatment":
+            return math.sqrt(d_head)
+        return float(self.tau)
+
+    def describe(self) -> str:
+        tau = "sqrt(d_head)" if self.tau == "sqrt_d" else f"{float(self.tau):g}"
+        return self.variant + (" + heat treatment" if self.schedule == "heat_treatment" else f", tau={tau}")
 
 
 @dataclass(frozen=True)
@@ -96,7 +120,9 @@ class RunConfig:
     batch_size: int | str = "full"
     init_from: str | None = None
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
+    attention: AttentionConfig = field(default_factory=AttentionConfig)
     n_probe: int = 8
+    n_stats: int = 256
     n_embed: int = 256
     record_attention: ScheduleConfig = field(default_factory=ScheduleConfig)
     record_weights: ScheduleConfig = field(default_factory=ScheduleConfig)
@@ -172,6 +198,23 @@ class Fig7Config:
 
 
 @dataclass(frozen=True)
+class EurekaConfig:
+    name: str
+    arms: tuple[tuple[str, str], ...]
+    threshold: float = 0.7
+
+
+@dataclass(frozen=True)
+class EurekaFigureConfig:
+    experiments: tuple[str, ...]
+    n_epochs: int = 5
+
+
+EUREKA_FIGURES = ("eureka_accuracy", "eureka_table", "eureka_qkv_gradients", "eureka_attention_distribution",
+                  "eureka_probes")
+
+
+@dataclass(frozen=True)
 class Config:
     device: str
     datasets: Mapping[str, DatasetConfig]
@@ -181,6 +224,7 @@ class Config:
     interpolation: Mapping[str, InterpolationConfig] = field(default_factory=dict)
     probes: ProbesConfig = field(default_factory=ProbesConfig)
     param_embed: Mapping[str, ParamEmbedConfig] = field(default_factory=dict)
+    eureka: Mapping[str, EurekaConfig] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def lineage(self, run: str) -> list[str]:
@@ -206,6 +250,10 @@ class Config:
             "start_epoch": self.start_epoch(run),
         }
 
+    def dataset_shape(self, name: str) -> dict:
+        """n_train, n_test, tokens (None for images), T and classes of a dataset entry."""
+        return dataset_shape(self.raw["datasets"][name])
+
     def dataset_slice(self, name: str) -> dict:
         return {"dataset_name": name, "dataset": self.raw["datasets"][name]}
 
@@ -215,10 +263,12 @@ class Config:
     def figure_runs(self, name: str) -> list[str]:
         """Runs whose trajectories a figure reads, ancestors included, in a stable order."""
         refs = _run_refs("figures", name, self.raw["figures"][name])  # the references validation checks
+        for exp in self.raw["figures"][name].get("experiments", []):
+            refs += _run_refs("analyses.eureka", exp, self.raw["analyses"]["eureka"][exp])
         return sorted({a for _, r in refs for a in self.lineage(r)})
 
     def analysis_slice(self, kind: str, name: str) -> dict:
-        """Config of one analysis: kind 'interpolation' or 'param_embed', and its name."""
+        """Config of one analysis: kind 'interpolation', 'param_embed' or 'eureka', and its name."""
         return {"analysis": kind, "name": name, "params": self.raw["analyses"][kind][name]}
 
     def probe_slice(self, run: str) -> dict:
@@ -278,6 +328,11 @@ def _describe(error) -> str:
         return f"unknown config key {keys}; allowed keys {where}: {', '.join(allowed)}"
     if error.validator == "required":
         return f"config key '{path}' is missing a required key: {error.message}"
+    if error.validator == "not" and isinstance(error.instance, dict) and "task" in error.instance:
+        keys = sorted(set(error.instance) & {"p", "T", "k", "n_train", "n_test", "n", "train_fraction", "test_images"})
+        return (f"config key '{path}': task {error.instance['task']} does not take some of the keys {keys} "
+                f"(sparse_modular_addition: p, T, k, n_train, n_test; eureka_reasoning: n, train_fraction; "
+                f"eureka_digits: n_train, n_test, test_images)")
     if error.validator == "propertyNames":
         return f"config key '{path}': name {error.instance!r} must contain only letters, digits and _"
     allowed, about = _allowed_from_schema(schema), schema.get("description")
@@ -340,40 +395,71 @@ def _check_references(data: dict) -> None:
             seen.append(nxt)
 
 
+def dataset_shape(ds: dict) -> dict:
+    """Sizes a dataset entry implies: n_train, n_test, token values (None for images), length T."""
+    if ds["task"] == "sparse_modular_addition":
+        return {"n_train": ds["n_train"], "n_test": ds["n_test"], "tokens": ds["p"], "T": ds["T"], "classes": ds["p"]}
+    if ds["task"] == "eureka_reasoning":
+        total = (ds["n"] + 1) ** 4
+        n_train = int(round(ds["train_fraction"] * total))
+        return {"n_train": n_train, "n_test": total - n_train, "tokens": ds["n"] + 1, "T": 4, "classes": ds["n"] + 1}
+    return {"n_train": ds["n_train"], "n_test": ds["n_test"], "tokens": None, "T": 16 * 16, "classes": 10}
+
+
 def _check_semantics(data: dict) -> None:
     problems: list[str] = []
     for name, ds in data["datasets"].items():
         key = f"datasets.{name}"
+        if ds["task"] != "sparse_modular_addition":
+            continue
         if ds["k"] > ds["T"]:
             problems.append(f"config key '{key}.k': k={ds['k']} exceeds the sequence length T={ds['T']}; allowed 1 <= k <= T")
         space = ds["p"] ** ds["T"]
         if ds["n_test"] > space:
             problems.append(f"config key '{key}.n_test': {ds['n_test']} test sequences requested but only "
                             f"p^T = {space} distinct sequences exist; allowed n_test <= {space}")
+    for name, model in data["models"].items():
+        if model["kind"] != "circuit" and model["d"] % model["n_heads"]:
+            problems.append(f"config key 'models.{name}.n_heads': d={model['d']} is not divisible by "
+                            f"n_heads={model['n_heads']}; allowed: a divisor of d")
+        if model["kind"] == "vit" and 16 % model["patch"]:
+            problems.append(f"config key 'models.{name}.patch': the 16x16 digits image is not divisible into "
+                            f"{model['patch']}x{model['patch']} patches; allowed 1, 2, 4, 8, 16")
     for name, run in data["runs"].items():
         key = f"runs.{name}"
         ds, model = data["datasets"][run["dataset"]], data["models"][run["model"]]
-        vocab = model["vocab"] if model["vocab"] is not None else ds["p"]
-        if vocab < ds["p"]:
-            problems.append(f"config key 'models.{run['model']}.vocab': vocab={vocab} is smaller than p={ds['p']} of "
-                            f"dataset '{run['dataset']}' used by run '{name}'; allowed vocab >= p")
-        if run["n_probe"] > ds["n_test"]:
+        shape = dataset_shape(ds)
+        images = shape["tokens"] is None
+        if images != (model["kind"] == "vit"):
+            problems.append(f"config key '{key}.model': model '{run['model']}' (kind {model['kind']}) cannot read "
+                            f"dataset '{run['dataset']}' (task {ds['task']}); allowed: kind vit for eureka_digits, "
+                            f"circuit or transformer for token tasks")
+            continue
+        vocab = model["vocab"] if model["vocab"] is not None else shape["tokens"]
+        if not images and vocab < shape["tokens"]:
+            problems.append(f"config key 'models.{run['model']}.vocab': vocab={vocab} is smaller than the "
+                            f"{shape['tokens']} token values of dataset '{run['dataset']}' used by run '{name}'; "
+                            f"allowed vocab >= {shape['tokens']}")
+        if run["n_probe"] > shape["n_test"]:
             problems.append(f"config key '{key}.n_probe': {run['n_probe']} probe sequences but dataset "
-                            f"'{run['dataset']}' has n_test={ds['n_test']}; allowed n_probe <= n_test")
+                            f"'{run['dataset']}' has {shape['n_test']} test examples; allowed n_probe <= that")
         bs = run["batch_size"]
-        if bs != "full" and bs > ds["n_train"]:
-            problems.append(f"config key '{key}.batch_size': {bs} exceeds n_train={ds['n_train']} of dataset "
-                            f"'{run['dataset']}'; allowed batch_size <= n_train or 'full'")
+        if bs != "full" and bs > shape["n_train"]:
+            problems.append(f"config key '{key}.batch_size': {bs} exceeds the {shape['n_train']} training examples "
+                            f"of dataset '{run['dataset']}'; allowed batch_size <= that or 'full'")
         parent = run["init_from"]
         if parent is not None:
             prun = data["runs"][parent]
             pmodel, pds = data["models"][prun["model"]], data["datasets"][prun["dataset"]]
-            pvocab = pmodel["vocab"] if pmodel["vocab"] is not None else pds["p"]
-            shape = lambda m, v, d: (m["kind"], m["d"], m["mlp_ratio"], m["tied_unembed"], v, d["T"])  # noqa: E731
-            if shape(pmodel, pvocab, pds) != shape(model, vocab, ds):
+            pshape = dataset_shape(pds)
+            pvocab = pmodel["vocab"] if pmodel["vocab"] is not None else pshape["tokens"]
+            arch = lambda m, v, s: (m["kind"], m["d"], m["mlp_ratio"], m["tied_unembed"], m["n_heads"],  # noqa: E731
+                                    m["depth"], m["patch"], v, s["T"])
+            if arch(pmodel, pvocab, pshape) != arch(model, vocab, shape):
                 problems.append(f"config key '{key}.init_from': run '{parent}' has a different architecture "
-                                f"(kind, d, mlp_ratio, tied_unembed, vocab, T) = {shape(pmodel, pvocab, pds)} vs "
-                                f"{shape(model, vocab, ds)}; a finetune must keep the parent's shapes")
+                                f"(kind, d, mlp_ratio, tied_unembed, n_heads, depth, patch, vocab, T) = "
+                                f"{arch(pmodel, pvocab, pshape)} vs {arch(model, vocab, shape)}; a finetune must "
+                                f"keep the parent's shapes")
             missing = sorted(set(_seed_list(run["seeds"])) - set(_seed_list(prun["seeds"])))
             if missing:
                 problems.append(f"config key '{key}.seeds': seeds {missing} are not trained by init_from run "
@@ -397,6 +483,7 @@ def _check_analyses_and_figures(data: dict) -> list[str]:
     runs, analyses, figures = data["runs"], data["analyses"], data["figures"]
     entries = [("analyses.interpolation", n, p) for n, p in analyses["interpolation"].items()]
     entries += [("analyses.param_embed", n, p) for n, p in analyses["param_embed"].items()]
+    entries += [("analyses.eureka", n, p) for n, p in analyses["eureka"].items()]
     entries += [("analyses", "probes", analyses["probes"])]
     entries += [("figures", n, p) for n, p in figures.items()]
     for section, name, params in entries:
@@ -419,6 +506,16 @@ def _check_analyses_and_figures(data: dict) -> list[str]:
         if fig in figures and figures[fig][ref_kind] not in analyses[ref_kind]:
             problems.append(f"config key 'figures.{fig}.{ref_kind}': {figures[fig][ref_kind]!r} is not an entry "
                             f"of analyses.{ref_kind}; defined: {', '.join(analyses[ref_kind]) or 'none'}")
+    for fig, params in figures.items():
+        for exp in params.get("experiments", []):
+            if exp not in analyses["eureka"]:
+                problems.append(f"config key 'figures.{fig}.experiments': {exp!r} is not an entry of "
+                                f"analyses.eureka; defined: {', '.join(analyses['eureka']) or 'none'}")
+            elif fig == "eureka_probes":
+                for lbl, run in analyses["eureka"][exp]["arms"].items():
+                    if run not in analyses["probes"]["runs"]:
+                        problems.append(f"config key 'analyses.eureka.{exp}.arms.{lbl}': run {run!r} is drawn by "
+                                        f"eureka_probes but not probed; add it to analyses.probes.runs")
     if "fig4_embeddings" in figures:
         for k in ("pretrain", "finetune"):
             run = runs[figures["fig4_embeddings"][k]]
@@ -446,22 +543,25 @@ def load_config(raw: Mapping[str, Any]) -> Config:
         runs[n] = RunConfig(
             name=n, dataset=r["dataset"], model=r["model"], epochs=r["epochs"],
             seeds=_seed_list(r["seeds"]), batch_size=r["batch_size"], init_from=r["init_from"],
-            optimizer=OptimizerConfig(**opt), n_probe=r["n_probe"], n_embed=r["n_embed"],
+            optimizer=OptimizerConfig(**opt), attention=AttentionConfig(**r["attention"]),
+            n_probe=r["n_probe"], n_stats=r["n_stats"], n_embed=r["n_embed"],
             record_attention=ScheduleConfig(**r["record_attention"]),
             record_weights=ScheduleConfig(**r["record_weights"]), log_every=r["log_every"],
             checkpoint_every=r["checkpoint_every"],
         )
     figure_types = {"fig2_attention_graph": Fig2Config, "fig3_attention_heatmap": Fig3Config,
                     "fig4_embeddings": Fig4Config, "fig5_accuracy": Fig5Config,
-                    "fig6_interpolation": Fig6Config, "fig7_param_tsne": Fig7Config}
+                    "fig6_interpolation": Fig6Config, "fig7_param_tsne": Fig7Config,
+                    **{name: EurekaFigureConfig for name in EUREKA_FIGURES}}
     figures = {name: figure_types[name](**_frozen(params)) for name, params in data["figures"].items()}
     an = data["analyses"]
     interpolation = {n: InterpolationConfig(name=n, **dict(p, dataset=p["dataset"] or runs[p["b"]].dataset))
                      for n, p in an["interpolation"].items()}
     param_embed = {n: ParamEmbedConfig(name=n, **_frozen(p)) for n, p in an["param_embed"].items()}
+    eureka = {n: EurekaConfig(name=n, **_frozen(p)) for n, p in an["eureka"].items()}
     return Config(device=data["device"], datasets=datasets, models=models, runs=runs, figures=figures,
                   interpolation=interpolation, probes=ProbesConfig(**_frozen(an["probes"])),
-                  param_embed=param_embed, raw=data)
+                  param_embed=param_embed, eureka=eureka, raw=data)
 
 
 def _frozen(params: dict) -> dict:

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .attention import heat_treatment_beta
 from .models import seed_generator
 
 
@@ -65,10 +66,13 @@ class Recording:
     test_loss: np.ndarray
     test_acc: np.ndarray
     attention_epochs: np.ndarray  # (A,)
-    attention: np.ndarray  # (S, A, n_probe, T)
+    attention: np.ndarray  # (S, A, n_probe, positions)
     snapshot_epochs: np.ndarray  # (K,)
     weights: dict  # name -> (K, S, ...)
     diverged_epoch: np.ndarray  # (S,) first epoch with a non-finite loss, -1 if none
+    temperature: np.ndarray  # (E+1,) attention temperature used in epoch e (1/beta under Heat Treatment)
+    grads: Optional[dict] = None  # name -> (S, E+1, ...): mean |grad| during epoch e (models with grad_summary)
+    attention_hist: Optional[np.ndarray] = None  # (S, E+1, L, bins): attention weights of stats_x at epoch e
 
 
 def build_optimizer(params, opt_cfg) -> torch.optim.Optimizer:
@@ -162,7 +166,11 @@ def train_seeds(
 ) -> Recording:
     """Train ``model`` (already initialised, on ``device``) for ``run_cfg.epochs`` epochs.
 
-    ``data`` holds int64 tensors x_train (N, T), y_train (N,), x_test, y_test and probe_x (n_probe, T).
+    ``data`` holds input tensors x_train (N, ...), x_test, probe_x (token ids or image patches), int64
+    labels y_train (N,), y_test, and optionally stats_x: inputs whose attention-weight histogram is
+    recorded every epoch by models with ``attention_histogram``. Models with ``grad_summary`` have it
+    recorded after every backward pass (mean over the epoch's steps). Under the run's Heat Treatment
+    schedule the model's ``beta`` is set at the start of every epoch.
     ``callback(epoch, metrics)`` is called every epoch (metrics None) and every ``log_every`` epochs
     with per-seed-median metrics (the only host syncs of the loop besides snapshots).
     With ``checkpoint``, the loop's whole state is saved every ``checkpoint.every`` epochs and a
@@ -190,7 +198,18 @@ def train_seeds(
     att_index = {e: i for i, e in enumerate(att_epochs)}
     snap_index = {e: i for i, e in enumerate(snap_epochs)}
     metrics = torch.full((4, E + 1, S), float("nan"), device=device)  # train_loss, train_acc, test_loss, test_acc
-    attention = torch.zeros(len(att_epochs), S, probe_x.shape[0], probe_x.shape[1], device=device)
+    with torch.no_grad():
+        attention = torch.zeros(len(att_epochs), *model.attention(probe_x).shape, device=device)
+    stats_x = data["stats_x"].to(device) if "stats_x" in data and hasattr(model, "attention_histogram") else None
+    hist = (torch.zeros(E + 1, *model.attention_histogram(stats_x).shape, device=device)
+            if stats_x is not None else None)
+    grads = None
+    if hasattr(model, "grad_summary"):
+        grads = {n: torch.full((E + 1, *getattr(model, n).shape[:-2]), float("nan"), device=device)
+                 for n in ("W_Q", "W_K", "W_V")}
+    heat = getattr(run_cfg, "attention", None) is not None and run_cfg.attention.schedule == "heat_treatment"
+    temperature = np.array([1.0 / heat_treatment_beta(e, E, model.d_head) if heat else model.tau
+                            for e in range(E + 1)])
     weights = {n: np.zeros((len(snap_epochs), *getattr(model, n).shape), dtype=np.float32)
                for n in model.param_names()}
 
@@ -206,6 +225,7 @@ def train_seeds(
             g.set_state(st)
         freezer.alive, freezer.diverged_epoch = resumed["alive"], resumed["diverged_epoch"]
         metrics, attention, weights = resumed["metrics"], resumed["attention"], resumed["weights"]
+        hist, grads = resumed["hist"], resumed["grads"]
 
     for e in range(first, E + 1):
         if checkpoint is not None and e > first and e % checkpoint.every == 0:
@@ -214,9 +234,13 @@ def train_seeds(
                 "scheduler": sched.state_dict() if sched is not None else None,
                 "data_gens": [g.get_state() for g in data_gens], "alive": freezer.alive,
                 "diverged_epoch": freezer.diverged_epoch, "metrics": metrics, "attention": attention,
-                "weights": weights})
+                "weights": weights, "hist": hist, "grads": grads})
+        if heat:
+            model.beta = 1.0 / float(temperature[e])
         # -- evaluate the parameters after e epochs -------------------------------------------------
         with torch.no_grad():
+            if hist is not None:
+                hist[e] = model.attention_histogram(stats_x)
             te_loss, te_acc = per_seed_loss_acc(model(x_te), y_te)
             metrics[2, e], metrics[3, e] = freezer.mask(te_loss), freezer.mask(te_acc)
             if e in att_index:
@@ -243,16 +267,26 @@ def train_seeds(
         if e == E:
             break
         # -- one epoch of training ------------------------------------------------------------------
+        on_grad = None
+        if grads is not None:
+            def on_grad(scale=1.0 / steps_per_epoch, e=e):
+                for n, v in model.grad_summary().items():
+                    grads[n][e] = torch.nan_to_num(grads[n][e], nan=0.0) + scale * v
         if full_batch:
-            _step(opt, sched, freezer, total)
+            _step(opt, sched, freezer, total, on_grad)
         else:
             perm = torch.stack([torch.randperm(N, generator=g) for g in data_gens]).to(device)  # (S, N)
             for j in range(steps_per_epoch):
                 idx = perm[:, j * B:(j + 1) * B]  # (S, b): each seed its own order
+                scale = idx.shape[1] / N  # the epoch's mean gradient weighs each step by its size
                 loss_s, _ = per_seed_loss_acc(model(x_tr[idx]), y_tr[idx])
-                _step(opt, sched, freezer, freezer.observe(loss_s, start_epoch + e + 1))
+                _step(opt, sched, freezer, freezer.observe(loss_s, start_epoch + e + 1),
+                      None if on_grad is None else (lambda s=scale: on_grad(s)))
 
+    if heat:  # after training the model holds the schedule's final temperature, its tau
+        model.beta = None
     m = metrics.cpu().numpy().transpose(0, 2, 1)  # (4, S, E+1)
+    seed_first = lambda t: np.moveaxis(t.cpu().numpy(), 1, 0)  # noqa: E731  (E+1, S, ...) -> (S, E+1, ...)
     return Recording(
         epochs=np.arange(start_epoch, start_epoch + E + 1),
         train_loss=m[0], train_acc=m[1], test_loss=m[2], test_acc=m[3],
@@ -261,12 +295,17 @@ def train_seeds(
         snapshot_epochs=np.array(snap_epochs) + start_epoch,
         weights=weights,
         diverged_epoch=freezer.diverged_epoch.cpu().numpy(),
+        temperature=temperature,
+        grads=None if grads is None else {n: seed_first(g) for n, g in grads.items()},
+        attention_hist=None if hist is None else seed_first(hist),
     )
 
 
-def _step(opt, sched, freezer: _Freezer, loss: torch.Tensor) -> None:
+def _step(opt, sched, freezer: _Freezer, loss: torch.Tensor, on_grad: Optional[Callable] = None) -> None:
     opt.zero_grad(set_to_none=True)
     loss.backward()
+    if on_grad is not None:
+        on_grad()
     freezer.before_step()
     opt.step()
     freezer.after_step()

@@ -3,14 +3,23 @@ import time
 import pytest
 
 from conftest import REPO, load_yaml
-from pipeline_lib.config import ConfigError, load_config, load_config_file
+from pipeline_lib.config import EUREKA_FIGURES, ConfigError, load_config, load_config_file
 
 
 def test_default_and_smoke_configs_are_valid():
     cfg = load_config_file(REPO / "config" / "config.yaml")
-    assert set(cfg.runs) == {"scratch_p4", "pretrain_p2", "curriculum_p2_p4", "pretrain_p2_d2", "curriculum_p2_p4_d2"}
+    circuit = {"scratch_p4", "pretrain_p2", "curriculum_p2_p4", "pretrain_p2_d2", "curriculum_p2_p4_d2"}
+    assert circuit <= set(cfg.runs)
     assert set(cfg.figures) == {"fig2_attention_graph", "fig3_attention_heatmap", "fig4_embeddings", "fig5_accuracy",
-                                "fig6_interpolation", "fig7_param_tsne"}
+                                "fig6_interpolation", "fig7_param_tsne", *EUREKA_FIGURES}
+    # the five attention variants, >= 10 seeds on the reasoning task and >= 5 on the digits task
+    for exp, min_seeds in (("reasoning", 10), ("digits", 5)):
+        arms = [cfg.runs[r] for _, r in cfg.eureka[exp].arms]
+        assert {(a.attention.variant, a.attention.tau if a.attention.schedule == "none" else "HT")
+                for a in arms} == {("softmax", "sqrt_d"), ("softmax", 1 / 3), ("softmax", "HT"),
+                                   ("normsoftmax", "sqrt_d"), ("normsoftmax", "HT")}
+        assert all(len(a.seeds) >= min_seeds for a in arms) and cfg.eureka[exp].threshold == 0.7
+    load_config_file(REPO / "config" / "eureka_paper.yaml")
     assert cfg.runs["scratch_p4"].epochs == 10000 and cfg.runs["pretrain_p2"].epochs == 3000
     assert cfg.runs["curriculum_p2_p4"].init_from == "pretrain_p2"
     assert cfg.runs["curriculum_p2_p4"].seeds == tuple(range(10))
@@ -23,7 +32,8 @@ def test_defaults_are_filled(smoke_raw):
     cfg = load_config(smoke_raw)
     rc = cfg.runs["scratch_p4"]
     assert rc.batch_size == "full" and rc.optimizer.name == "adam" and rc.optimizer.betas == (0.9, 0.999)
-    assert cfg.models["circuit_d32"].tau == "sqrt_d" and cfg.models["circuit_d32"].mlp_ratio == 4
+    assert rc.attention.tau == "sqrt_d" and rc.attention.variant == "softmax" and rc.attention.schedule == "none"
+    assert cfg.models["circuit_d32"].mlp_ratio == 4 and cfg.datasets["reasoning"].train_fraction == 0.3
     assert cfg.raw["runs"]["scratch_p4"]["init_from"] is None
 
 
@@ -53,7 +63,7 @@ MALFORMED = [
     ("missing required key", "runs.scratch_p4.model", _DELETE, ["runs.scratch_p4", "model"]),
     ("init_from a missing run", "runs.curriculum_p2_p4.init_from", "nope", ["runs.curriculum_p2_p4.init_from", "nope"]),
     ("init_from cycle", "runs.pretrain_p2.init_from", "curriculum_p2_p4", ["init_from", "cycle"]),
-    ("vocabulary smaller than p", "models.circuit_d32.vocab", 2, ["models.circuit_d32.vocab", "vocab >= p"]),
+    ("vocabulary smaller than p", "models.circuit_d32.vocab", 2, ["models.circuit_d32.vocab", "allowed vocab >= 4"]),
     ("k > T", "datasets.sma_p4_T12.k", 9, ["datasets.sma_p4_T12.k", "k <= T"]),
     ("unknown device", "device", "tpu", ["device", "cuda"]),
     ("figure naming a missing run", "figures.fig5_accuracy.arms.scratch", "nope", ["figures.fig5_accuracy.arms.scratch", "nope"]),
@@ -64,7 +74,19 @@ MALFORMED = [
      ["figures.fig4_embeddings.pretrain", "d=2"]),
     ("probe of a missing run", "analyses.probes.runs", ["nope"], ["analyses.probes.runs", "nope"]),
     ("dataset referenced but missing", "runs.scratch_p4.dataset", "nope", ["runs.scratch_p4.dataset", "nope"]),
-    ("tau not positive", "models.circuit_d32.tau", 0, ["models.circuit_d32.tau"]),
+    ("tau not positive", "runs.r_normsoftmax.attention.tau", 0, ["runs.r_normsoftmax.attention.tau"]),
+    ("unknown attention variant", "runs.r_ht.attention.variant", "sparsemax",
+     ["runs.r_ht.attention.variant", "normsoftmax_var"]),
+    ("a vit on a token task", "runs.r_softmax.model", "digits_vit", ["runs.r_softmax.model", "eureka_digits"]),
+    ("heads do not divide the width", "models.reasoning_tf.n_heads", 3, ["models.reasoning_tf.n_heads", "divisible"]),
+    ("a key of another task", "datasets.reasoning.p", 3, ["datasets.reasoning", "eureka_reasoning: n, train_fraction"]),
+    ("digits without sizes", "datasets.digits.n_train", _DELETE, ["datasets.digits", "n_train"]),
+    ("figure naming a missing experiment", "figures.eureka_table.experiments", ["nope"],
+     ["figures.eureka_table.experiments", "nope", "reasoning"]),
+    ("eureka arm naming a missing run", "analyses.eureka.reasoning.arms.HT", "nope",
+     ["analyses.eureka.reasoning.arms.HT", "nope"]),
+    ("eureka_probes of an unprobed run", "analyses.probes.runs", ["pretrain_p2"],
+     ["analyses.eureka.reasoning.arms.softmax", "analyses.probes.runs"]),
 ]
 
 

@@ -22,7 +22,7 @@ def _setup(smoke_raw, run="scratch_p4", epochs=25, batch_size="full", lr=1e-2):
 
 
 def _train(cfg, rc, d, tensors, seeds, poison=None):
-    model = build_model(cfg.models[rc.model], len(seeds), d.p, d.T)
+    model = build_model(cfg.models[rc.model], len(seeds), cfg.dataset_shape(d.name), rc.attention)
     model.init_seeds(seeds)
     if poison is not None:
         with torch.no_grad():
@@ -96,13 +96,13 @@ def test_interrupted_then_resumed_equals_uninterrupted_bitwise(smoke_raw, tmp_pa
         if epoch == 25:
             raise _Interrupt
 
-    model = build_model(cfg.models[rc.model], 2, d.p, d.T)
+    model = build_model(cfg.models[rc.model], 2, cfg.dataset_shape(d.name), rc.attention)
     model.init_seeds([0, 1])
     rc2 = dataclasses.replace(rc, seeds=(0, 1))
     with pytest.raises(_Interrupt):
         train_seeds(model, tensors, rc2, [0, 1], torch.device("cpu"), callback=stop_at_25, checkpoint=ck)
     assert torch.load(ck.path, weights_only=False)["epoch"] == 20
-    fresh = build_model(cfg.models[rc.model], 2, d.p, d.T)  # a new process would start from scratch
+    fresh = build_model(cfg.models[rc.model], 2, cfg.dataset_shape(d.name), rc.attention)  # a new process would start from scratch
     fresh.init_seeds([0, 1])
     seen = []
     resumed = train_seeds(fresh, tensors, rc2, [0, 1], torch.device("cpu"), callback=lambda e, _: seen.append(e),
@@ -118,7 +118,7 @@ def test_checkpoint_with_another_key_is_ignored(smoke_raw, tmp_path):
     from pipeline_lib.engine import Checkpointing
 
     cfg, rc, d, tensors = _setup(smoke_raw, epochs=12)
-    model = build_model(cfg.models[rc.model], 1, d.p, d.T)
+    model = build_model(cfg.models[rc.model], 1, cfg.dataset_shape(d.name), rc.attention)
     model.init_seeds([0])
     rc1 = dataclasses.replace(rc, seeds=(0,))
     train_seeds(model, tensors, rc1, [0], torch.device("cpu"), checkpoint=Checkpointing(tmp_path / "ck.pt", 5, "old"))

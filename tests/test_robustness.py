@@ -52,6 +52,33 @@ def _planned(workdir, repo):
 
 @pytest.mark.workflow
 def test_library_change_reruns_exactly_the_rules_that_import_it(tmp_path):
+    repo, work = _copy_repo_and_run(tmp_path)
+    assert _planned(work, repo) == {}
+    with open(repo / "pipeline_lib/figures/fig7.py", "a") as fh:
+        fh.write("\n# a change to Fig. 7's plotting code\n")
+    assert _planned(work, repo) == {"fig7_param_tsne": 1, "report": 1, "all": 1}
+    with open(repo / "pipeline_lib/analysis/interpolate.py", "a") as fh:
+        fh.write("\n# a change to the interpolation analysis\n")
+    assert _planned(work, repo) == {"interpolate": 1, "fig6_interpolation": 1, "fig7_param_tsne": 1,
+                                    "report": 1, "all": 1}
+    # each model family lives in its own module and rules hash the module of their run's kind:
+    # the 5 transformer/ViT runs and what reads them rerun; no circuit run, no dataset
+    with open(repo / "pipeline_lib/models/transformer.py", "a") as fh:
+        fh.write("\n# a change to the transformer\n")
+    jobs = _planned(work, repo)
+    assert jobs["train"] == 5 and jobs["probe"] == 3 and jobs["eureka_stats"] == 2 and "dataset" not in jobs
+    assert "fig5_accuracy" not in jobs
+    with open(repo / "pipeline_lib/tasks/eureka.py", "a") as fh:
+        fh.write("\n# a change to the Eureka task generators\n")
+    assert _planned(work, repo)["dataset"] == 2  # the two Eureka datasets, not the circuit ones
+    with open(repo / "pipeline_lib/engine.py", "a") as fh:  # training code: every run and downstream
+        fh.write("\n# a change to the engine\n")
+    jobs = _planned(work, repo)
+    assert jobs["train"] == 10 and jobs["dataset"] == 2
+
+
+def _copy_repo_and_run(tmp_path):
+    """A copy of the repository (so its library can be edited) and a finished smoke run with it."""
     repo = tmp_path / "repo"
     repo.mkdir()
     for part in ("Snakefile", "workflow", "pipeline_lib", "profiles", "config"):
@@ -70,15 +97,4 @@ def test_library_change_reruns_exactly_the_rules_that_import_it(tmp_path):
                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(repo)), cwd=work)
     # (cwd matters: `python -m` puts the working directory first on sys.path)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert _planned(work, repo) == {}
-    with open(repo / "pipeline_lib/figures/fig7.py", "a") as fh:
-        fh.write("\n# a change to Fig. 7's plotting code\n")
-    assert _planned(work, repo) == {"fig7_param_tsne": 1, "report": 1, "all": 1}
-    with open(repo / "pipeline_lib/analysis/interpolate.py", "a") as fh:
-        fh.write("\n# a change to the interpolation analysis\n")
-    assert _planned(work, repo) == {"interpolate": 1, "fig6_interpolation": 1, "fig7_param_tsne": 1,
-                                    "report": 1, "all": 1}
-    with open(repo / "pipeline_lib/engine.py", "a") as fh:  # training code: every run and downstream
-        fh.write("\n# a change to the engine\n")
-    jobs = _planned(work, repo)
-    assert jobs["train"] == 5 and "dataset" not in jobs
+    return repo, work

@@ -37,7 +37,8 @@ def test_smoke_produces_artifacts_and_figure(smoke_run):
     work, seconds = smoke_run
     res = work / "results"
     figures = ["fig2_attention_graph", "fig3_attention_heatmap", "fig4_embeddings", "fig5_accuracy",
-               "fig6_interpolation", "fig7_param_tsne"]
+               "fig6_interpolation", "fig7_param_tsne", "eureka_accuracy", "eureka_table", "eureka_qkv_gradients",
+               "eureka_attention_distribution", "eureka_probes"]
     for fig in figures:
         for ext in ("pdf", "png"):
             assert (res / "figures" / f"{fig}.{ext}").stat().st_size > 1000, (fig, ext)
@@ -68,6 +69,19 @@ def test_smoke_produces_artifacts_and_figure(smoke_run):
         assert int(w.snapshot[-1]) == 60
         # seed i of the finetune starts from seed i of the parent's final weights
         xr.testing.assert_equal(w.W_E.isel(snapshot=0), parent.W_E.isel(snapshot=-1))
+    # Eureka: the table as CSV/Markdown, the stats artifact, the transformer's recordings
+    table = (res / "figures" / "eureka_table.md").read_text()
+    assert table.count("\n| reasoning |") == 3 and table.count("\n| digits |") == 2
+    assert len((res / "figures" / "eureka_table.csv").read_text().splitlines()) == 1 + 5
+    with xr.open_dataset(res / "analysis" / "eureka" / "reasoning.h5", engine="h5netcdf") as ek, \
+         xr.open_dataset(res / "runs" / "r_ht" / "trajectory.h5", engine="h5netcdf") as tr:
+        assert list(ek.arm.values) == ["softmax", "HT", "normsoftmax"] and ek.eureka_epoch.dims == ("arm", "seed")
+        assert ek.attrs["threshold"] == 0.5
+        assert tr.grad_W_Q.dims == ("seed", "epoch", "layer", "head") and tr.attention_hist.sizes["bin"] == 20
+        assert float(tr.temperature[0]) == pytest.approx(1 / 3) and tr.attrs["task_chance_without_step1"] > 0.5
+        assert tr.attention.sizes["position"] == 5  # CLS + (a, b, c, d)
+    with xr.open_dataset(res / "analysis" / "probes" / "r_softmax.h5", engine="h5netcdf") as pr:
+        assert list(pr.site.values) == ["attn_out_0", "cls"] and list(pr.target.values) == ["step1"]
     stats = json.loads((res / "figures" / "fig5_accuracy.json").read_text())["stats"]
     assert set(stats) == {"scratch", "curriculum", "summary"} and stats["curriculum"]["seeds"] == 3
     assert "curriculum " in stats["summary"] and "/3 [" in stats["summary"]

@@ -27,6 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..attention import attention_weights
+
 # Dims of each parameter (after the leading seed axis), in the workflow's vocabulary of names.
 PARAM_DIMS = {
     "W_E": ("token", "d_model"),
@@ -66,10 +68,13 @@ class CircuitModel(nn.Module):
     """One-layer cross-attention transformer of the circuits paper, for S seeds at once."""
 
     def __init__(self, n_seeds: int, vocab: int, T: int, d: int, mlp_ratio: int = 4,
-                 tau: float | None = None, tied_unembed: bool = False):
+                 tau: float | None = None, tied_unembed: bool = False, variant: str = "softmax"):
         super().__init__()
         self.S, self.V, self.T, self.d, self.h = n_seeds, vocab, T, d, mlp_ratio * d
+        self.d_head = d  # one head of width d
         self.tau = math.sqrt(d) if tau is None else float(tau)  # tau = sqrt(d), paper's default
+        self.variant = variant  # softmax / normsoftmax / normsoftmax_var (pipeline_lib.attention)
+        self.beta: float | None = None  # Heat Treatment: inverse temperature set per epoch
         self.tied_unembed = tied_unembed
         S, V, h = n_seeds, vocab, self.h
         self.W_E = nn.Parameter(torch.empty(S, V, d))
@@ -110,6 +115,13 @@ class CircuitModel(nn.Module):
         return self.W_E if self.W_U is None else self.W_U
 
     # -- helpers -----------------------------------------------------------------------------------
+    def _normalise(self, scores: torch.Tensor) -> torch.Tensor:
+        """Attention weights over positions from the raw scores z_t . w_Q (the run's variant)."""
+        tau = 1.0 / self.beta if self.beta is not None else self.tau
+        if self.variant == "softmax":  # the common case, kept to one division
+            return torch.softmax(scores / tau, dim=-1)
+        return attention_weights(scores, self.variant, tau)
+
     def _per_seed(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T) shared by all seeds, or (S, B, T) -> (S, B, T)."""
         return x.expand(self.S, *x.shape) if x.dim() == 2 else x
@@ -129,7 +141,7 @@ class CircuitModel(nn.Module):
         x = self._per_seed(x)
         seed_idx = torch.arange(self.S, device=x.device)[:, None, None]
         z = rms_norm(self.W_E[seed_idx, x] + self.P[:, None])  # (S, B, T, d)
-        attention = torch.softmax(torch.einsum("sbtd,sd->sbt", z, self.w_Q) / self.tau, dim=-1)
+        attention = self._normalise(torch.einsum("sbtd,sd->sbt", z, self.w_Q))
         values = torch.einsum("sed,sbtd->sbte", self.W_V, z)  # W_V z_t for every t: (S, B, T, d)
         z_A = torch.einsum("sbt,sbte->sbe", attention, values)  # (S, B, d)
         return Internals(attention, z_A, *self._readout(z_A))
@@ -142,14 +154,14 @@ class CircuitModel(nn.Module):
         """Logits (S, B, V) for x of shape (B, T) (all seeds see it) or (S, B, T)."""
         S, T, V, d = self.S, self.T, self.V, self.d
         table = rms_norm(self.P[:, :, None, :] + self.W_E[:, None, :, :]).reshape(S, T * V, d)  # (S, T*V, d)
-        a = torch.einsum("snd,sd->sn", table, self.w_Q) / self.tau  # (S, T*V) logits per (t, token)
+        a = torch.einsum("snd,sd->sn", table, self.w_Q)  # (S, T*V) raw scores per (t, token)
         idx = x + V * torch.arange(T, device=x.device)  # (..., B, T) row of (t, x_t) in the table
         if idx.dim() == 2:
             scores = a[:, idx]  # (S, B, T)
             idx = idx.expand(S, *idx.shape)
         else:
             scores = torch.gather(a[:, None, :].expand(S, idx.shape[1], T * V), 2, idx)
-        attention = torch.softmax(scores, dim=-1)  # (S, B, T)
+        attention = self._normalise(scores)  # (S, B, T)
         weights = torch.zeros(S, idx.shape[1], T * V, device=x.device, dtype=table.dtype)
         weights = weights.scatter(2, idx, attention)  # (S, B, T*V); (t, x_t) rows are distinct
         pooled = torch.bmm(weights, table)  # (S, B, d) = sum_t s_t z_t
@@ -160,16 +172,22 @@ class CircuitModel(nn.Module):
         """Attention weights (S, B, T) of the fast path's quantities, cheap: no MLP."""
         x = self._per_seed(x)
         table = rms_norm(self.P[:, :, None, :] + self.W_E[:, None, :, :])  # (S, T, V, d)
-        a = torch.einsum("stvd,sd->stv", table, self.w_Q) / self.tau
+        a = torch.einsum("stvd,sd->stv", table, self.w_Q)
         pos = torch.arange(self.T, device=x.device)
         scores = a[torch.arange(self.S, device=x.device)[:, None, None], pos, x]  # (S, B, T)
-        return torch.softmax(scores, dim=-1)
+        return self._normalise(scores)
 
 
-def build_model(model_cfg, n_seeds: int, p: int, T: int) -> CircuitModel:
-    """Instantiate the model a config entry describes (vocab defaults to the dataset's p)."""
+def build_model(model_cfg, n_seeds: int, shape: dict, attention_cfg) -> CircuitModel:
+    """Instantiate a circuit model entry (vocab defaults to the dataset's number of token values);
+    ``shape`` is ``Config.dataset_shape`` of the dataset it reads."""
     if model_cfg.kind != "circuit":
-        raise ValueError(f"unknown model kind {model_cfg.kind!r}")
-    vocab = model_cfg.vocab if model_cfg.vocab is not None else p
-    return CircuitModel(n_seeds, vocab, T, model_cfg.d, model_cfg.mlp_ratio,
-                        model_cfg.resolved_tau(), model_cfg.tied_unembed)
+        raise ValueError(f"pipeline_lib.models builds circuit models, not {model_cfg.kind!r}")
+    vocab = model_cfg.vocab if model_cfg.vocab is not None else shape["tokens"]
+    return CircuitModel(n_seeds, vocab, shape["T"], model_cfg.d, model_cfg.mlp_ratio,
+                        attention_cfg.resolved_tau(model_cfg.d_head), model_cfg.tied_unembed, attention_cfg.variant)
+
+
+def as_inputs(x: np.ndarray, model_cfg=None) -> torch.Tensor:
+    """Dataset ``x`` (n, T) -> the model's input tensor (token ids)."""
+    return torch.as_tensor(x, dtype=torch.long)

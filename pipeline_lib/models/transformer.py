@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -21,6 +22,21 @@ from ..attention import attention_weights
 from . import seed_generator
 
 LN_EPS = 1e-5
+HIST_BINS = 20  # attention-weight histogram: equal bins over [0, 1]
+IMAGE_SIDE = 16  # the digits task's images are 16 x 16
+
+# Dims of each parameter (after the leading seed axis), in the workflow's vocabulary of names.
+PARAM_DIMS = {
+    "W_E": ("token", "d_model"), "W_patch": ("patch_pixel", "d_model"), "b_patch": ("d_model",),
+    "cls": ("d_model",), "P": ("position", "d_model"),
+    "ln1_g": ("layer", "d_model"), "ln1_b": ("layer", "d_model"),
+    "W_Q": ("layer", "head", "d_model", "d_head"), "W_K": ("layer", "head", "d_model", "d_head"),
+    "W_V": ("layer", "head", "d_model", "d_head"), "W_O": ("layer", "head", "d_head", "d_model"),
+    "ln2_g": ("layer", "d_model"), "ln2_b": ("layer", "d_model"),
+    "W_1": ("layer", "d_model", "d_mlp"), "b_1": ("layer", "d_mlp"),
+    "W_2": ("layer", "d_mlp", "d_model"), "b_2": ("layer", "d_model"),
+    "lnf_g": ("d_model",), "lnf_b": ("d_model",), "W_cls": ("d_model", "class"), "b_cls": ("class",),
+}
 
 
 class TransformerInternals(NamedTuple):
@@ -50,6 +66,7 @@ class SeedTransformer(nn.Module):
         S, L, H, d = n_seeds, depth, n_heads, d_model
         e, h = d_model // n_heads, mlp_ratio * d_model
         self.S, self.L, self.H, self.d, self.e = S, L, H, d, e
+        self.d_head = e
         self.variant = variant
         self.tau = math.sqrt(e) if tau is None else float(tau)  # tau = sqrt(d_head) by default
         self.beta: float | None = None  # Heat Treatment: inverse temperature set per epoch
@@ -86,6 +103,12 @@ class SeedTransformer(nn.Module):
                     continue  # gains stay 1, biases 0
                 p[i].copy_(torch.randn(p[i].shape, generator=g) * 0.02)
 
+    @torch.no_grad()
+    def load_arrays(self, arrays: dict) -> None:
+        """Set parameters from arrays of shape (S, ...), e.g. a parent run's final weights."""
+        for name, p in self.named_parameters():
+            p.copy_(torch.as_tensor(np.asarray(arrays[name])))
+
     # -- forward ------------------------------------------------------------------------------------
     def _embed(self, x: torch.Tensor) -> torch.Tensor:
         """(B, N) tokens / (B, N, patch_dim) patches, shared by all seeds, or with a leading S axis."""
@@ -100,14 +123,24 @@ class SeedTransformer(nn.Module):
 
     def _attention(self, z: torch.Tensor, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         zn = seed_layer_norm(z, self.ln1_g[:, layer], self.ln1_b[:, layer])
-        q = torch.einsum("sbtd,shde->sbhte", zn, self.W_Q[:, layer])
-        k = torch.einsum("sbtd,shde->sbhte", zn, self.W_K[:, layer])
-        v = torch.einsum("sbtd,shde->sbhte", zn, self.W_V[:, layer])
-        scores = torch.einsum("sbhte,sbhue->sbhtu", q, k)  # raw q.k, (S, B, H, T, T)
-        tau = 1.0 / self.beta if self.beta is not None else self.tau
-        weights = attention_weights(scores, self.variant, tau)
-        heads = torch.einsum("sbhtu,sbhue->sbhte", weights, v)
-        return weights, torch.einsum("sbhte,shed->sbtd", heads, self.W_O[:, layer])
+        q, k, v = (self._project(zn, W[:, layer]) for W in (self.W_Q, self.W_K, self.W_V))  # (S, B, H, T, e)
+        scores = q @ k.transpose(-1, -2)  # raw q.k, (S, B, H, T, T)
+        weights = attention_weights(scores, self.variant, self.temperature())
+        heads = weights @ v  # (S, B, H, T, e)
+        S, B, H, T, e = heads.shape
+        W_O = self.W_O[:, layer].reshape(S, H * e, self.d)
+        out = torch.bmm(heads.permute(0, 1, 3, 2, 4).reshape(S, B * T, H * e), W_O)
+        return weights, out.view(S, B, T, self.d)
+
+    def _project(self, zn: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+        """(S, B, T, d) x per-head (S, H, d, e) -> (S, B, H, T, e), as one batched matmul."""
+        S, B, T, d = zn.shape
+        flat = torch.bmm(zn.reshape(S, B * T, d), W.permute(0, 2, 1, 3).reshape(S, d, self.H * self.e))
+        return flat.view(S, B, T, self.H, self.e).permute(0, 1, 3, 2, 4)
+
+    def temperature(self) -> float:
+        """tau, or 1/beta while Heat Treatment sets the inverse temperature."""
+        return 1.0 / self.beta if self.beta is not None else self.tau
 
     def internals(self, x: torch.Tensor) -> TransformerInternals:
         z = self._embed(x)
@@ -118,17 +151,105 @@ class SeedTransformer(nn.Module):
             attn_out.append(a)
             z = z + a
             zn = seed_layer_norm(z, self.ln2_g[:, layer], self.ln2_b[:, layer])
-            hidden = F.gelu(torch.einsum("sbtd,sdh->sbth", zn, self.W_1[:, layer]) + self.b_1[:, layer, None, None])
-            z = z + torch.einsum("sbth,shd->sbtd", hidden, self.W_2[:, layer]) + self.b_2[:, layer, None, None]
+            S, B, T, d = zn.shape
+            hidden = F.gelu(torch.bmm(zn.reshape(S, B * T, d), self.W_1[:, layer]) + self.b_1[:, layer, None])
+            z = z + (torch.bmm(hidden, self.W_2[:, layer]) + self.b_2[:, layer, None]).view(S, B, T, d)
         cls = seed_layer_norm(z[:, :, 0], self.lnf_g, self.lnf_b)  # (S, B, d)
         logits = torch.einsum("sbd,sdc->sbc", cls, self.W_cls) + self.b_cls[:, None]
         return TransformerInternals(attention, attn_out, cls, logits)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits (S, B, C). One-layer token models take the fast path (same function)."""
+        if self.L == 1 and hasattr(self, "W_E"):
+            return self._forward_one_layer_tokens(x)
         return self.internals(x).logits
+
+    def _forward_one_layer_tokens(self, x: torch.Tensor) -> torch.Tensor:
+        """One layer over tokens: only the CLS row reaches the classifier, and before attention every
+        input vector depends only on its (position, token) pair. So keys and values are computed once
+        per step on the (position, token) table, the CLS query once per seed, attention weights are
+        scattered into a (batch, positions*vocab) matrix and pooled with one matmul, and the MLP runs
+        on the CLS row alone. Tested against ``internals`` (the direct form)."""
+        S, H, e, d = self.S, self.H, self.e, self.d
+        x = x.expand(S, *x.shape) if x.dim() == 2 else x  # (S, B, N)
+        B, N = x.shape[1], x.shape[2]
+        V = self.W_E.shape[1]
+        g1, b1 = self.ln1_g[:, 0], self.ln1_b[:, 0]
+        table = seed_layer_norm((self.W_E[:, None] + self.P[:, 1:, None]).reshape(S, N * V, d), g1, b1)
+        cls0 = self.cls + self.P[:, 0]  # (S, d): the CLS input, the same for every example
+        cls_n = seed_layer_norm(cls0, g1, b1)
+        per_head = lambda z, W: torch.einsum("snd,shde->shne", z, W)  # noqa: E731  (S, H, n, e)
+        q = per_head(cls_n[:, None], self.W_Q[:, 0])  # (S, H, 1, e)
+        k_tab, v_tab = per_head(table, self.W_K[:, 0]), per_head(table, self.W_V[:, 0])  # (S, H, N*V, e)
+        k_cls, v_cls = per_head(cls_n[:, None], self.W_K[:, 0]), per_head(cls_n[:, None], self.W_V[:, 0])
+        s_tab = (k_tab @ q.transpose(-1, -2)).squeeze(-1)  # (S, H, N*V)
+        s_cls = (k_cls @ q.transpose(-1, -2)).squeeze(-1)  # (S, H, 1)
+        idx = x + V * torch.arange(N, device=x.device)  # (S, B, N): row of (n, x_n) in the table
+        seed_idx = torch.arange(S, device=x.device)[:, None, None]
+        s_tok = s_tab.permute(0, 2, 1)[seed_idx, idx]  # (S, B, N, H)
+        scores = torch.cat([s_cls.permute(0, 2, 1)[:, None].expand(S, B, 1, H), s_tok], dim=2)
+        weights = attention_weights(scores.transpose(2, 3), self.variant, self.temperature())  # (S, B, H, N+1)
+        scattered = torch.zeros(S, H, B, N * V, device=x.device, dtype=weights.dtype)
+        scattered = scattered.scatter(3, idx[:, None].expand(S, H, B, N), weights[..., 1:].permute(0, 2, 1, 3))
+        pooled = scattered @ v_tab + weights[..., :1].permute(0, 2, 1, 3) * v_cls  # (S, H, B, e)
+        attn_out = torch.bmm(pooled.permute(0, 2, 1, 3).reshape(S, B, H * e), self.W_O[:, 0].reshape(S, H * e, d))
+        z = cls0[:, None] + attn_out  # (S, B, d): the CLS row after attention
+        zn = seed_layer_norm(z, self.ln2_g[:, 0], self.ln2_b[:, 0])
+        hidden = F.gelu(torch.bmm(zn, self.W_1[:, 0]) + self.b_1[:, 0, None])
+        z = z + torch.bmm(hidden, self.W_2[:, 0]) + self.b_2[:, 0, None]
+        cls = seed_layer_norm(z, self.lnf_g, self.lnf_b)
+        return torch.bmm(cls, self.W_cls) + self.b_cls[:, None]
+
+    # -- recording ----------------------------------------------------------------------------------
+    @torch.no_grad()
+    def attention(self, x: torch.Tensor) -> torch.Tensor:
+        """The CLS query's attention over the N+1 positions (CLS first), last layer, mean over heads:
+        (S, B, N+1)."""
+        return self.internals(x).attention[-1][:, :, :, 0].mean(2)
+
+    @torch.no_grad()
+    def attention_histogram(self, x: torch.Tensor, bins: int = HIST_BINS) -> torch.Tensor:
+        """Fraction of attention weights (all queries, keys and heads of ``x``) in each of ``bins``
+        equal bins over [0, 1], per seed and layer: (S, L, bins)."""
+        out = []
+        for w in self.internals(x).attention:
+            idx = (w.reshape(self.S, -1) * bins).long().clamp_(0, bins - 1)
+            counts = torch.zeros(self.S, bins, device=w.device).scatter_add_(1, idx, torch.ones_like(w.reshape(self.S, -1)))
+            out.append(counts / idx.shape[1])
+        return torch.stack(out, 1)
 
     # -- gradients ----------------------------------------------------------------------------------
     @torch.no_grad()
     def grad_summary(self) -> dict[str, torch.Tensor]:
         """Mean |gradient| of W_Q, W_K, W_V per seed, layer and head: (S, L, H) each."""
         return {n: getattr(self, n).grad.abs().mean(dim=(-2, -1)) for n in ("W_Q", "W_K", "W_V")}
+
+
+def patchify(images: np.ndarray, patch: int) -> torch.Tensor:
+    """(n, 256) flattened 16x16 images with values 0..16 -> (n, patches, patch*patch) floats in [0, 1],
+    patches in row-major order."""
+    n, side = images.shape[0], IMAGE_SIDE
+    x = torch.as_tensor(np.asarray(images), dtype=torch.float32).view(n, side // patch, patch, side // patch, patch)
+    return (x.permute(0, 1, 3, 2, 4).reshape(n, (side // patch) ** 2, patch * patch) / 16.0).contiguous()
+
+
+def build_model(model_cfg, n_seeds: int, shape: dict, attention_cfg) -> SeedTransformer:
+    """Instantiate a transformer (tokens) or vit (16x16 images in patches) config entry; ``shape`` is
+    ``Config.dataset_shape`` of the dataset it reads."""
+    n_classes = shape["classes"]
+    common = dict(n_heads=model_cfg.n_heads, depth=model_cfg.depth, mlp_ratio=model_cfg.mlp_ratio,
+                  variant=attention_cfg.variant, tau=attention_cfg.resolved_tau(model_cfg.d_head))
+    if model_cfg.kind == "vit":
+        n_patches = (IMAGE_SIDE // model_cfg.patch) ** 2
+        return SeedTransformer(n_seeds, n_classes, n_patches, model_cfg.d, patch_dim=model_cfg.patch ** 2, **common)
+    if model_cfg.kind == "transformer":
+        vocab = model_cfg.vocab if model_cfg.vocab is not None else shape["tokens"]
+        return SeedTransformer(n_seeds, n_classes, shape["T"], model_cfg.d, vocab=vocab, **common)
+    raise ValueError(f"pipeline_lib.models.transformer builds transformer and vit models, not {model_cfg.kind!r}")
+
+
+def as_inputs(x: np.ndarray, model_cfg) -> torch.Tensor:
+    """Dataset ``x`` -> the model's input tensor: token ids, or image patches for a vit."""
+    if model_cfg.kind == "vit":
+        return patchify(x, model_cfg.patch)
+    return torch.as_tensor(x, dtype=torch.long)

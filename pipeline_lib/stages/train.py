@@ -17,9 +17,9 @@ from tqdm import tqdm
 
 from ..config import Config, slice_hash
 from ..engine import Checkpointing, Recording, resolve_device, train_seeds, tune_allocator
-from ..models import PARAM_DIMS, build_model
 from ..store import (code_hash, dataset_split, file_hash, provenance, read_dataset, snapshot_arrays,
                      write_dataset)
+from .kinds import MODEL_MODULES, build_run_model, model_module, run_inputs
 
 METRICS = ("train_loss", "train_acc", "test_loss", "test_acc")
 
@@ -37,10 +37,9 @@ def _logger(log_path: str | None) -> logging.Logger:
 
 
 @torch.no_grad()
-def snapshot_z_A(model, weights: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
-    """z_A (S, K, n, d) of inputs ``x`` under each of the K weight snapshots (model is overwritten)."""
-    device = next(model.parameters()).device
-    xt = torch.as_tensor(x, dtype=torch.long, device=device)
+def snapshot_z_A(model, weights: dict[str, np.ndarray], xt: torch.Tensor) -> np.ndarray:
+    """z_A (S, K, n, d) of inputs ``xt`` under each of the K weight snapshots (model is overwritten)."""
+    xt = xt.to(next(model.parameters()).device)
     K = next(iter(weights.values())).shape[0]
     out = []
     for k in range(K):
@@ -52,20 +51,32 @@ def snapshot_z_A(model, weights: dict[str, np.ndarray], x: np.ndarray) -> np.nda
 def trajectory_dataset(rec: Recording, seeds, probe_x: np.ndarray, attrs: dict,
                        embed: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> xr.Dataset:
     """Per-epoch metrics (seed, epoch); attention (seed, epoch, probe, position), NaN where the
-    schedule did not record it (``attention_recorded`` marks the recorded epochs)."""
-    S, n_probe, T = len(seeds), probe_x.shape[0], probe_x.shape[1]
+    schedule did not record it (``attention_recorded`` marks the recorded epochs); for transformer
+    models also the Q/K/V gradient summaries (seed, epoch, layer, head) and the attention-weight
+    histograms (seed, epoch, layer, bin)."""
+    S, n_probe, T = len(seeds), probe_x.shape[0], rec.attention.shape[-1]
     recorded = np.isin(rec.epochs, rec.attention_epochs)
     attention = np.full((S, len(rec.epochs), n_probe, T), np.nan, dtype=np.float32)
     attention[:, recorded] = rec.attention
     data = {m: (("seed", "epoch"), getattr(rec, m).astype(np.float32)) for m in METRICS}
     data.update({
         "attention": (("seed", "epoch", "probe", "position"), attention),
-        "probe_x": (("probe", "position"), probe_x),
+        "probe_x": (("probe", "position" if probe_x.shape[1] == T else "input"), probe_x),
         "diverged": (("seed",), rec.diverged_epoch >= 0),
         "diverged_epoch": (("seed",), rec.diverged_epoch),
+        "temperature": (("epoch",), rec.temperature.astype(np.float32)),
     })
     coords = {"seed": list(seeds), "epoch": rec.epochs, "probe": np.arange(n_probe),
               "position": np.arange(T), "attention_recorded": ("epoch", recorded)}
+    for name, g in (rec.grads or {}).items():
+        data[f"grad_{name}"] = (("seed", "epoch", "layer", "head"), g.astype(np.float32))
+    if rec.attention_hist is not None:
+        bins = rec.attention_hist.shape[-1]
+        data["attention_hist"] = (("seed", "epoch", "layer", "bin"), rec.attention_hist.astype(np.float32))
+        coords["bin"] = (np.arange(bins) + 0.5) / bins
+    if rec.grads or rec.attention_hist is not None:
+        coords["layer"] = np.arange(rec.attention_hist.shape[2] if rec.attention_hist is not None
+                                    else next(iter(rec.grads.values())).shape[2])
     if embed is not None:  # z_A of fixed inputs at every weight snapshot (Fig. 4 reads it)
         z_A, embed_x, embed_y = embed
         data.update({"z_A": (("seed", "snapshot", "sample", "d_model"), z_A),
@@ -75,11 +86,18 @@ def trajectory_dataset(rec: Recording, seeds, probe_x: np.ndarray, attrs: dict,
     ds.attrs.update(attrs)
     ds["attention"].attrs["description"] = "softmax attention weights of the probe sequences over positions"
     ds["diverged_epoch"].attrs["description"] = "first epoch with a non-finite loss (-1: never); the seed is frozen from then on"
+    ds["temperature"].attrs["description"] = "attention temperature during epoch e (1/beta under Heat Treatment)"
+    for name in rec.grads or {}:
+        ds[f"grad_{name}"].attrs["description"] = (f"mean |gradient| of {name} per layer and head, averaged over the "
+                                                   "steps of epoch e (during training from epoch e to e+1)")
+    if "attention_hist" in ds:
+        ds["attention_hist"].attrs["description"] = ("fraction of attention weights (all queries, keys, heads of the "
+                                                     "stats examples) per equal bin over [0, 1]; bin = its centre")
     return ds
 
 
-def weights_dataset(rec: Recording, seeds, attrs: dict) -> xr.Dataset:
-    data = {n: (("snapshot", "seed", *PARAM_DIMS[n]), w) for n, w in rec.weights.items()}
+def weights_dataset(rec: Recording, seeds, attrs: dict, param_dims: dict) -> xr.Dataset:
+    data = {n: (("snapshot", "seed", *param_dims[n]), w) for n, w in rec.weights.items()}
     ds = xr.Dataset(data, coords={"snapshot": rec.snapshot_epochs, "seed": list(seeds)})
     ds["snapshot"].attrs["description"] = "global epoch of the snapshot; the last is the final weights"
     ds.attrs.update(attrs)
@@ -95,10 +113,10 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
     log = _logger(log_path)
     ds = read_dataset(dataset_path, rule="dataset")
     (x_tr, y_tr), (x_te, y_te) = dataset_split(ds, "train"), dataset_split(ds, "test")
-    p, T = int(ds.attrs["task_p"]), int(ds.attrs["task_T"])
     seeds = list(rc.seeds)
+    kind = cfg.models[rc.model].kind
 
-    model = build_model(cfg.models[rc.model], len(seeds), p, T)
+    model = build_run_model(cfg, run)
     if rc.init_from:
         # the parent's final weights, seed i from seed i
         model.load_arrays(snapshot_arrays(read_dataset(init_path, rule="train").sel(seed=seeds), -1))
@@ -107,8 +125,9 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
     model.to(device)
 
     probe_x = x_te[: rc.n_probe]
-    tensors = {k: torch.as_tensor(v, dtype=torch.long) for k, v in
-               dict(x_train=x_tr, y_train=y_tr, x_test=x_te, y_test=y_te, probe_x=probe_x).items()}
+    tensors = {k: run_inputs(cfg, run, v) for k, v in
+               dict(x_train=x_tr, x_test=x_te, probe_x=probe_x, stats_x=x_te[: rc.n_stats]).items()}
+    tensors.update(y_train=torch.as_tensor(y_tr, dtype=torch.long), y_test=torch.as_tensor(y_te, dtype=torch.long))
     start = cfg.start_epoch(run)
     inputs = [dataset_path] + ([init_path] if rc.init_from else [])
     ckpt = None
@@ -117,8 +136,8 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
         ckpt = Checkpointing(resume_path(trajectory_path), rc.checkpoint_every, key)
         if ckpt.path.exists():
             log.info(f"found resume checkpoint {ckpt.path}; resuming from it if it matches this config and inputs")
-    log.info(f"run {run}: {len(seeds)} seeds, {rc.epochs} epochs from epoch {start}, device {device}, "
-             f"threads {torch.get_num_threads()}, batch {rc.batch_size}")
+    log.info(f"run {run}: {kind} model, {len(seeds)} seeds, {rc.epochs} epochs from epoch {start}, device {device}, "
+             f"threads {torch.get_num_threads()}, batch {rc.batch_size}, attention {rc.attention.describe()}")
     bar = tqdm(total=rc.epochs + 1, desc=run, unit="epoch", disable=None, mininterval=1.0)
     t0 = time.perf_counter()
 
@@ -141,13 +160,17 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
     log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged seeds: {n_div}/{len(seeds)}")
 
     embed = None
-    if rc.n_embed:
+    if rc.n_embed and kind == "circuit":
         embed_x = x_te[: rc.n_embed]
-        embed = (snapshot_z_A(model, rec.weights, embed_x), embed_x, y_te[: rc.n_embed])
-    attrs = provenance(cfg.run_slice(run), inputs, device=str(device), code=code_hash(__name__))
-    attrs.update(run=run, start_epoch=start, init_from=rc.init_from or "", p=p, T=T,
-                 k=int(ds.attrs["task_k"]), dataset=rc.dataset, threads=torch.get_num_threads())
-    write_dataset(weights_dataset(rec, seeds, attrs), weights_path, {})
+        embed = (snapshot_z_A(model, rec.weights, run_inputs(cfg, run, embed_x)), embed_x, y_te[: rc.n_embed])
+    attrs = provenance(cfg.run_slice(run), inputs, device=str(device),
+                       code=code_hash(__name__) + code_hash(MODEL_MODULES[kind]))
+    attrs.update(run=run, start_epoch=start, init_from=rc.init_from or "", dataset=rc.dataset,
+                 threads=torch.get_num_threads(), model_kind=kind, attention=rc.attention.describe(),
+                 **{k: v for k, v in ds.attrs.items() if k.startswith("task_")})
+    if kind == "circuit":  # the names the circuit stages read
+        attrs.update(p=int(ds.attrs["task_p"]), T=int(ds.attrs["task_T"]), k=int(ds.attrs["task_k"]))
+    write_dataset(weights_dataset(rec, seeds, attrs, model_module(kind).PARAM_DIMS), weights_path, {})
     write_dataset(trajectory_dataset(rec, seeds, probe_x, attrs, embed), trajectory_path, {})
     if ckpt is not None:  # the artifacts are complete: the resume state is no longer needed
         ckpt.path.unlink(missing_ok=True)

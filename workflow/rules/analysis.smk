@@ -12,7 +12,7 @@ rule interpolate:
         mem_mb=4000,
     params:
         config=lambda wc: canonical_json(CFG.analysis_slice("interpolation", wc.interp)),
-        code=code_hash("pipeline_lib.stages.interpolate"),
+        code=lambda wc: model_code("pipeline_lib.stages.interpolate", CFG.interpolation[wc.interp].b),
     script:
         "../scripts/interpolate.py"
 
@@ -31,7 +31,7 @@ rule probe:
         mem_mb=4000,
     params:
         config=lambda wc: canonical_json(CFG.probe_slice(wc.probe_run)),
-        code=code_hash("pipeline_lib.stages.probe"),
+        code=lambda wc: model_code("pipeline_lib.stages.probe", wc.probe_run),
     script:
         "../scripts/probe.py"
 
@@ -53,3 +53,22 @@ rule param_embed:
         code=code_hash("pipeline_lib.stages.param_embed"),
     script:
         "../scripts/param_embed.py"
+
+
+rule eureka_stats:
+    input:
+        unpack(eureka_inputs),
+    output:
+        "results/analysis/eureka/{experiment}.h5",
+    log:
+        "results/logs/eureka_stats/{experiment}.log",
+    benchmark:
+        "results/benchmarks/eureka_stats/{experiment}.tsv"
+    resources:
+        runtime=10,
+        mem_mb=2000,
+    params:
+        config=lambda wc: canonical_json(CFG.analysis_slice("eureka", wc.experiment)),
+        code=code_hash("pipeline_lib.stages.eureka_stats"),
+    script:
+        "../scripts/eureka_stats.py"

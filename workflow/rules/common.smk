@@ -4,6 +4,7 @@ import re
 from snakemake.exceptions import WorkflowError
 
 from pipeline_lib.config import ConfigError, canonical_json, load_config
+from pipeline_lib.stages.kinds import DATASET_STAGES, MODEL_MODULES
 from pipeline_lib.store import code_hash
 
 try:
@@ -22,6 +23,7 @@ wildcard_constraints:
     probe_run=_names(CFG.probes.runs),
     interp=_names(CFG.interpolation),
     embed=_names(CFG.param_embed),
+    experiment=_names(CFG.eureka),
 
 
 def run_files(run):
@@ -41,6 +43,24 @@ def interpolation_file(name):
 
 def param_embed_file(name):
     return f"results/analysis/param_embed/{name}.h5"
+
+
+def eureka_file(name):
+    return f"results/analysis/eureka/{name}.h5"
+
+
+def probe_file(run):
+    return f"results/analysis/probes/{run}.h5"
+
+
+def dataset_code(wildcards):
+    """Code hash of the stage that generates this dataset's task."""
+    return code_hash(DATASET_STAGES[CFG.datasets[wildcards.dataset].task])
+
+
+def model_code(stage, run):
+    """Code hash of a stage that builds a run's model: the stage and the model's own module."""
+    return code_hash(stage) + code_hash(MODEL_MODULES[CFG.models[CFG.runs[run].model].kind])
 
 
 def train_inputs(wildcards):
@@ -74,15 +94,23 @@ def param_embed_inputs(wildcards):
     return {r: run_files(r)["weights"] for r in runs}
 
 
+def eureka_inputs(wildcards):
+    ec = CFG.eureka[wildcards.experiment]
+    return {run: run_files(run)["trajectory"] for _, run in ec.arms}
+
+
 def analysis_files():
     files = [interpolation_file(n) for n in CFG.interpolation]
-    files += [f"results/analysis/probes/{r}.h5" for r in CFG.probes.runs]
+    files += [probe_file(r) for r in CFG.probes.runs]
     files += [param_embed_file(n) for n in CFG.param_embed]
+    files += [eureka_file(n) for n in CFG.eureka]
     return files
 
 
 def figure_files(name):
-    return multiext(f"results/figures/{name}", ".pdf", ".png", ".json")
+    # eureka_table also writes the table as CSV and Markdown
+    extra = (".csv", ".md") if name == "eureka_table" else ()
+    return multiext(f"results/figures/{name}", ".pdf", ".png", ".json", *extra)
 
 
 def figure_inputs(name):
@@ -93,6 +121,11 @@ def figure_inputs(name):
             files["interpolation"] = interpolation_file(fc.interpolation)
         if hasattr(fc, "param_embed"):
             files["param_embed"] = param_embed_file(fc.param_embed)
+        for exp in getattr(fc, "experiments", ()):
+            if name == "eureka_table":
+                files[f"eureka_{exp}"] = eureka_file(exp)
+            if name == "eureka_probes":
+                files.update({f"probe_{r}": probe_file(r) for _, r in CFG.eureka[exp].arms})
         return files
 
     return inputs

@@ -10,6 +10,6 @@ rule dataset:
         mem_mb=2000,
     params:
         config=lambda wc: canonical_json(CFG.dataset_slice(wc.dataset)),
-        code=code_hash("pipeline_lib.stages.dataset"),
+        code=dataset_code,
     script:
         "../scripts/dataset.py"

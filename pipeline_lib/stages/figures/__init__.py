@@ -51,3 +51,11 @@ def arm_trajectory(cfg: Config, run: str, paths: dict[str, str], variables: list
 def recorded_attention(traj: xr.Dataset) -> xr.DataArray:
     """Attention at the epochs the schedule recorded (the artifact's ``attention_recorded``)."""
     return traj.attention.sel(epoch=traj.attention_recorded)
+
+
+def experiment_arms(cfg: Config, experiment: str, paths: dict[str, str], variables: list[str],
+                    key: str = "{run}", rule: str = "train") -> dict[str, xr.Dataset]:
+    """Arm label -> the variables of one artifact per arm of a Eureka experiment; ``key`` names the
+    input that holds a run's artifact (trajectories by run name, probes as ``probe_{run}``)."""
+    return {label: read_dataset(paths[key.format(run=run)], rule=rule)[variables]
+            for label, run in cfg.eureka[experiment].arms}

@@ -1,0 +1,186 @@
+"""Eureka-moments wiring: the fast one-layer path, recording in the engine (Q/K/V gradients,
+attention histograms, Heat Treatment), the circuit model's attention variants, eureka_stats on
+curves with a known jump, and the Eureka dataset stage."""
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from pipeline_lib.analysis.eureka import eureka_epochs, eureka_summary, ratio_interval
+from pipeline_lib.attention import attention_weights, heat_treatment_beta
+from pipeline_lib.config import load_config
+from pipeline_lib.engine import train_seeds
+from pipeline_lib.models import CircuitModel
+from pipeline_lib.models.transformer import SeedTransformer, patchify
+from pipeline_lib.stages.kinds import build_run_model, run_inputs
+from pipeline_lib.store import read_dataset
+from pipeline_lib.tasks.eureka import eureka_label, eureka_reasoning
+
+
+def _perturbed(model, scale=0.3, seed=0):
+    """Seed-initialised, then moved away from the small init so attention is far from uniform."""
+    model.init_seeds(list(range(model.S)))
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=g) * scale)
+    return model
+
+
+@pytest.mark.parametrize("variant", ["softmax", "normsoftmax", "normsoftmax_var"])
+def test_one_layer_fast_path_equals_the_direct_form_values_and_gradients(variant):
+    m = _perturbed(SeedTransformer(3, 11, 4, 16, 4, depth=1, vocab=11, variant=variant))
+    x = torch.randint(0, 11, (3, 40, 4), generator=torch.Generator().manual_seed(1))  # per-seed inputs
+    y = torch.randint(0, 11, (40,), generator=torch.Generator().manual_seed(2))
+    grads = []
+    for fn in (m.forward, lambda x: m.internals(x).logits):
+        m.zero_grad()
+        logits = fn(x)
+        F.cross_entropy(logits.reshape(-1, 11), y.repeat(3)).backward()
+        grads.append({n: p.grad.clone() for n, p in m.named_parameters()})
+    torch.testing.assert_close(m(x), m.internals(x).logits, atol=2e-5, rtol=1e-5)
+    for name in grads[0]:  # W_Q gets its gradient only through the CLS query on both paths
+        torch.testing.assert_close(grads[0][name], grads[1][name], atol=2e-5, rtol=1e-4, msg=name)
+
+
+def test_attention_histogram_equals_numpy_histogram():
+    m = _perturbed(SeedTransformer(2, 10, 16, 16, 4, depth=2, patch_dim=16, variant="normsoftmax"), 0.5)
+    x = torch.rand(5, 16, 16, generator=torch.Generator().manual_seed(3))
+    hist = m.attention_histogram(x, bins=10)
+    assert hist.shape == (2, 2, 10)
+    for layer, w in enumerate(m.internals(x).attention):
+        for s in range(2):
+            counts, _ = np.histogram(w[s].detach().numpy().ravel(), bins=10, range=(0, 1))
+            np.testing.assert_allclose(hist[s, layer].numpy(), counts / counts.sum(), atol=1e-6)
+
+
+@pytest.mark.parametrize("variant", ["normsoftmax", "normsoftmax_var"])
+def test_circuit_model_variants_fast_path_equals_the_equations(variant):
+    m = CircuitModel(2, vocab=4, T=6, d=8, tau=0.5, variant=variant)
+    m.init_seeds([0, 1])
+    x = torch.randint(0, 4, (20, 6), generator=torch.Generator().manual_seed(0))
+    internals = m.internals(x)
+    torch.testing.assert_close(m(x), internals.logits, atol=1e-5, rtol=1e-5)
+    # the equations: z_t = RMS(W_E[x_t] + P_t); weights = variant(z . w_Q) over positions
+    z = m.W_E[0][x] + m.P[0]
+    z = z * torch.rsqrt(z.pow(2).mean(-1, keepdim=True) + 1e-6)
+    expected = attention_weights(z @ m.w_Q[0], variant, 0.5)
+    torch.testing.assert_close(internals.attention[0], expected)
+    torch.testing.assert_close(m.attention(x)[0], expected)
+    assert not torch.allclose(expected, torch.softmax(z @ m.w_Q[0] / 0.5, -1))  # the variant matters
+
+
+def _reasoning_setup(smoke_raw, run, epochs, batch_size="full"):
+    smoke_raw["runs"][run].update(epochs=epochs, batch_size=batch_size)
+    cfg = load_config(smoke_raw)
+    rc = cfg.runs[run]
+    data = eureka_reasoning(cfg.datasets["reasoning"].n, 0.3, 0)
+    tensors = {"x_train": run_inputs(cfg, run, data.x_train), "y_train": torch.as_tensor(data.y_train),
+               "x_test": run_inputs(cfg, run, data.x_test), "y_test": torch.as_tensor(data.y_test),
+               "probe_x": run_inputs(cfg, run, data.x_test[:3]), "stats_x": run_inputs(cfg, run, data.x_test[:16])}
+    model = build_run_model(cfg, run)
+    model.init_seeds(list(rc.seeds))
+    return cfg, rc, tensors, model
+
+
+@pytest.mark.parametrize("batch_size", ["full", 64])
+def test_engine_records_the_epochs_mean_qkv_gradient(smoke_raw, batch_size):
+    cfg, rc, tensors, model = _reasoning_setup(smoke_raw, "r_softmax", 2, batch_size)
+    start = {n: p.detach().clone() for n, p in model.named_parameters()}
+    rec = train_seeds(model, tensors, rc, list(rc.seeds), torch.device("cpu"))
+    assert rec.grads["W_Q"].shape == (2, 3, 1, 2)  # (seed, epoch, layer, head)
+    assert np.isnan(rec.grads["W_Q"][:, -1]).all()  # no training step after the last epoch
+    # recompute epoch 0's gradient summary from the initial weights, independently of the engine
+    fresh = build_run_model(cfg, "r_softmax")
+    fresh.load_arrays({n: v.numpy() for n, v in start.items()})
+    if batch_size == "full":
+        logits = fresh(tensors["x_train"])
+        loss = sum(F.cross_entropy(logits[s], tensors["y_train"]) for s in range(2))
+        loss.backward()
+        for name in ("W_Q", "W_K", "W_V"):
+            expected = getattr(fresh, name).grad.abs().mean(dim=(-2, -1)).numpy()
+            np.testing.assert_allclose(rec.grads[name][:, 0], expected, rtol=1e-4, err_msg=name)
+    else:  # mini-batches: the mean over the epoch's steps, weighted by step size, is positive and finite
+        assert np.isfinite(rec.grads["W_V"][:, :2]).all() and (rec.grads["W_V"][:, :2] > 0).all()
+    hist = rec.attention_hist
+    assert hist.shape == (2, 3, 1, 20)
+    np.testing.assert_allclose(hist.sum(-1), 1.0, atol=1e-5)
+
+
+def test_engine_follows_the_heat_treatment_schedule(smoke_raw):
+    cfg, rc, tensors, model = _reasoning_setup(smoke_raw, "r_ht", 10)
+    seen = []
+    orig = model.attention_histogram
+
+    def spy(x):
+        seen.append(model.beta)
+        return orig(x)
+
+    model.attention_histogram = spy
+    rec = train_seeds(model, tensors, rc, list(rc.seeds), torch.device("cpu"))
+    d_head = cfg.models["reasoning_tf"].d_head
+    expected = [heat_treatment_beta(e, 10, d_head) for e in range(11)]
+    np.testing.assert_allclose(seen[1:], expected)  # seen[0]: the engine sizing its buffers
+    np.testing.assert_allclose(rec.temperature, 1 / np.array(expected))
+    assert expected[0] == pytest.approx(3.0) and expected[5] == pytest.approx(1 / math.sqrt(d_head))
+    assert model.beta is None and model.tau == pytest.approx(math.sqrt(d_head))  # the schedule's end
+    plain = dataclasses.replace(rc, attention=dataclasses.replace(rc.attention, schedule="none"))
+    model2 = build_run_model(cfg, "r_softmax")
+    model2.init_seeds(list(rc.seeds))
+    rec2 = train_seeds(model2, tensors, plain, list(rc.seeds), torch.device("cpu"))
+    np.testing.assert_allclose(rec2.temperature, math.sqrt(d_head))
+    assert not np.allclose(rec.test_loss, rec2.test_loss)  # the schedule changed the training
+
+
+def test_eureka_epochs_and_ratio_on_curves_with_a_known_jump():
+    epochs = np.arange(0, 101)
+    plateau = np.full(101, 0.55)
+    jump_at = [20, 63, None, 100]
+    curves = []
+    for j in jump_at:
+        c = plateau.copy()
+        if j is not None:
+            c[j:] = 0.95
+        curves.append(c)
+    curves.append(np.r_[plateau[:50], np.full(51, 0.7)])  # reaches the threshold but never exceeds it
+    acc = np.stack(curves)
+    ep = eureka_epochs(acc, epochs + 1000, 0.7)  # real epoch numbers, e.g. a finetune's
+    np.testing.assert_array_equal(ep, [1020, 1063, np.nan, 1100, np.nan])
+    res = eureka_summary(acc, epochs, 0.7)
+    assert (res["n_eureka"], res["n_seeds"], res["eureka_ratio"]) == (3, 5, 0.6)
+    assert res["mean_eureka_epoch"] == pytest.approx((20 + 63 + 100) / 3)
+    assert res["acc_after_eureka"] == pytest.approx(0.95)
+    assert res["mean_final_test_acc"] == pytest.approx((3 * 0.95 + 0.55 + 0.7) / 5)
+    # Wilson interval of 3/5 from its formula
+    z, n, p = 1.959963984540054, 5, 0.6
+    centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert ratio_interval(3, 5) == pytest.approx((centre - half, centre + half), abs=1e-6)
+    diverged = acc.copy()
+    diverged[0, 30:] = np.nan  # a frozen (diverged) seed that had its Eureka keeps it; NaN is never above
+    assert eureka_summary(diverged, epochs, 0.7)["n_eureka"] == 3
+
+
+def test_eureka_dataset_stage(smoke_raw, tmp_path):
+    from pipeline_lib.stages.dataset_eureka import build_dataset
+
+    cfg = load_config(smoke_raw)
+    build_dataset(cfg, "reasoning", str(tmp_path / "r.h5"))
+    ds = read_dataset(tmp_path / "r.h5")
+    x, y = ds.x.values, ds.y.values
+    np.testing.assert_array_equal(y, eureka_label(x))
+    np.testing.assert_array_equal(ds.step1.values, (x[:, 0] % 2 != x[:, 1] % 2))
+    assert len(x) == 5 ** 4 and (ds.split.values == "train").sum() == round(0.3 * 5 ** 4)
+    test = ds.split.values == "test"
+    chance = max(np.mean(y[test] == x[test, 2]), np.mean(y[test] == x[test, 3]))
+    assert ds.attrs["task_chance_without_step1"] == pytest.approx(chance)
+    build_dataset(cfg, "digits", str(tmp_path / "d.h5"))
+    dg = read_dataset(tmp_path / "d.h5")
+    assert dg.x.shape == (128 + 64, 256) and dg.step1.dims == ("sample",)
+    assert 0.4 < dg.attrs["task_chance_without_step1"] < 0.7  # about 50%: the two candidates
+    patches = patchify(dg.x.values[:2], 4)
+    assert patches.shape == (2, 16, 16) and float(patches.max()) <= 1.0
+    # patch (row 0, col 1) is the image's rows 0-3, columns 4-7
+    np.testing.assert_allclose(patches[0, 1].numpy(), dg.x.values[0].reshape(16, 16)[:4, 4:8].ravel() / 16)
