@@ -12,7 +12,9 @@ rule interpolate:
         mem_mb=4000,
     params:
         config=lambda wc: canonical_json(CFG.analysis_slice("interpolation", wc.interp)),
-        code=lambda wc: model_code("pipeline_lib.stages.interpolate", CFG.interpolation[wc.interp].b),
+        code=lambda wc: model_code(
+            "pipeline_lib.stages.interpolate", CFG.interpolation[wc.interp].b
+        ),
     script:
         "../scripts/interpolate.py"
 

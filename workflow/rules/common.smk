@@ -60,7 +60,9 @@ def dataset_code(wildcards):
 
 def model_code(stage, run):
     """Code hash of a stage that builds a run's model: the stage and the model's own module."""
-    return code_hash(stage) + code_hash(MODEL_MODULES[CFG.models[CFG.runs[run].model].kind])
+    return code_hash(stage) + code_hash(
+        MODEL_MODULES[CFG.models[CFG.runs[run].model].kind]
+    )
 
 
 def train_inputs(wildcards):
@@ -125,7 +127,9 @@ def figure_inputs(name):
             if name == "eureka_table":
                 files[f"eureka_{exp}"] = eureka_file(exp)
             if name == "eureka_probes":
-                files.update({f"probe_{r}": probe_file(r) for _, r in CFG.eureka[exp].arms})
+                files.update(
+                    {f"probe_{r}": probe_file(r) for _, r in CFG.eureka[exp].arms}
+                )
         return files
 
     return inputs
