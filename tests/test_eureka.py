@@ -184,3 +184,18 @@ def test_eureka_dataset_stage(smoke_raw, tmp_path):
     assert patches.shape == (2, 16, 16) and float(patches.max()) <= 1.0
     # patch (row 0, col 1) is the image's rows 0-3, columns 4-7
     np.testing.assert_allclose(patches[0, 1].numpy(), dg.x.values[0].reshape(16, 16)[:4, 4:8].ravel() / 16)
+
+
+def test_a_longer_run_starts_exactly_as_the_shorter_one(smoke_raw):
+    """Why a 600-epoch run gives a 10k-epoch run's Eureka epochs when every seed crossed the threshold
+    by epoch 600: without a schedule over the run's length, the first epochs are the same computation
+    (same initialisation, same per-seed data order). Heat Treatment's schedule stretches with the run."""
+    def run(name, epochs):
+        cfg, rc, tensors, model = _reasoning_setup(smoke_raw, name, epochs, 64)
+        return train_seeds(model, tensors, rc, list(rc.seeds), torch.device("cpu"))
+
+    short, long = run("r_softmax", 6), run("r_softmax", 12)
+    np.testing.assert_array_equal(long.test_acc[:, :7], short.test_acc)
+    np.testing.assert_array_equal(long.grads["W_Q"][:, :6], short.grads["W_Q"][:, :6])
+    ht_short, ht_long = run("r_ht", 6), run("r_ht", 12)
+    assert not np.array_equal(ht_long.test_acc[:, 1:7], ht_short.test_acc[:, 1:])

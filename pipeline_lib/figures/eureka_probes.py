@@ -21,7 +21,7 @@ def plot_eureka_probes(rows: dict[str, dict[str, xr.Dataset]], target: str = "st
             ax = axes[r][c]
             for (label, ds), color in zip(arms.items(), style.ARM_COLORS):
                 acc = ds.accuracy.sel(site=site, target=target)
-                x = np.maximum(acc.snapshot.values, 1)  # log axis: epoch 0 drawn at 1
+                x = acc.snapshot.values + 1  # log axis: epoch 0 at 1
                 for s in acc.seed.values:
                     ax.plot(x, acc.sel(seed=s), color=color, lw=style.SEED_LW, alpha=style.SEED_ALPHA)
                 med = acc.median("seed", skipna=True)
@@ -33,9 +33,10 @@ def plot_eureka_probes(rows: dict[str, dict[str, xr.Dataset]], target: str = "st
             ax.set_xscale("log")
             ax.set_ylim(0.4, 1.02)
             ax.set_title(f"{exp}: probe of {target} at {site}", fontsize=8)
-            ax.set_xlabel("epoch")
+            ax.set_xlabel("epoch + 1")
         for c in range(len(sites[exp]), ncols):
             axes[r][c].axis("off")
         axes[r][0].set_ylabel("probe accuracy")
     axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
     return fig, stats
