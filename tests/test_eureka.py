@@ -199,3 +199,30 @@ def test_a_longer_run_starts_exactly_as_the_shorter_one(smoke_raw):
     np.testing.assert_array_equal(long.grads["W_Q"][:, :6], short.grads["W_Q"][:, :6])
     ht_short, ht_long = run("r_ht", 6), run("r_ht", 12)
     assert not np.array_equal(ht_long.test_acc[:, 1:7], ht_short.test_acc[:, 1:])
+
+
+def test_transformer_run_resumes_bit_identically_with_its_recordings(smoke_raw, tmp_path):
+    from pipeline_lib.engine import Checkpointing
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_7(epoch, _):
+        if epoch == 7:
+            raise Stop
+
+    cfg, rc, tensors, model = _reasoning_setup(smoke_raw, "r_ht", 10, 64)
+    reference = train_seeds(model, tensors, rc, list(rc.seeds), torch.device("cpu"))
+    ck = Checkpointing(tmp_path / "ck.pt", 5, "key")
+    _, _, _, model = _reasoning_setup(smoke_raw, "r_ht", 10, 64)
+    with pytest.raises(Stop):
+        train_seeds(model, tensors, rc, list(rc.seeds), torch.device("cpu"), callback=stop_at_7, checkpoint=ck)
+    _, _, _, fresh = _reasoning_setup(smoke_raw, "r_ht", 10, 64)
+    seen = []
+    resumed = train_seeds(fresh, tensors, rc, list(rc.seeds), torch.device("cpu"),
+                          callback=lambda e, _: seen.append(e), checkpoint=ck)
+    assert seen[0] == 5
+    for name in ("test_acc", "train_loss", "attention", "attention_hist", "temperature"):
+        np.testing.assert_array_equal(getattr(resumed, name), getattr(reference, name), err_msg=name)
+    for name in ("W_Q", "W_K", "W_V"):
+        np.testing.assert_array_equal(resumed.grads[name], reference.grads[name], err_msg=name)
