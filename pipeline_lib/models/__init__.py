@@ -115,12 +115,21 @@ class CircuitModel(nn.Module):
         return self.W_E if self.W_U is None else self.W_U
 
     # -- helpers -----------------------------------------------------------------------------------
-    def _normalise(self, scores: torch.Tensor) -> torch.Tensor:
-        """Attention weights over positions from the raw scores z_t . w_Q (the run's variant)."""
-        tau = 1.0 / self.beta if self.beta is not None else self.tau
-        if self.variant == "softmax":  # the common case, kept to one division
-            return torch.softmax(scores / tau, dim=-1)
-        return attention_weights(scores, self.variant, tau)
+    def _temperature(self) -> float:
+        return 1.0 / self.beta if self.beta is not None else self.tau
+
+    def _table_scores(self, table: torch.Tensor, pattern: str) -> torch.Tensor:
+        """Scores z . w_Q of the (position, token) table; for softmax already divided by tau, before
+        the gather, in the same order of operations as before the attention variants existed (so
+        softmax runs keep their numbers bit for bit); the NormSoftmax variants need the raw scores."""
+        a = torch.einsum(pattern, table, self.w_Q)
+        return a / self._temperature() if self.variant == "softmax" else a
+
+    def _normalise_gathered(self, scores: torch.Tensor) -> torch.Tensor:
+        """Attention weights over positions from ``_table_scores`` gathered per example."""
+        if self.variant == "softmax":
+            return torch.softmax(scores, dim=-1)
+        return attention_weights(scores, self.variant, self._temperature())
 
     def _per_seed(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T) shared by all seeds, or (S, B, T) -> (S, B, T)."""
@@ -141,7 +150,7 @@ class CircuitModel(nn.Module):
         x = self._per_seed(x)
         seed_idx = torch.arange(self.S, device=x.device)[:, None, None]
         z = rms_norm(self.W_E[seed_idx, x] + self.P[:, None])  # (S, B, T, d)
-        attention = self._normalise(torch.einsum("sbtd,sd->sbt", z, self.w_Q))
+        attention = attention_weights(torch.einsum("sbtd,sd->sbt", z, self.w_Q), self.variant, self._temperature())
         values = torch.einsum("sed,sbtd->sbte", self.W_V, z)  # W_V z_t for every t: (S, B, T, d)
         z_A = torch.einsum("sbt,sbte->sbe", attention, values)  # (S, B, d)
         return Internals(attention, z_A, *self._readout(z_A))
@@ -154,14 +163,14 @@ class CircuitModel(nn.Module):
         """Logits (S, B, V) for x of shape (B, T) (all seeds see it) or (S, B, T)."""
         S, T, V, d = self.S, self.T, self.V, self.d
         table = rms_norm(self.P[:, :, None, :] + self.W_E[:, None, :, :]).reshape(S, T * V, d)  # (S, T*V, d)
-        a = torch.einsum("snd,sd->sn", table, self.w_Q)  # (S, T*V) raw scores per (t, token)
+        a = self._table_scores(table, "snd,sd->sn")  # (S, T*V) scores per (t, token)
         idx = x + V * torch.arange(T, device=x.device)  # (..., B, T) row of (t, x_t) in the table
         if idx.dim() == 2:
             scores = a[:, idx]  # (S, B, T)
             idx = idx.expand(S, *idx.shape)
         else:
             scores = torch.gather(a[:, None, :].expand(S, idx.shape[1], T * V), 2, idx)
-        attention = self._normalise(scores)  # (S, B, T)
+        attention = self._normalise_gathered(scores)  # (S, B, T)
         weights = torch.zeros(S, idx.shape[1], T * V, device=x.device, dtype=table.dtype)
         weights = weights.scatter(2, idx, attention)  # (S, B, T*V); (t, x_t) rows are distinct
         pooled = torch.bmm(weights, table)  # (S, B, d) = sum_t s_t z_t
@@ -172,10 +181,10 @@ class CircuitModel(nn.Module):
         """Attention weights (S, B, T) of the fast path's quantities, cheap: no MLP."""
         x = self._per_seed(x)
         table = rms_norm(self.P[:, :, None, :] + self.W_E[:, None, :, :])  # (S, T, V, d)
-        a = torch.einsum("stvd,sd->stv", table, self.w_Q)
+        a = self._table_scores(table, "stvd,sd->stv")
         pos = torch.arange(self.T, device=x.device)
         scores = a[torch.arange(self.S, device=x.device)[:, None, None], pos, x]  # (S, B, T)
-        return self._normalise(scores)
+        return self._normalise_gathered(scores)
 
 
 def build_model(model_cfg, n_seeds: int, shape: dict, attention_cfg) -> CircuitModel:
