@@ -6,7 +6,7 @@ from pipeline_lib.analysis.clusters import count_clusters
 from pipeline_lib.analysis.interpolate import barrier_height, interpolate, t_grid
 from pipeline_lib.analysis.param_embed import embed_points
 from pipeline_lib.analysis.probe import chance_accuracy, probe_accuracy, sma_targets
-from pipeline_lib.models import CircuitModel
+from pipeline_lib.models.circuit import CircuitModel
 from pipeline_lib.stages.probe import choose_snapshots
 
 

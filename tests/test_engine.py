@@ -6,7 +6,7 @@ import torch
 
 from pipeline_lib.config import load_config
 from pipeline_lib.engine import resolve_device, train_seeds
-from pipeline_lib.models import build_model
+from pipeline_lib.models.circuit import build_model
 from pipeline_lib.tasks.sma import sparse_modular_addition
 
 

@@ -13,7 +13,7 @@ from pipeline_lib.analysis.eureka import eureka_epochs, eureka_summary, ratio_in
 from pipeline_lib.attention import attention_weights, heat_treatment_beta
 from pipeline_lib.config import load_config
 from pipeline_lib.engine import train_seeds
-from pipeline_lib.models import CircuitModel
+from pipeline_lib.models.circuit import CircuitModel
 from pipeline_lib.models.transformer import SeedTransformer, patchify
 from pipeline_lib.stages.kinds import build_run_model, run_inputs
 from pipeline_lib.store import read_dataset

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline_lib.models import CircuitModel
+from pipeline_lib.models.circuit import CircuitModel
 
 
 def paper_forward(m: CircuitModel, s: int, seq) -> np.ndarray:

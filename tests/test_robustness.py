@@ -68,6 +68,10 @@ def test_library_change_reruns_exactly_the_rules_that_import_it(tmp_path):
     jobs = _planned(work, repo)
     assert jobs["train"] == 5 and jobs["probe"] == 3 and jobs["eureka_stats"] == 2 and "dataset" not in jobs
     assert "fig5_accuracy" not in jobs
+    with open(repo / "pipeline_lib/models/circuit.py", "a") as fh:  # and the other way round
+        fh.write("\n# a change to the circuit model\n")
+    jobs = _planned(work, repo)
+    assert jobs["train"] == 10 and jobs["interpolate"] == 1 and "dataset" not in jobs
     with open(repo / "pipeline_lib/tasks/eureka.py", "a") as fh:
         fh.write("\n# a change to the Eureka task generators\n")
     assert _planned(work, repo)["dataset"] == 2  # the two Eureka datasets, not the circuit ones

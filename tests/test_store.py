@@ -94,7 +94,11 @@ def test_code_hash_follows_the_import_closure():
     names = lambda m: {str(p.relative_to(PACKAGE_DIR)) for p in module_closure(m)}  # noqa: E731
     train = names("pipeline_lib.stages.train")
     assert {"engine.py", "models/__init__.py", "store.py", "stages/train.py"} <= train
-    assert not {"tasks/sma.py", "figures/fig5.py", "models/transformer.py"} & train
+    assert not {"tasks/sma.py", "figures/fig5.py", "models/transformer.py", "models/circuit.py"} & train
+    # each model family's module, with what it imports, and not the other family's
+    circuit, transformer = names("pipeline_lib.models.circuit"), names("pipeline_lib.models.transformer")
+    assert "models/circuit.py" in circuit and "models/transformer.py" not in circuit
+    assert "models/transformer.py" in transformer and "models/circuit.py" not in transformer
     dataset = names("pipeline_lib.stages.dataset")
     assert "tasks/sma.py" in dataset and "tasks/eureka.py" not in dataset  # one task family per hash
     fig5 = names("pipeline_lib.stages.figures.fig5_accuracy")

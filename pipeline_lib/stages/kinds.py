@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 MODEL_MODULES = {
-    "circuit": "pipeline_lib.models",
+    "circuit": "pipeline_lib.models.circuit",
     "transformer": "pipeline_lib.models.transformer",
     "vit": "pipeline_lib.models.transformer",
 }

@@ -1,0 +1,197 @@
+"""The circuit model, with a leading ``seed`` axis on every parameter (S seeds train in lock-step).
+
+Circuit model of "Easing Optimization Paths: a Circuit Perspective" (Cabannes, Simsek, Bietti), for
+input ``x`` of length T over a vocabulary of size V, width d, MLP width h (DESIGN section 6):
+
+    z_t   = RMS(W_E[x_t] + P_t)                         (1) token + position, normalised
+    s     = softmax(z^T w_Q / tau)   over positions t     (2) one learned query, no key
+    z_A   = sum_t s_t W_V z_t ;  zbar = RMS(z_A)
+    z_O   = zbar + W_2^T GELU(W_1 zbar)                  (3) residual MLP
+    logit = W_U z_O                                      (4)
+
+Two implementations of the same function:
+* ``forward_reference``/``internals``: the equations literally, one vector per (sequence, position);
+* ``forward``: the fast path. ``z_t`` depends only on the pair (token, position), so the ``(T, V, d)``
+  table of all of them is built once per step; attention logits are gathered from it, the softmax
+  weights scattered into a ``(batch, T*V)`` matrix and pooled with one matmul against the table
+  (and W_V applied after pooling: sum_t s_t W_V z_t = W_V sum_t s_t z_t). No (batch, T, d) tensor
+  is formed. Tests check both against a per-sequence loop.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..attention import attention_weights
+from . import seed_generator
+
+# Dims of each parameter (after the leading seed axis), in the workflow's vocabulary of names.
+PARAM_DIMS = {
+    "W_E": ("token", "d_model"),
+    "P": ("position", "d_model"),
+    "w_Q": ("d_model",),
+    "W_V": ("d_model", "d_model_in"),
+    "W_1": ("d_mlp", "d_model"),
+    "W_2": ("d_mlp", "d_model"),
+    "W_U": ("token", "d_model"),
+}
+
+RMS_EPS = 1e-6
+
+
+def rms_norm(x: torch.Tensor) -> torch.Tensor:
+    """Parameter-free RMS normalisation over the last axis."""
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + RMS_EPS)
+
+
+class Internals(NamedTuple):
+    """Named intermediates of the circuit model, each with a leading seed axis."""
+
+    attention: torch.Tensor  # (S, B, T) softmax weights s_t
+    z_A: torch.Tensor  # (S, B, d) attention output before RMS
+    mlp_out: torch.Tensor  # (S, B, d) the MLP branch W_2^T GELU(W_1 zbar)
+    z_O: torch.Tensor  # (S, B, d) residual-MLP output zbar + mlp_out
+    logits: torch.Tensor  # (S, B, V)
+
+
+class CircuitModel(nn.Module):
+    """One-layer cross-attention transformer of the circuits paper, for S seeds at once."""
+
+    def __init__(self, n_seeds: int, vocab: int, T: int, d: int, mlp_ratio: int = 4,
+                 tau: float | None = None, tied_unembed: bool = False, variant: str = "softmax"):
+        super().__init__()
+        self.S, self.V, self.T, self.d, self.h = n_seeds, vocab, T, d, mlp_ratio * d
+        self.d_head = d  # one head of width d
+        self.tau = math.sqrt(d) if tau is None else float(tau)  # tau = sqrt(d), paper's default
+        self.variant = variant  # softmax / normsoftmax / normsoftmax_var (pipeline_lib.attention)
+        self.beta: float | None = None  # Heat Treatment: inverse temperature set per epoch
+        self.tied_unembed = tied_unembed
+        S, V, h = n_seeds, vocab, self.h
+        self.W_E = nn.Parameter(torch.empty(S, V, d))
+        self.P = nn.Parameter(torch.empty(S, T, d))
+        self.w_Q = nn.Parameter(torch.empty(S, d))
+        self.W_V = nn.Parameter(torch.empty(S, d, d))
+        self.W_1 = nn.Parameter(torch.empty(S, h, d))
+        self.W_2 = nn.Parameter(torch.empty(S, h, d))
+        self.W_U = None if tied_unembed else nn.Parameter(torch.empty(S, V, d))
+
+    # -- parameters ---------------------------------------------------------------------------------
+    def param_names(self) -> list[str]:
+        return [n for n in PARAM_DIMS if getattr(self, n) is not None]
+
+    @torch.no_grad()
+    def init_seeds(self, seeds: list[int]) -> None:
+        """Initialise slot i from seed ``seeds[i]`` alone (embeddings N(0,1), linear maps
+        U(-1/sqrt(fan_in), 1/sqrt(fan_in)) as torch's nn.Embedding / nn.Linear defaults)."""
+        assert len(seeds) == self.S
+        for i, seed in enumerate(seeds):
+            g = seed_generator(seed, "init")
+            for name in self.param_names():
+                p = getattr(self, name)[i]
+                if name in ("W_E", "P"):
+                    val = torch.randn(p.shape, generator=g)
+                else:
+                    fan_in = self.h if name == "W_2" else self.d
+                    val = (torch.rand(p.shape, generator=g) * 2 - 1) / math.sqrt(fan_in)
+                p.copy_(val)
+
+    @torch.no_grad()
+    def load_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """Set parameters from arrays of shape (S, ...), e.g. a parent run's final weights."""
+        for name in self.param_names():
+            getattr(self, name).copy_(torch.as_tensor(arrays[name]))
+
+    def unembed(self) -> torch.Tensor:
+        return self.W_E if self.W_U is None else self.W_U
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def _temperature(self) -> float:
+        return 1.0 / self.beta if self.beta is not None else self.tau
+
+    def _table_scores(self, table: torch.Tensor, pattern: str) -> torch.Tensor:
+        """Scores z . w_Q of the (position, token) table; for softmax already divided by tau, before
+        the gather, in the same order of operations as before the attention variants existed (so
+        softmax runs keep their numbers bit for bit); the NormSoftmax variants need the raw scores."""
+        a = torch.einsum(pattern, table, self.w_Q)
+        return a / self._temperature() if self.variant == "softmax" else a
+
+    def _normalise_gathered(self, scores: torch.Tensor) -> torch.Tensor:
+        """Attention weights over positions from ``_table_scores`` gathered per example."""
+        if self.variant == "softmax":
+            return torch.softmax(scores, dim=-1)
+        return attention_weights(scores, self.variant, self._temperature())
+
+    def _per_seed(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T) shared by all seeds, or (S, B, T) -> (S, B, T)."""
+        return x.expand(self.S, *x.shape) if x.dim() == 2 else x
+
+    def _readout(self, z_A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(mlp_out, z_O, logits) from the attention output."""
+        zbar = rms_norm(z_A)
+        # Explicit bmm rather than einsum: einsum's backward hands GELU a strided gradient, which
+        # sends gelu_backward down a slow path (24 ms instead of 4 ms per step on this CPU).
+        hidden = F.gelu(torch.bmm(zbar, self.W_1.transpose(1, 2)))  # (S, B, h)
+        mlp_out = torch.bmm(hidden, self.W_2)  # (S, B, d)
+        z_O = zbar + mlp_out
+        return mlp_out, z_O, torch.bmm(z_O, self.unembed().transpose(1, 2))  # (S, B, V)
+
+    # -- reference implementation: the equations literally -----------------------------------------
+    def internals(self, x: torch.Tensor) -> Internals:
+        x = self._per_seed(x)
+        seed_idx = torch.arange(self.S, device=x.device)[:, None, None]
+        z = rms_norm(self.W_E[seed_idx, x] + self.P[:, None])  # (S, B, T, d)
+        attention = attention_weights(torch.einsum("sbtd,sd->sbt", z, self.w_Q), self.variant, self._temperature())
+        values = torch.einsum("sed,sbtd->sbte", self.W_V, z)  # W_V z_t for every t: (S, B, T, d)
+        z_A = torch.einsum("sbt,sbte->sbe", attention, values)  # (S, B, d)
+        return Internals(attention, z_A, *self._readout(z_A))
+
+    def forward_reference(self, x: torch.Tensor) -> torch.Tensor:
+        return self.internals(x).logits
+
+    # -- fast path: the (position, token) table ----------------------------------------------------
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits (S, B, V) for x of shape (B, T) (all seeds see it) or (S, B, T)."""
+        S, T, V, d = self.S, self.T, self.V, self.d
+        table = rms_norm(self.P[:, :, None, :] + self.W_E[:, None, :, :]).reshape(S, T * V, d)  # (S, T*V, d)
+        a = self._table_scores(table, "snd,sd->sn")  # (S, T*V) scores per (t, token)
+        idx = x + V * torch.arange(T, device=x.device)  # (..., B, T) row of (t, x_t) in the table
+        if idx.dim() == 2:
+            scores = a[:, idx]  # (S, B, T)
+            idx = idx.expand(S, *idx.shape)
+        else:
+            scores = torch.gather(a[:, None, :].expand(S, idx.shape[1], T * V), 2, idx)
+        attention = self._normalise_gathered(scores)  # (S, B, T)
+        weights = torch.zeros(S, idx.shape[1], T * V, device=x.device, dtype=table.dtype)
+        weights = weights.scatter(2, idx, attention)  # (S, B, T*V); (t, x_t) rows are distinct
+        pooled = torch.bmm(weights, table)  # (S, B, d) = sum_t s_t z_t
+        z_A = torch.einsum("sbd,sed->sbe", pooled, self.W_V)  # W_V after pooling
+        return self._readout(z_A)[2]
+
+    def attention(self, x: torch.Tensor) -> torch.Tensor:
+        """Attention weights (S, B, T) of the fast path's quantities, cheap: no MLP."""
+        x = self._per_seed(x)
+        table = rms_norm(self.P[:, :, None, :] + self.W_E[:, None, :, :])  # (S, T, V, d)
+        a = self._table_scores(table, "stvd,sd->stv")
+        pos = torch.arange(self.T, device=x.device)
+        scores = a[torch.arange(self.S, device=x.device)[:, None, None], pos, x]  # (S, B, T)
+        return self._normalise_gathered(scores)
+
+
+def build_model(model_cfg, n_seeds: int, shape: dict, attention_cfg) -> CircuitModel:
+    """Instantiate a circuit model entry (vocab defaults to the dataset's number of token values);
+    ``shape`` is ``Config.dataset_shape`` of the dataset it reads."""
+    if model_cfg.kind != "circuit":
+        raise ValueError(f"pipeline_lib.models.circuit builds circuit models, not {model_cfg.kind!r}")
+    vocab = model_cfg.vocab if model_cfg.vocab is not None else shape["tokens"]
+    return CircuitModel(n_seeds, vocab, shape["T"], model_cfg.d, model_cfg.mlp_ratio,
+                        attention_cfg.resolved_tau(model_cfg.d_head), model_cfg.tied_unembed, attention_cfg.variant)
+
+
+def as_inputs(x: np.ndarray, model_cfg=None) -> torch.Tensor:
+    """Dataset ``x`` (n, T) -> the model's input tensor (token ids)."""
+    return torch.as_tensor(x, dtype=torch.long)
