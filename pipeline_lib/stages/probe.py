@@ -31,8 +31,8 @@ def probe_stage(cfg: Config, run: str, weights_path: str, dataset_path: str, out
     torch.set_num_threads(max(1, threads))
     w = read_dataset(weights_path, rule="train")
     data = read_dataset(dataset_path, rule="dataset")
-    (x_fit, y_fit), (x_eval, y_eval) = dataset_split(data, "train"), dataset_split(data, "test")
-    x_fit, x_eval, y_fit, y_eval = x_fit[: pc.n_fit], x_eval[: pc.n_eval], y_fit[: pc.n_fit], y_eval[: pc.n_eval]
+    (x_fit, _), (x_eval, _) = dataset_split(data, "train"), dataset_split(data, "test")
+    x_fit, x_eval = x_fit[: pc.n_fit], x_eval[: pc.n_eval]
     kind = cfg.models[rc.model].kind
     if kind == "circuit":
         p, k = int(data.attrs["task_p"]), int(data.attrs["task_k"])
