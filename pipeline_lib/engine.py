@@ -207,7 +207,7 @@ def train_seeds(
     if hasattr(model, "grad_summary"):
         grads = {n: torch.full((E + 1, *getattr(model, n).shape[:-2]), float("nan"), device=device)
                  for n in ("W_Q", "W_K", "W_V")}
-    heat = getattr(run_cfg, "attention", None) is not None and run_cfg.attention.schedule == "heat_treatment"
+    heat = run_cfg.attention.schedule == "heat_treatment"
     temperature = np.array([1.0 / heat_treatment_beta(e, E, model.d_head) if heat else model.tau
                             for e in range(E + 1)])
     weights = {n: np.zeros((len(snap_epochs), *getattr(model, n).shape), dtype=np.float32)

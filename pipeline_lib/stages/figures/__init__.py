@@ -59,3 +59,10 @@ def experiment_arms(cfg: Config, experiment: str, paths: dict[str, str], variabl
     input that holds a run's artifact (trajectories by run name, probes as ``probe_{run}``)."""
     return {label: read_dataset(paths[key.format(run=run)], rule=rule)[variables]
             for label, run in cfg.eureka[experiment].arms}
+
+
+def per_arm_summary(stats: dict, describe, skip: tuple[str, ...] = ()) -> str:
+    """One report line from a Eureka figure's stats (experiment -> arm label -> numbers): each arm's
+    ``describe(numbers)``, prefixed with its experiment and label; keys in ``skip`` are not arms."""
+    return "; ".join(f"{exp} {label}: {describe(numbers)}" for exp, arms in stats.items()
+                     for label, numbers in arms.items() if label not in skip)

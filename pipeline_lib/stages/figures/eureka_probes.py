@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...config import Config
 from ...figures.eureka_probes import plot_eureka_probes
-from . import experiment_arms, figure_provenance, save_figure
+from . import experiment_arms, figure_provenance, per_arm_summary, save_figure
 
 NAME = "eureka_probes"
 
@@ -13,9 +13,7 @@ def build(cfg: Config, inputs: dict[str, str], pdf: str, png: str, sidecar: str)
     rows = {exp: experiment_arms(cfg, exp, inputs, ["accuracy", "chance"], key="probe_{run}", rule="probe")
             for exp in fc.experiments}
     fig, stats = plot_eureka_probes(rows)
-    stats["summary"] = "; ".join(
-        f"{exp} {lbl}: step-1 probe at the last snapshot " + ", ".join(f"{site} {v['median_last']:.2f}"
-                                                                       for site, v in s.items())
-        for exp, st in stats.items() for lbl, s in st.items() if lbl != "chance")
+    stats["summary"] = per_arm_summary(stats, lambda s: "step-1 probe at the last snapshot " + ", ".join(
+        f"{site} {v['median_last']:.2f}" for site, v in s.items()), skip=("chance",))
     save_figure(fig, stats, figure_provenance(cfg, NAME, inputs, __name__), pdf, png, sidecar)
     return stats

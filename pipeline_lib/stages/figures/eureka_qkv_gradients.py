@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...config import Config
 from ...figures.eureka_qkv_gradients import MATRICES, plot_eureka_qkv_gradients
-from . import experiment_arms, figure_provenance, save_figure
+from . import experiment_arms, figure_provenance, per_arm_summary, save_figure
 
 NAME = "eureka_qkv_gradients"
 
@@ -12,9 +12,7 @@ def build(cfg: Config, inputs: dict[str, str], pdf: str, png: str, sidecar: str)
     fc = cfg.figures[NAME]
     rows = {exp: experiment_arms(cfg, exp, inputs, [f"grad_{m}" for m in MATRICES]) for exp in fc.experiments}
     fig, stats = plot_eureka_qkv_gradients(rows)
-    stats["summary"] = "; ".join(
-        f"{exp} {lbl}: mean over training of the median |grad| W_Q {s['W_Q']['median_mean_over_training']:.2e}, "
-        f"W_K {s['W_K']['median_mean_over_training']:.2e}, W_V {s['W_V']['median_mean_over_training']:.2e}"
-        for exp, st in stats.items() for lbl, s in st.items())
+    stats["summary"] = per_arm_summary(stats, lambda s: "mean over training of the median |grad| " + ", ".join(
+        f"{m} {s[m]['median_mean_over_training']:.2e}" for m in MATRICES))
     save_figure(fig, stats, figure_provenance(cfg, NAME, inputs, __name__), pdf, png, sidecar)
     return stats
