@@ -1,23 +1,30 @@
-"""The workflow's configuration: JSON-Schema validation, defaults, cross-checks, frozen dataclasses.
+"""The configuration machinery: schema assembly, validation, defaults, references, run specs.
 
-This is the only module that parses config dicts. ``load_config(raw)`` validates a raw dict (as read
-from ``config/config.yaml``) against ``workflow/schemas/config.schema.yaml``, fills the schema's
-defaults, checks what a schema cannot express (references between entries, cycles, sizes) and
-returns a frozen :class:`Config`. Every failure raises :class:`ConfigError` with a message naming
-the config key path and what is allowed. Import cost is kept small (no torch) so that an invalid
-config fails in well under a second.
+``load_config(raw)`` validates a raw dict (as read from ``config/config.yaml``) against the schema,
+fills its defaults, checks what a schema cannot express and returns a frozen :class:`Config`. Every
+failure raises :class:`ConfigError` naming the config key path and what is allowed.
+
+Nothing here knows a task, model, analysis or figure by name. The schema is
+``workflow/schemas/config.schema.yaml`` (device, runs) plus the ``CONFIG`` fragment each plug-in
+declares (``pipeline_lib.registry``); references between entries are the fragments' ``x-ref``
+annotations; task shapes, model constraints and probe offers are the plug-ins' declared expressions.
+No plug-in is imported here, nor torch or numpy, so a config is checked in well under a second and
+the DAG is built from declarations alone.
 """
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
+
+from . import registry
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -26,41 +33,13 @@ class ConfigError(ValueError):
     """An invalid configuration; the message names the key path and what is allowed."""
 
 
+def _fail(problems: list[str]) -> None:
+    if problems:
+        raise ConfigError("invalid config:\n  - " + "\n  - ".join(dict.fromkeys(problems)))
+
+
 # --------------------------------------------------------------------------------------------------
-# dataclasses (what the rest of the code sees)
-
-
-@dataclass(frozen=True)
-class DatasetConfig:
-    name: str
-    task: str
-    p: int | None = None  # sparse_modular_addition
-    T: int | None = None
-    k: int | None = None
-    n_train: int | None = None  # sparse_modular_addition, eureka_digits
-    n_test: int | None = None
-    n: int | None = None  # eureka_reasoning
-    train_fraction: float | None = None
-    test_images: float | None = None  # eureka_digits
-    seed: int = 0
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    name: str
-    d: int
-    vocab: int | None = None
-    kind: str = "circuit"
-    mlp_ratio: int = 4
-    n_heads: int = 4
-    depth: int = 1
-    patch: int = 4
-    tied_unembed: bool = False
-
-    @property
-    def d_head(self) -> int:
-        """Width of one attention head (the circuit model has one head of width d)."""
-        return self.d if self.kind == "circuit" else self.d // self.n_heads
+# what every run has (the plug-ins' blocks are their own dataclasses)
 
 
 @dataclass(frozen=True)
@@ -131,102 +110,82 @@ class RunConfig:
 
 
 @dataclass(frozen=True)
-class InterpolationConfig:
+class Entry:
+    """A dataset or model entry: its plug-in (task family or model kind) and that plug-in's params."""
+
     name: str
-    a: str
-    b: str
+    plugin: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything about one run, resolved once and passed down (stage -> engine, analyses)."""
+
+    name: str
+    run: RunConfig
+    model_kind: str
+    model: Mapping[str, Any]  # the model entry's params
     dataset: str
-    t_min: float = -0.25
-    t_max: float = 1.25
-    n_points: int = 61
+    task: str
+    shape: Mapping[str, Any]  # n_train, n_test, tokens (None: images), T, classes
+    start_epoch: int
+    lineage: tuple[str, ...]  # ancestors first, this run last
+    device: str
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return self.run.seeds
+
+    @property
+    def attention(self) -> AttentionConfig:
+        return self.run.attention
 
 
-@dataclass(frozen=True)
-class ProbesConfig:
-    runs: tuple[str, ...] = ()
-    sites: tuple[str, ...] = ("z_A", "mlp_out")
-    max_snapshots: int = 12
-    n_fit: int = 1024
-    n_eval: int = 512
+def to_params(cls, raw: Mapping[str, Any]):
+    """A plug-in's ``Params`` dataclass from its validated block: mappings (label -> run) become
+    tuples of pairs and lists tuples; keys the dataclass does not have are an error."""
+    names = {f.name for f in fields(cls)}
+    unknown = set(raw) - names
+    if unknown:
+        raise TypeError(f"{cls.__module__}.{cls.__name__} has no field(s) {sorted(unknown)}")
+    return cls(**{k: tuple(v.items()) if isinstance(v, dict) else tuple(v) if isinstance(v, list) else v
+                  for k, v in raw.items()})
 
 
-@dataclass(frozen=True)
-class ParamEmbedConfig:
-    name: str
-    runs: tuple[str, ...]
-    perplexity: float = 30.0
+# --------------------------------------------------------------------------------------------------
+# declared expressions (task shapes, model constraints, probe offers)
+
+_SAFE = {"range": range, "round": round, "min": min, "max": max, "len": len, "int": int, "abs": abs}
 
 
-@dataclass(frozen=True)
-class Fig2Config:
-    runs: tuple[str, ...]
-    seed: int = 0
-    probe: int = 0
-    n_epochs: int = 6
+def evaluate(expr: str, names: Mapping[str, Any], where: str):
+    """Evaluate a plug-in's declared expression over config values (no builtins beyond _SAFE)."""
+    try:
+        return eval(expr, {"__builtins__": {}, **_SAFE, **names})  # noqa: S307 (declared in our modules)
+    except Exception as exc:
+        raise registry.PluginError(f"{where}: cannot evaluate {expr!r} with {dict(names)}: {exc}") from exc
 
 
-@dataclass(frozen=True)
-class Fig3Config:
-    arms: tuple[tuple[str, str], ...]
-    seed: int | None = None
+def task_shape(raw_dataset: Mapping[str, Any]) -> dict:
+    """n_train, n_test, tokens (None for images), T and classes of a dataset entry (its task's SHAPE)."""
+    plug = registry.plugin("task", raw_dataset["task"])
+    return {k: evaluate(e, raw_dataset, f"{plug.path} SHAPE[{k}]") for k, e in plug.get("SHAPE", {}).items()}
 
 
-@dataclass(frozen=True)
-class Fig4Config:
-    pretrain: str
-    finetune: str
-    seed: int = 0
-    max_clusters: int = 24
-
-
-@dataclass(frozen=True)
-class Fig5Config:
-    arms: tuple[tuple[str, str], ...]
-    success_threshold: float = 0.9
-
-
-@dataclass(frozen=True)
-class Fig6Config:
-    interpolation: str
-
-
-@dataclass(frozen=True)
-class Fig7Config:
-    param_embed: str
-    seeds: tuple[int, ...] = (0, 1, 2, 3)
-    method: str = "tsne"
-
-
-@dataclass(frozen=True)
-class EurekaConfig:
-    name: str
-    arms: tuple[tuple[str, str], ...]
-    threshold: float = 0.7
-
-
-@dataclass(frozen=True)
-class EurekaFigureConfig:
-    experiments: tuple[str, ...]
-    n_epochs: int = 5
-
-
-EUREKA_FIGURES = ("eureka_accuracy", "eureka_table", "eureka_qkv_gradients", "eureka_attention_distribution",
-                  "eureka_probes")
+# --------------------------------------------------------------------------------------------------
+# the frozen config
 
 
 @dataclass(frozen=True)
 class Config:
     device: str
-    datasets: Mapping[str, DatasetConfig]
-    models: Mapping[str, ModelConfig]
     runs: Mapping[str, RunConfig]
-    figures: Mapping[str, Any]
-    interpolation: Mapping[str, InterpolationConfig] = field(default_factory=dict)
-    probes: ProbesConfig = field(default_factory=ProbesConfig)
-    param_embed: Mapping[str, ParamEmbedConfig] = field(default_factory=dict)
-    eureka: Mapping[str, EurekaConfig] = field(default_factory=dict)
+    datasets: Mapping[str, Entry]
+    models: Mapping[str, Entry]
     raw: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
+    # -- lineage --------------------------------------------------------------------------------
     def lineage(self, run: str) -> list[str]:
         """The run and its init_from ancestors, oldest first."""
         chain = [run]
@@ -238,21 +197,42 @@ class Config:
         """Global epoch at which a run starts: the summed epochs of its ancestors."""
         return sum(self.runs[r].epochs for r in self.lineage(run)[:-1])
 
-    def run_slice(self, run: str) -> dict:
-        """The resolved config that determines one run's artifacts (its provenance)."""
-        rc = self.runs[run]
-        return {
-            "run": self.raw["runs"][run],
-            "run_name": run,
-            "model": self.raw["models"][rc.model],
-            "dataset": self.raw["datasets"][rc.dataset],
-            "device": self.device,
-            "start_epoch": self.start_epoch(run),
-        }
-
     def dataset_shape(self, name: str) -> dict:
-        """n_train, n_test, tokens (None for images), T and classes of a dataset entry."""
-        return dataset_shape(self.raw["datasets"][name])
+        return task_shape(self.raw["datasets"][name])
+
+    def run_spec(self, run: str) -> RunSpec:
+        rc = self.runs[run]
+        model = self.models[rc.model]
+        return RunSpec(name=run, run=rc, model_kind=model.plugin, model=model.params, dataset=rc.dataset,
+                       task=self.datasets[rc.dataset].plugin, shape=self.dataset_shape(rc.dataset),
+                       start_epoch=self.start_epoch(run), lineage=tuple(self.lineage(run)), device=self.device)
+
+    # -- plug-in params (the plug-in module is imported on first use, in the stage) -----------------
+    @functools.cached_property
+    def analyses(self) -> Mapping[str, Any]:
+        """kind -> name -> that analysis's Params (a per-run analysis: kind -> its Params)."""
+        return _LazyParams(self.raw["analyses"], _analysis_params)
+
+    @functools.cached_property
+    def figures(self) -> Mapping[str, Any]:
+        """figure name -> its Params."""
+        return _LazyParams(self.raw["figures"], lambda name, b: to_params(registry.load("figure", name).Params, b))
+
+    def params(self, kind: str, name: str, entry: str | None = None):
+        """The Params of a dataset's task, a model, an analysis entry or a figure."""
+        if kind in ("task", "model"):
+            e = (self.datasets if kind == "task" else self.models)[name]
+            return to_params(registry.load(kind, e.plugin).Params, e.params)
+        if kind == "analysis":
+            return self.analyses[name] if per_run(name) else self.analyses[name][entry]
+        return self.figures[name]
+
+    # -- the config slices a job's params and provenance hold --------------------------------------
+    def run_slice(self, run: str) -> dict:
+        rc = self.runs[run]
+        return {"run": self.raw["runs"][run], "run_name": run, "model": self.raw["models"][rc.model],
+                "dataset": self.raw["datasets"][rc.dataset], "device": self.device,
+                "start_epoch": self.start_epoch(run)}
 
     def dataset_slice(self, name: str) -> dict:
         return {"dataset_name": name, "dataset": self.raw["datasets"][name]}
@@ -260,22 +240,45 @@ class Config:
     def figure_slice(self, name: str) -> dict:
         return {"figure": name, "params": self.raw["figures"][name]}
 
-    def figure_runs(self, name: str) -> list[str]:
-        """Runs whose trajectories a figure reads, ancestors included, in a stable order."""
-        refs = _run_refs("figures", name, self.raw["figures"][name])  # the references validation checks
-        for exp in self.raw["figures"][name].get("experiments", []):
-            refs += _run_refs("analyses.eureka", exp, self.raw["analyses"]["eureka"][exp])
-        return sorted({a for _, r in refs for a in self.lineage(r)})
-
     def analysis_slice(self, kind: str, name: str) -> dict:
-        """Config of one analysis: kind 'interpolation', 'param_embed' or 'eureka', and its name."""
-        return {"analysis": kind, "name": name, "params": self.raw["analyses"][kind][name]}
+        """Config of one analysis job. A per-run analysis's slice holds its shared settings, not the
+        list of runs (adding a run to it must not rerun the others)."""
+        block = self.raw["analyses"][kind]
+        if per_run(kind):
+            return {"analysis": kind, "run": name, "params": {k: v for k, v in block.items() if k != "runs"}}
+        return {"analysis": kind, "name": name, "params": block[name]}
 
-    def probe_slice(self, run: str) -> dict:
-        """Config of the probes of one run: the shared settings, not the list of probed runs (adding a
-        run to that list must not rerun the probes of the others)."""
-        settings = {k: v for k, v in self.raw["analyses"]["probes"].items() if k != "runs"}
-        return {"analysis": "probes", "run": run, "params": settings}
+
+
+class _LazyParams(Mapping):
+    """name -> ``convert(name, block)`` of a raw mapping, converted on first access (importing the
+    plug-in module then, in the stage that needs it, never while the DAG is built)."""
+
+    def __init__(self, raw: Mapping[str, Any], convert):
+        self._raw, self._convert, self._cache = raw, convert, {}
+
+    def __getitem__(self, key):
+        if key not in self._cache:
+            self._cache[key] = self._convert(key, self._raw[key])
+        return self._cache[key]
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self):
+        return len(self._raw)
+
+
+def _analysis_params(kind: str, block: Mapping[str, Any]):
+    if per_run(kind):
+        return to_params(registry.load("analysis", kind).Params, block)
+    return _LazyParams(block, lambda _, entry: to_params(registry.load("analysis", kind).Params, entry))
+
+
+def per_run(analysis: str) -> bool:
+    """Whether an analysis runs one job per listed run (its block holds ``runs`` and shared settings)
+    rather than one job per named entry."""
+    return bool(registry.plugin("analysis", analysis).get("PER_RUN", False))
 
 
 def slice_hash(obj: Any) -> str:
@@ -288,12 +291,48 @@ def canonical_json(obj: Any) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-# validation
+# the schema, assembled
 
 
-def _schema() -> dict:
+def _entry_schema(kind: str, key: str, description: str, common: dict) -> dict:
+    """Schema of a dataset (key 'task') or model (key 'kind') entry: the plug-in named by ``key``
+    decides which other keys are allowed."""
+    plugs = registry.plugins(kind)
+    props = {key: {"description": description, "type": "string", "enum": list(plugs)}, **common}
+    branches = []
+    for name, plug in plugs.items():
+        frag = plug.schema
+        branches.append({"if": {"properties": {key: {"const": name}}, "required": [key]},
+                         "then": {"properties": {**props, **frag.get("properties", {})},
+                                  "required": list(frag.get("required", [])), "additionalProperties": False,
+                                  "x-plugin": f"{key} {name}"}})
+    return {"type": "object", "required": [key] if key == "task" else [], "properties": props, "allOf": branches}
+
+
+@functools.lru_cache(maxsize=1)
+def schema() -> dict:
     with open(SCHEMA_PATH) as fh:
-        return yaml.safe_load(fh)
+        base = yaml.safe_load(fh)
+    base["$defs"]["dataset"] = _entry_schema(
+        "task", "task", "Generator: a task family of pipeline_lib/tasks.",
+        {"seed": {"description": "Seed of the generator.", "type": "integer", "minimum": 0, "default": 0}})
+    base["$defs"]["model"] = _entry_schema(
+        "model", "kind", "Architecture: a model kind of pipeline_lib/models.",
+        {"d": {"description": "Embedding width (d_model).", "type": "integer", "minimum": 1}})
+    base["$defs"]["model"]["properties"]["kind"]["default"] = "circuit"
+    base["$defs"]["model"]["required"] = ["d"]
+    analyses = base["properties"]["analyses"]["properties"]
+    for name, plug in registry.plugins("analysis").items():
+        block = {"type": "object", "additionalProperties": False, **plug.schema}
+        if plug.get("PER_RUN"):
+            analyses[name] = {**block, "default": {}}
+        else:
+            analyses[name] = {"type": "object", "description": plug.schema.get("description", ""), "default": {},
+                              "propertyNames": {"pattern": "^[A-Za-z0-9_]+$"}, "additionalProperties": block}
+    figures = base["properties"]["figures"]["properties"]
+    for name, plug in registry.plugins("figure").items():
+        figures[name] = {"type": "object", "additionalProperties": False, **plug.schema}
+    return base
 
 
 def _validator_class():
@@ -324,15 +363,11 @@ def _describe(error) -> str:
         allowed = sorted(schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
         where = f"under '{path}'" if error.absolute_path else "at the top level"
+        where += f" ({schema['x-plugin']})" if "x-plugin" in schema else ""
         keys = ", ".join(f"'{_key_path([*error.absolute_path, e])}'" for e in extra)
         return f"unknown config key {keys}; allowed keys {where}: {', '.join(allowed)}"
     if error.validator == "required":
         return f"config key '{path}' is missing a required key: {error.message}"
-    if error.validator == "not" and isinstance(error.instance, dict) and "task" in error.instance:
-        keys = sorted(set(error.instance) & {"p", "T", "k", "n_train", "n_test", "n", "train_fraction", "test_images"})
-        return (f"config key '{path}': task {error.instance['task']} does not take some of the keys {keys} "
-                f"(sparse_modular_addition: p, T, k, n_train, n_test; eureka_reasoning: n, train_fraction; "
-                f"eureka_digits: n_train, n_test, test_images)")
     if error.validator == "propertyNames":
         return f"config key '{path}': name {error.instance!r} must contain only letters, digits and _"
     allowed, about = _allowed_from_schema(schema), schema.get("description")
@@ -352,222 +387,46 @@ def _allowed_from_schema(schema: dict) -> str:
 
 
 def validate_raw(raw: Mapping[str, Any]) -> dict:
-    """Validate against the JSON schema and return a copy with defaults filled."""
+    """Validate against the assembled JSON schema and return a copy with defaults filled."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"the config must be a mapping of keys to values, got {type(raw).__name__}")
     data = copy.deepcopy(dict(raw))
-    validator = _validator_class()(_schema())
+    validator = _validator_class()(schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
-    if errors:
-        # The deepest error under a oneOf names the real problem; report them all, most specific first.
-        msgs = []
-        for err in errors:
-            leaf = max(err.context, key=lambda e: len(e.absolute_path)) if err.context else None
-            msgs.append(_describe(leaf if leaf is not None and leaf.validator != "type" else err))
-        raise ConfigError("invalid config:\n  - " + "\n  - ".join(dict.fromkeys(msgs)))
+    msgs = []
+    for err in errors:  # the deepest error under a oneOf/allOf names the real problem
+        leaf = max(err.context, key=lambda e: len(e.absolute_path)) if err.context else None
+        msgs.append(_describe(leaf if leaf is not None and leaf.validator != "type" else err))
+    _fail(msgs)
     return data
-
-
-def _check_references(data: dict) -> None:
-    problems: list[str] = []
-    runs = data["runs"]
-    for name, run in runs.items():
-        key = f"runs.{name}"
-        if run["dataset"] not in data["datasets"]:
-            problems.append(f"config key '{key}.dataset': {run['dataset']!r} is not a dataset; "
-                            f"defined datasets: {', '.join(data['datasets'])}")
-        if run["model"] not in data["models"]:
-            problems.append(f"config key '{key}.model': {run['model']!r} is not a model; "
-                            f"defined models: {', '.join(data['models'])}")
-        parent = run["init_from"]
-        if parent is not None and parent not in runs:
-            problems.append(f"config key '{key}.init_from': {parent!r} is not a run; defined runs: {', '.join(runs)}")
-    if problems:
-        raise ConfigError("invalid config:\n  - " + "\n  - ".join(problems))
-    for name in runs:  # cycles in init_from
-        seen = [name]
-        while runs[seen[-1]]["init_from"] is not None:
-            nxt = runs[seen[-1]]["init_from"]
-            if nxt in seen:
-                cycle = " -> ".join([*seen[seen.index(nxt):], nxt])
-                raise ConfigError(f"invalid config:\n  - config key 'runs.{name}.init_from' forms a cycle: "
-                                  f"{cycle}; init_from must point to an earlier run")
-            seen.append(nxt)
-
-
-def dataset_shape(ds: dict) -> dict:
-    """Sizes a dataset entry implies: n_train, n_test, token values (None for images), length T."""
-    if ds["task"] == "sparse_modular_addition":
-        return {"n_train": ds["n_train"], "n_test": ds["n_test"], "tokens": ds["p"], "T": ds["T"], "classes": ds["p"]}
-    if ds["task"] == "eureka_reasoning":
-        total = (ds["n"] + 1) ** 4
-        n_train = int(round(ds["train_fraction"] * total))
-        return {"n_train": n_train, "n_test": total - n_train, "tokens": ds["n"] + 1, "T": 4, "classes": ds["n"] + 1}
-    return {"n_train": ds["n_train"], "n_test": ds["n_test"], "tokens": None, "T": 16 * 16, "classes": 10}
-
-
-def _check_semantics(data: dict) -> None:
-    problems: list[str] = []
-    for name, ds in data["datasets"].items():
-        key = f"datasets.{name}"
-        if ds["task"] != "sparse_modular_addition":
-            continue
-        if ds["k"] > ds["T"]:
-            problems.append(f"config key '{key}.k': k={ds['k']} exceeds the sequence length T={ds['T']}; allowed 1 <= k <= T")
-        space = ds["p"] ** ds["T"]
-        if ds["n_test"] > space:
-            problems.append(f"config key '{key}.n_test': {ds['n_test']} test sequences requested but only "
-                            f"p^T = {space} distinct sequences exist; allowed n_test <= {space}")
-    for name, model in data["models"].items():
-        if model["kind"] != "circuit" and model["d"] % model["n_heads"]:
-            problems.append(f"config key 'models.{name}.n_heads': d={model['d']} is not divisible by "
-                            f"n_heads={model['n_heads']}; allowed: a divisor of d")
-        if model["kind"] == "vit" and 16 % model["patch"]:
-            problems.append(f"config key 'models.{name}.patch': the 16x16 digits image is not divisible into "
-                            f"{model['patch']}x{model['patch']} patches; allowed 1, 2, 4, 8, 16")
-    for name, run in data["runs"].items():
-        key = f"runs.{name}"
-        ds, model = data["datasets"][run["dataset"]], data["models"][run["model"]]
-        shape = dataset_shape(ds)
-        images = shape["tokens"] is None
-        if images != (model["kind"] == "vit"):
-            problems.append(f"config key '{key}.model': model '{run['model']}' (kind {model['kind']}) cannot read "
-                            f"dataset '{run['dataset']}' (task {ds['task']}); allowed: kind vit for eureka_digits, "
-                            f"circuit or transformer for token tasks")
-            continue
-        vocab = model["vocab"] if model["vocab"] is not None else shape["tokens"]
-        if not images and vocab < shape["tokens"]:
-            problems.append(f"config key 'models.{run['model']}.vocab': vocab={vocab} is smaller than the "
-                            f"{shape['tokens']} token values of dataset '{run['dataset']}' used by run '{name}'; "
-                            f"allowed vocab >= {shape['tokens']}")
-        if run["n_probe"] > shape["n_test"]:
-            problems.append(f"config key '{key}.n_probe': {run['n_probe']} probe sequences but dataset "
-                            f"'{run['dataset']}' has {shape['n_test']} test examples; allowed n_probe <= that")
-        bs = run["batch_size"]
-        if bs != "full" and bs > shape["n_train"]:
-            problems.append(f"config key '{key}.batch_size': {bs} exceeds the {shape['n_train']} training examples "
-                            f"of dataset '{run['dataset']}'; allowed batch_size <= that or 'full'")
-        parent = run["init_from"]
-        if parent is not None:
-            prun = data["runs"][parent]
-            pmodel, pds = data["models"][prun["model"]], data["datasets"][prun["dataset"]]
-            pshape = dataset_shape(pds)
-            pvocab = pmodel["vocab"] if pmodel["vocab"] is not None else pshape["tokens"]
-            arch = lambda m, v, s: (m["kind"], m["d"], m["mlp_ratio"], m["tied_unembed"], m["n_heads"],  # noqa: E731
-                                    m["depth"], m["patch"], v, s["T"])
-            if arch(pmodel, pvocab, pshape) != arch(model, vocab, shape):
-                problems.append(f"config key '{key}.init_from': run '{parent}' has a different architecture "
-                                f"(kind, d, mlp_ratio, tied_unembed, n_heads, depth, patch, vocab, T) = "
-                                f"{arch(pmodel, pvocab, pshape)} vs {arch(model, vocab, shape)}; a finetune must "
-                                f"keep the parent's shapes")
-            missing = sorted(set(_seed_list(run["seeds"])) - set(_seed_list(prun["seeds"])))
-            if missing:
-                problems.append(f"config key '{key}.seeds': seeds {missing} are not trained by init_from run "
-                                f"'{parent}' (seed i starts from seed i); allowed: a subset of its seeds")
-    problems.extend(_check_analyses_and_figures(data))
-    if problems:
-        raise ConfigError("invalid config:\n  - " + "\n  - ".join(problems))
-
-
-def _run_refs(section: str, name: str, params: dict) -> list[tuple[str, str]]:
-    """(key path, run name) of every run an analysis or figure entry refers to."""
-    key = f"{section}.{name}"
-    refs = [(f"{key}.arms.{lbl}", r) for lbl, r in params.get("arms", {}).items()]
-    refs += [(f"{key}.runs", r) for r in params.get("runs", [])]
-    refs += [(f"{key}.{k}", params[k]) for k in ("a", "b", "pretrain", "finetune") if k in params]
-    return refs
-
-
-def _check_analyses_and_figures(data: dict) -> list[str]:
-    problems = []
-    runs, analyses, figures = data["runs"], data["analyses"], data["figures"]
-    entries = [("analyses.interpolation", n, p) for n, p in analyses["interpolation"].items()]
-    entries += [("analyses.param_embed", n, p) for n, p in analyses["param_embed"].items()]
-    entries += [("analyses.eureka", n, p) for n, p in analyses["eureka"].items()]
-    entries += [("analyses", "probes", analyses["probes"])]
-    entries += [("figures", n, p) for n, p in figures.items()]
-    for section, name, params in entries:
-        for key, run in _run_refs(section, name, params):
-            if run not in runs:
-                problems.append(f"config key '{key}': {run!r} is not a run; defined runs: {', '.join(runs)}")
-    if problems:
-        return problems
-    for name, ip in analyses["interpolation"].items():
-        key = f"analyses.interpolation.{name}"
-        ra, rb = runs[ip["a"]], runs[ip["b"]]
-        if ip["dataset"] is not None and ip["dataset"] not in data["datasets"]:
-            problems.append(f"config key '{key}.dataset': {ip['dataset']!r} is not a dataset")
-        if ra["model"] != rb["model"] or _seed_list(ra["seeds"]) != _seed_list(rb["seeds"]):
-            problems.append(f"config key '{key}': runs '{ip['a']}' and '{ip['b']}' must share the model and "
-                            f"the seeds to be interpolated")
-        if not ip["t_min"] < ip["t_max"]:
-            problems.append(f"config key '{key}.t_min': must be smaller than t_max")
-    for fig, ref_kind in (("fig6_interpolation", "interpolation"), ("fig7_param_tsne", "param_embed")):
-        if fig in figures and figures[fig][ref_kind] not in analyses[ref_kind]:
-            problems.append(f"config key 'figures.{fig}.{ref_kind}': {figures[fig][ref_kind]!r} is not an entry "
-                            f"of analyses.{ref_kind}; defined: {', '.join(analyses[ref_kind]) or 'none'}")
-    for fig, params in figures.items():
-        for exp in params.get("experiments", []):
-            if exp not in analyses["eureka"]:
-                problems.append(f"config key 'figures.{fig}.experiments': {exp!r} is not an entry of "
-                                f"analyses.eureka; defined: {', '.join(analyses['eureka']) or 'none'}")
-            elif fig == "eureka_probes":
-                for lbl, run in analyses["eureka"][exp]["arms"].items():
-                    if run not in analyses["probes"]["runs"]:
-                        problems.append(f"config key 'analyses.eureka.{exp}.arms.{lbl}': run {run!r} is drawn by "
-                                        f"eureka_probes but not probed; add it to analyses.probes.runs")
-    if "fig4_embeddings" in figures:
-        for k in ("pretrain", "finetune"):
-            run = runs[figures["fig4_embeddings"][k]]
-            if data["models"][run["model"]]["d"] != 2 or run["n_embed"] < 2:
-                problems.append(f"config key 'figures.fig4_embeddings.{k}': run "
-                                f"'{figures['fig4_embeddings'][k]}' must use a d=2 model and record "
-                                f"z_A (n_embed >= 2) to be drawn in the plane")
-    return problems
-
-
-def _seed_list(seeds) -> tuple[int, ...]:
-    return tuple(range(seeds)) if isinstance(seeds, int) else tuple(seeds)
 
 
 def load_config(raw: Mapping[str, Any]) -> Config:
     """Validate a raw config mapping and return the frozen :class:`Config` (raises ConfigError)."""
+    from . import config_checks  # it uses this module's helpers
+
     data = validate_raw(raw)
-    _check_references(data)
-    _check_semantics(data)
-    datasets = {n: DatasetConfig(name=n, **d) for n, d in data["datasets"].items()}
-    models = {n: ModelConfig(name=n, **m) for n, m in data["models"].items()}
+    _fail(config_checks.references(data))
+    _fail(config_checks.semantics(data))
     runs = {}
     for n, r in data["runs"].items():
         opt = dict(r["optimizer"], betas=tuple(r["optimizer"]["betas"]))
         runs[n] = RunConfig(
             name=n, dataset=r["dataset"], model=r["model"], epochs=r["epochs"],
-            seeds=_seed_list(r["seeds"]), batch_size=r["batch_size"], init_from=r["init_from"],
+            seeds=seed_list(r["seeds"]), batch_size=r["batch_size"], init_from=r["init_from"],
             optimizer=OptimizerConfig(**opt), attention=AttentionConfig(**r["attention"]),
             n_probe=r["n_probe"], n_stats=r["n_stats"], n_embed=r["n_embed"],
             record_attention=ScheduleConfig(**r["record_attention"]),
             record_weights=ScheduleConfig(**r["record_weights"]), log_every=r["log_every"],
-            checkpoint_every=r["checkpoint_every"],
-        )
-    figure_types = {"fig2_attention_graph": Fig2Config, "fig3_attention_heatmap": Fig3Config,
-                    "fig4_embeddings": Fig4Config, "fig5_accuracy": Fig5Config,
-                    "fig6_interpolation": Fig6Config, "fig7_param_tsne": Fig7Config,
-                    **{name: EurekaFigureConfig for name in EUREKA_FIGURES}}
-    figures = {name: figure_types[name](**_frozen(params)) for name, params in data["figures"].items()}
-    an = data["analyses"]
-    interpolation = {n: InterpolationConfig(name=n, **dict(p, dataset=p["dataset"] or runs[p["b"]].dataset))
-                     for n, p in an["interpolation"].items()}
-    param_embed = {n: ParamEmbedConfig(name=n, **_frozen(p)) for n, p in an["param_embed"].items()}
-    eureka = {n: EurekaConfig(name=n, **_frozen(p)) for n, p in an["eureka"].items()}
-    return Config(device=data["device"], datasets=datasets, models=models, runs=runs, figures=figures,
-                  interpolation=interpolation, probes=ProbesConfig(**_frozen(an["probes"])),
-                  param_embed=param_embed, eureka=eureka, raw=data)
+            checkpoint_every=r["checkpoint_every"])
+    datasets = {n: Entry(n, d["task"], {k: v for k, v in d.items() if k != "task"})
+                for n, d in data["datasets"].items()}
+    models = {n: Entry(n, m["kind"], {k: v for k, v in m.items() if k != "kind"}) for n, m in data["models"].items()}
+    return Config(device=data["device"], runs=runs, datasets=datasets, models=models, raw=data)
 
 
-def _frozen(params: dict) -> dict:
-    """Lists become tuples and mappings (label -> run) tuples of pairs, for frozen dataclasses."""
-    return {k: tuple(v.items()) if isinstance(v, dict) else tuple(v) if isinstance(v, list) else v
-            for k, v in params.items()}
+def seed_list(seeds) -> tuple[int, ...]:
+    return tuple(range(seeds)) if isinstance(seeds, int) else tuple(seeds)
 
 
 def load_config_file(path: str | Path) -> Config:

@@ -154,6 +154,118 @@ def _load_checkpoint(ck: Optional[Checkpointing], device) -> Optional[dict]:
     return state if state.get("key") == ck.key else None
 
 
+class Recorder:
+    """What a run records, preallocated on the device and written into once per epoch (no host sync
+    except at weight snapshots); its state is what a resume checkpoint saves besides the model's."""
+
+    def __init__(self, model, data: dict, run_cfg, start_epoch: int, device):
+        E = run_cfg.epochs
+        self.start_epoch = start_epoch
+        self.att_epochs = [e - start_epoch for e in run_cfg.record_attention.epochs(start_epoch, start_epoch + E)]
+        self.snap_epochs = [e - start_epoch for e in run_cfg.record_weights.epochs(start_epoch, start_epoch + E)]
+        self.att_index = {e: i for i, e in enumerate(self.att_epochs)}
+        self.snap_index = {e: i for i, e in enumerate(self.snap_epochs)}
+        self.probe_x = data["probe_x"].to(device)
+        self.stats_x = data["stats_x"].to(device) if "stats_x" in data and model.records_attention_histogram else None
+        with torch.no_grad():
+            self.state = {
+                "metrics": torch.full((4, E + 1, model.S), float("nan"), device=device),  # train/test loss/acc
+                "attention": torch.zeros(len(self.att_epochs), *model.attention(self.probe_x).shape, device=device),
+                "weights": {n: np.zeros((len(self.snap_epochs), *getattr(model, n).shape), dtype=np.float32)
+                            for n in model.param_names()},
+                "hist": (torch.zeros(E + 1, *model.attention_histogram(self.stats_x).shape, device=device)
+                         if self.stats_x is not None else None),
+                "grads": ({n: torch.full((E + 1, *getattr(model, n).shape[:-2]), float("nan"), device=device)
+                           for n in ("W_Q", "W_K", "W_V")} if model.records_gradients else None),
+            }
+        heat = run_cfg.attention.schedule == "heat_treatment"
+        self.heat = heat
+        self.temperature = np.array([1.0 / heat_treatment_beta(e, E, model.d_head) if heat else model.tau
+                                     for e in range(E + 1)])
+
+    @torch.no_grad()
+    def evaluate(self, model, e: int, x_te, y_te, freezer: "_Freezer") -> None:
+        """Test metrics, attention of the probes, histogram and weight snapshot after e epochs."""
+        st = self.state
+        if st["hist"] is not None:
+            st["hist"][e] = model.attention_histogram(self.stats_x)
+        te_loss, te_acc = per_seed_loss_acc(model(x_te), y_te)
+        st["metrics"][2, e], st["metrics"][3, e] = freezer.mask(te_loss), freezer.mask(te_acc)
+        if e in self.att_index:
+            st["attention"][self.att_index[e]] = model.attention(self.probe_x)
+        if e in self.snap_index:
+            for n in st["weights"]:
+                st["weights"][n][self.snap_index[e]] = getattr(model, n).detach().cpu().numpy()
+
+    def train_metrics(self, e: int, loss_s, acc_s, freezer: "_Freezer") -> None:
+        self.state["metrics"][0, e], self.state["metrics"][1, e] = freezer.mask(loss_s.detach()), freezer.mask(acc_s)
+
+    def log_line(self, e: int) -> dict:
+        """Per-seed-median metrics at epoch e (a host sync: only every log_every epochs)."""
+        m = self.state["metrics"][:, e].cpu().numpy()
+        return {k: float(np.nanmedian(v)) if np.isfinite(v).any() else float("nan")
+                for k, v in zip(("train_loss", "train_acc", "test_loss", "test_acc"), m)}
+
+    def grad_hook(self, model, e: int, steps_per_epoch: int) -> Optional[Callable]:
+        """Called after each backward pass of epoch e: adds the step's share of the mean |grad|."""
+        grads = self.state["grads"]
+        if grads is None:
+            return None
+
+        def on_grad(scale=1.0 / steps_per_epoch):
+            for n, v in model.grad_summary().items():
+                grads[n][e] = torch.nan_to_num(grads[n][e], nan=0.0) + scale * v
+        return on_grad
+
+    def result(self, seeds, E: int, freezer: "_Freezer") -> Recording:
+        st = self.state
+        m = st["metrics"].cpu().numpy().transpose(0, 2, 1)  # (4, S, E+1)
+        seed_first = lambda t: np.moveaxis(t.cpu().numpy(), 1, 0)  # noqa: E731  (E+1, S, ...) -> (S, E+1, ...)
+        return Recording(
+            epochs=np.arange(self.start_epoch, self.start_epoch + E + 1),
+            train_loss=m[0], train_acc=m[1], test_loss=m[2], test_acc=m[3],
+            attention_epochs=np.array(self.att_epochs) + self.start_epoch,
+            attention=st["attention"].cpu().numpy().transpose(1, 0, 2, 3),
+            snapshot_epochs=np.array(self.snap_epochs) + self.start_epoch,
+            weights=st["weights"], diverged_epoch=freezer.diverged_epoch.cpu().numpy(),
+            temperature=self.temperature,
+            grads=None if st["grads"] is None else {n: seed_first(g) for n, g in st["grads"].items()},
+            attention_hist=None if st["hist"] is None else seed_first(st["hist"]),
+        )
+
+
+@dataclass
+class _Training:
+    """The optimizer side of a run: optimizer, warm-up schedule, per-seed data order, freezer."""
+
+    opt: torch.optim.Optimizer
+    sched: Optional[torch.optim.lr_scheduler.LambdaLR]
+    data_gens: list
+    freezer: "_Freezer"
+
+    def state_dict(self) -> dict:
+        return {"optimizer": self.opt.state_dict(), "scheduler": self.sched.state_dict() if self.sched else None,
+                "data_gens": [g.get_state() for g in self.data_gens], "alive": self.freezer.alive,
+                "diverged_epoch": self.freezer.diverged_epoch}
+
+    def load_state_dict(self, st: dict) -> None:
+        self.opt.load_state_dict(st["optimizer"])
+        if self.sched is not None:
+            self.sched.load_state_dict(st["scheduler"])
+        for g, gs in zip(self.data_gens, st["data_gens"]):
+            g.set_state(gs)
+        self.freezer.alive, self.freezer.diverged_epoch = st["alive"], st["diverged_epoch"]
+
+
+def _training(model, run_cfg, seeds, device, steps_per_epoch: int) -> _Training:
+    params = [getattr(model, n) for n in model.param_names()]
+    opt = build_optimizer(params, run_cfg.optimizer)
+    warmup_steps = run_cfg.optimizer.warmup_epochs * steps_per_epoch
+    sched = (torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup_steps))
+             if warmup_steps else None)
+    return _Training(opt, sched, [seed_generator(s, "data") for s in seeds], _Freezer(params, len(seeds), device))
+
+
 def train_seeds(
     model,
     data: dict,
@@ -168,137 +280,81 @@ def train_seeds(
 
     ``data`` holds input tensors x_train (N, ...), x_test, probe_x (token ids or image patches), int64
     labels y_train (N,), y_test, and optionally stats_x: inputs whose attention-weight histogram is
-    recorded every epoch by models with ``attention_histogram``. Models with ``grad_summary`` have it
-    recorded after every backward pass (mean over the epoch's steps). Under the run's Heat Treatment
-    schedule the model's ``beta`` is set at the start of every epoch.
-    ``callback(epoch, metrics)`` is called every epoch (metrics None) and every ``log_every`` epochs
-    with per-seed-median metrics (the only host syncs of the loop besides snapshots).
-    With ``checkpoint``, the loop's whole state is saved every ``checkpoint.every`` epochs and a
-    matching saved state is resumed from: the result equals an uninterrupted run's bit for bit
-    (same device and thread count).
+    recorded every epoch by models that declare ``records_attention_histogram``. Models that declare
+    ``records_gradients`` have ``grad_summary`` recorded after every backward pass (mean over the
+    epoch's steps). Under the run's Heat Treatment schedule the model's ``beta`` is set at the start
+    of every epoch. ``callback(epoch, metrics)`` is called every epoch (metrics None) and every
+    ``log_every`` epochs with per-seed-median metrics. With ``checkpoint``, the loop's whole state is
+    saved every ``checkpoint.every`` epochs and a matching saved state is resumed from: the result
+    equals an uninterrupted run's bit for bit (same device and thread count).
     """
-    S, E = len(seeds), run_cfg.epochs
+    E = run_cfg.epochs
     x_tr, y_tr = data["x_train"].to(device), data["y_train"].to(device)
-    x_te, y_te, probe_x = data["x_test"].to(device), data["y_test"].to(device), data["probe_x"].to(device)
+    x_te, y_te = data["x_test"].to(device), data["y_test"].to(device)
     N = x_tr.shape[0]
     full_batch = run_cfg.batch_size == "full" or run_cfg.batch_size >= N
     B = N if full_batch else run_cfg.batch_size
     steps_per_epoch = 1 if full_batch else math.ceil(N / B)
-
-    params = [getattr(model, n) for n in model.param_names()]
-    opt = build_optimizer(params, run_cfg.optimizer)
-    warmup_steps = run_cfg.optimizer.warmup_epochs * steps_per_epoch
-    sched = (torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup_steps))
-             if warmup_steps else None)
-    data_gens = [seed_generator(s, "data") for s in seeds]
-    freezer = _Freezer(params, S, device)
-
-    att_epochs = [e - start_epoch for e in run_cfg.record_attention.epochs(start_epoch, start_epoch + E)]
-    snap_epochs = [e - start_epoch for e in run_cfg.record_weights.epochs(start_epoch, start_epoch + E)]
-    att_index = {e: i for i, e in enumerate(att_epochs)}
-    snap_index = {e: i for i, e in enumerate(snap_epochs)}
-    metrics = torch.full((4, E + 1, S), float("nan"), device=device)  # train_loss, train_acc, test_loss, test_acc
-    with torch.no_grad():
-        attention = torch.zeros(len(att_epochs), *model.attention(probe_x).shape, device=device)
-    stats_x = data["stats_x"].to(device) if "stats_x" in data and hasattr(model, "attention_histogram") else None
-    hist = (torch.zeros(E + 1, *model.attention_histogram(stats_x).shape, device=device)
-            if stats_x is not None else None)
-    grads = None
-    if hasattr(model, "grad_summary"):
-        grads = {n: torch.full((E + 1, *getattr(model, n).shape[:-2]), float("nan"), device=device)
-                 for n in ("W_Q", "W_K", "W_V")}
-    heat = run_cfg.attention.schedule == "heat_treatment"
-    temperature = np.array([1.0 / heat_treatment_beta(e, E, model.d_head) if heat else model.tau
-                            for e in range(E + 1)])
-    weights = {n: np.zeros((len(snap_epochs), *getattr(model, n).shape), dtype=np.float32)
-               for n in model.param_names()}
-
-    first = 0
-    resumed = _load_checkpoint(checkpoint, device)
-    if resumed is not None:
-        first = resumed["epoch"]
-        model.load_state_dict(resumed["model"])
-        opt.load_state_dict(resumed["optimizer"])
-        if sched is not None:
-            sched.load_state_dict(resumed["scheduler"])
-        for g, st in zip(data_gens, resumed["data_gens"]):
-            g.set_state(st)
-        freezer.alive, freezer.diverged_epoch = resumed["alive"], resumed["diverged_epoch"]
-        metrics, attention, weights = resumed["metrics"], resumed["attention"], resumed["weights"]
-        hist, grads = resumed["hist"], resumed["grads"]
-
+    tr = _training(model, run_cfg, seeds, device, steps_per_epoch)
+    rec = Recorder(model, data, run_cfg, start_epoch, device)
+    first = _resume(checkpoint, device, model, tr, rec)
     for e in range(first, E + 1):
         if checkpoint is not None and e > first and e % checkpoint.every == 0:
-            _save_checkpoint(checkpoint, e, {
-                "model": model.state_dict(), "optimizer": opt.state_dict(),
-                "scheduler": sched.state_dict() if sched is not None else None,
-                "data_gens": [g.get_state() for g in data_gens], "alive": freezer.alive,
-                "diverged_epoch": freezer.diverged_epoch, "metrics": metrics, "attention": attention,
-                "weights": weights, "hist": hist, "grads": grads})
-        if heat:
-            model.beta = 1.0 / float(temperature[e])
-        # -- evaluate the parameters after e epochs -------------------------------------------------
-        with torch.no_grad():
-            if hist is not None:
-                hist[e] = model.attention_histogram(stats_x)
-            te_loss, te_acc = per_seed_loss_acc(model(x_te), y_te)
-            metrics[2, e], metrics[3, e] = freezer.mask(te_loss), freezer.mask(te_acc)
-            if e in att_index:
-                attention[att_index[e]] = model.attention(probe_x)
-            if e in snap_index:
-                for n in weights:
-                    weights[n][snap_index[e]] = getattr(model, n).detach().cpu().numpy()
-        if full_batch:  # this forward both trains and gives the train metrics at epoch e
-            loss_s, acc_s = per_seed_loss_acc(model(x_tr), y_tr)
-            total = freezer.observe(loss_s, start_epoch + e)
-            metrics[0, e], metrics[1, e] = freezer.mask(loss_s.detach()), freezer.mask(acc_s)
-        else:
-            with torch.no_grad():
-                loss_s, acc_s = per_seed_loss_acc(model(x_tr), y_tr)
-                freezer.observe(loss_s, start_epoch + e)
-                metrics[0, e], metrics[1, e] = freezer.mask(loss_s), freezer.mask(acc_s)
+            _save_checkpoint(checkpoint, e, {"model": model.state_dict(), **tr.state_dict(), **rec.state})
+        if rec.heat:
+            model.beta = 1.0 / float(rec.temperature[e])
+        rec.evaluate(model, e, x_te, y_te, tr.freezer)
+        total = _train_metrics(model, rec, tr.freezer, e, x_tr, y_tr, full_batch, start_epoch)
         if callback is not None:
-            log = None
-            if e % run_cfg.log_every == 0 or e == E:
-                m = metrics[:, e].cpu().numpy()
-                log = {k: float(np.nanmedian(v)) if np.isfinite(v).any() else float("nan")
-                       for k, v in zip(("train_loss", "train_acc", "test_loss", "test_acc"), m)}
-            callback(start_epoch + e, log)
+            callback(start_epoch + e, rec.log_line(e) if e % run_cfg.log_every == 0 or e == E else None)
         if e == E:
             break
-        # -- one epoch of training ------------------------------------------------------------------
-        on_grad = None
-        if grads is not None:
-            def on_grad(scale=1.0 / steps_per_epoch, e=e):
-                for n, v in model.grad_summary().items():
-                    grads[n][e] = torch.nan_to_num(grads[n][e], nan=0.0) + scale * v
+        on_grad = rec.grad_hook(model, e, steps_per_epoch)
         if full_batch:
-            _step(opt, sched, freezer, total, on_grad)
+            _step(tr.opt, tr.sched, tr.freezer, total, on_grad)
         else:
-            perm = torch.stack([torch.randperm(N, generator=g) for g in data_gens]).to(device)  # (S, N)
-            for j in range(steps_per_epoch):
-                idx = perm[:, j * B:(j + 1) * B]  # (S, b): each seed its own order
-                scale = idx.shape[1] / N  # the epoch's mean gradient weighs each step by its size
-                loss_s, _ = per_seed_loss_acc(model(x_tr[idx]), y_tr[idx])
-                _step(opt, sched, freezer, freezer.observe(loss_s, start_epoch + e + 1),
-                      None if on_grad is None else (lambda s=scale: on_grad(s)))
-
-    if heat:  # after training the model holds the schedule's final temperature, its tau
+            _minibatch_epoch(model, tr, x_tr, y_tr, B, steps_per_epoch, start_epoch + e + 1, on_grad, device)
+    if rec.heat:  # after training the model holds the schedule's final temperature, its tau
         model.beta = None
-    m = metrics.cpu().numpy().transpose(0, 2, 1)  # (4, S, E+1)
-    seed_first = lambda t: np.moveaxis(t.cpu().numpy(), 1, 0)  # noqa: E731  (E+1, S, ...) -> (S, E+1, ...)
-    return Recording(
-        epochs=np.arange(start_epoch, start_epoch + E + 1),
-        train_loss=m[0], train_acc=m[1], test_loss=m[2], test_acc=m[3],
-        attention_epochs=np.array(att_epochs) + start_epoch,
-        attention=attention.cpu().numpy().transpose(1, 0, 2, 3),
-        snapshot_epochs=np.array(snap_epochs) + start_epoch,
-        weights=weights,
-        diverged_epoch=freezer.diverged_epoch.cpu().numpy(),
-        temperature=temperature,
-        grads=None if grads is None else {n: seed_first(g) for n, g in grads.items()},
-        attention_hist=None if hist is None else seed_first(hist),
-    )
+    return rec.result(seeds, E, tr.freezer)
+
+
+def _resume(checkpoint, device, model, tr: _Training, rec: Recorder) -> int:
+    """Restore a matching checkpoint's state; the epoch to continue from (0 without one)."""
+    resumed = _load_checkpoint(checkpoint, device)
+    if resumed is None:
+        return 0
+    model.load_state_dict(resumed["model"])
+    tr.load_state_dict(resumed)
+    rec.state = {k: resumed[k] for k in rec.state}
+    return resumed["epoch"]
+
+
+def _train_metrics(model, rec: Recorder, freezer: "_Freezer", e: int, x_tr, y_tr, full_batch: bool, start_epoch: int):
+    """Training metrics at epoch e. In full-batch mode this forward pass is also the training step's,
+    so its loss (summed over the alive seeds) is returned for the backward pass."""
+    if full_batch:
+        loss_s, acc_s = per_seed_loss_acc(model(x_tr), y_tr)
+        total = freezer.observe(loss_s, start_epoch + e)
+        rec.train_metrics(e, loss_s, acc_s, freezer)
+        return total
+    with torch.no_grad():
+        loss_s, acc_s = per_seed_loss_acc(model(x_tr), y_tr)
+        freezer.observe(loss_s, start_epoch + e)
+        rec.train_metrics(e, loss_s, acc_s, freezer)
+    return None
+
+
+def _minibatch_epoch(model, tr: _Training, x_tr, y_tr, B: int, steps: int, epoch_after: int, on_grad, device) -> None:
+    """One epoch of mini-batch steps; each seed draws its own order of the training set."""
+    N = x_tr.shape[0]
+    perm = torch.stack([torch.randperm(N, generator=g) for g in tr.data_gens]).to(device)  # (S, N)
+    for j in range(steps):
+        idx = perm[:, j * B:(j + 1) * B]  # (S, b): each seed its own order
+        scale = idx.shape[1] / N  # the epoch's mean gradient weighs each step by its size
+        loss_s, _ = per_seed_loss_acc(model(x_tr[idx]), y_tr[idx])
+        _step(tr.opt, tr.sched, tr.freezer, tr.freezer.observe(loss_s, epoch_after),
+              None if on_grad is None else (lambda s=scale: on_grad(s)))
 
 
 def _step(opt, sched, freezer: _Freezer, loss: torch.Tensor, on_grad: Optional[Callable] = None) -> None:

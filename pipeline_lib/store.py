@@ -1,4 +1,4 @@
-"""Artifacts: xarray <-> HDF5 (h5netcdf), provenance attrs, atomic writes, content and code hashes.
+"""Artifacts: xarray <-> HDF5 (h5netcdf), provenance attrs, atomic writes, content hashes.
 
 Every artifact carries in its attrs the resolved config slice that produced it (``config_json``),
 that slice's hash, the package version, git commit, torch version, device, creation time, and the
@@ -8,7 +8,6 @@ half-written file at an output path.
 """
 from __future__ import annotations
 
-import ast
 import contextlib
 import datetime as _dt
 import hashlib
@@ -26,7 +25,6 @@ from . import __version__
 from .config import canonical_json, slice_hash
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 class ArtifactError(RuntimeError):
@@ -44,58 +42,6 @@ def file_hash(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
-
-
-def module_file(module: str) -> Path:
-    """Source file of a ``pipeline_lib`` module, e.g. 'pipeline_lib.stages.train'."""
-    rel = Path(*module.split(".")[1:])
-    pkg = PACKAGE_DIR / rel / "__init__.py"
-    return pkg if pkg.exists() else (PACKAGE_DIR / rel).with_suffix(".py")
-
-
-def module_closure(module: str) -> list[Path]:
-    """The module's file and every ``pipeline_lib`` module it imports, transitively (read with ast,
-    nothing imported), including the ``__init__`` of each package on the way."""
-    seen: set[str] = set()
-    todo = [module]
-    while todo:
-        mod = todo.pop()
-        if mod in seen:
-            continue
-        path = module_file(mod)
-        if not path.exists():
-            raise FileNotFoundError(f"module_closure: no source for {mod} ({path})")
-        seen.add(mod)
-        parts = mod.split(".")
-        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # parent packages
-        package = parts if path.name == "__init__.py" else parts[:-1]
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.ImportFrom):
-                base = package[: len(package) - node.level + 1] if node.level else node.module.split(".")[:1]
-                target = ".".join(base + (node.module.split(".") if node.module and node.level else
-                                          node.module.split(".")[1:] if node.module else []))
-                if target.split(".")[0] != "pipeline_lib":
-                    continue
-                todo.append(target)
-                for alias in node.names:  # `from . import tasks` names a module
-                    if module_file(f"{target}.{alias.name}").exists():
-                        todo.append(f"{target}.{alias.name}")
-            elif isinstance(node, ast.Import):
-                todo.extend(a.name for a in node.names if a.name.split(".")[0] == "pipeline_lib")
-    return sorted(module_file(m) for m in seen)
-
-
-def code_hash(module: str) -> str:
-    """Hash of the source of a ``pipeline_lib`` module and everything of ``pipeline_lib`` it imports.
-
-    Rules pass it as a param: Snakemake reruns a job whose params changed, so a change to the
-    library code a rule runs reruns exactly that rule (and, through its outputs, what depends on it).
-    """
-    h = hashlib.sha256()
-    for f in module_closure(module):
-        h.update(str(f.relative_to(PACKAGE_DIR)).encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------------------------------

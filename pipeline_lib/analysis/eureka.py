@@ -1,10 +1,71 @@
 """Eureka-moment statistics ('Eureka-Moments in Transformers', Table 1): per seed the first epoch
 whose test accuracy exceeds a threshold; per arm the share of seeds that have one (the Eureka-ratio,
-with a 95% Wilson interval), their mean Eureka epoch and their accuracy."""
+with a 95% Wilson interval), their mean Eureka epoch and their accuracy. Analysis ``eureka``: one
+experiment's runs compared as arms (results/analysis/eureka/<name>.h5)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
-from scipy.stats import binomtest
+import xarray as xr
+
+from ..stats import wilson_interval
+from ..store import read_dataset
+
+NAME = "eureka"
+CONFIG = """
+description: "Named Eureka-moment experiments: runs compared as arms (the eureka_* figures)."
+required: [arms]
+properties:
+  arms:
+    description: "Label (e.g. the attention variant) -> run; all arms of an experiment use the same dataset."
+    type: object
+    minProperties: 1
+    additionalProperties: {type: string, x-ref: run, x-reads: [trajectory]}
+  threshold:
+    description: "The Eureka epoch of a seed is the first epoch whose test accuracy exceeds this (the paper: 0.7)."
+    type: number
+    exclusiveMinimum: 0
+    maximum: 1
+    default: 0.7
+"""
+RESOURCES = {"runtime": 10, "mem_mb": 2000}
+PER_ARM = ("n_seeds", "n_eureka", "eureka_ratio", "ratio_ci_low", "ratio_ci_high", "mean_eureka_epoch",
+           "acc_after_eureka", "mean_final_test_acc")
+
+
+@dataclass(frozen=True)
+class Params:
+    arms: tuple[tuple[str, str], ...]
+    threshold: float = 0.7
+
+
+def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
+    labels = [lbl for lbl, _ in params.arms]
+    seeds = sorted({s for _, run in params.arms for s in cfg.runs[run].seeds})
+    per_seed = {v: np.full((len(labels), len(seeds)), np.nan) for v in ("eureka_epoch", "final_test_acc")}
+    per_arm = {v: np.zeros(len(labels)) for v in PER_ARM}
+    for i, (label, run) in enumerate(params.arms):
+        traj = read_dataset(paths.trajectory(run), rule="train")
+        res = eureka_summary(traj.test_acc.values, traj.epoch.values, params.threshold)
+        cols = [seeds.index(int(s)) for s in traj.seed.values]
+        for v in per_seed:
+            per_seed[v][i, cols] = res[v]
+        for v in PER_ARM:
+            per_arm[v][i] = res[v]
+    rc = {lbl: cfg.runs[run] for lbl, run in params.arms}
+    out = xr.Dataset(
+        {**{v: (("arm", "seed"), a.astype(np.float32)) for v, a in per_seed.items()},
+         **{v: (("arm",), a) for v, a in per_arm.items()},
+         "run": (("arm",), np.array([r.name for r in rc.values()], dtype=object)),
+         "attention": (("arm",), np.array([r.attention.describe() for r in rc.values()], dtype=object)),
+         "dataset": (("arm",), np.array([r.dataset for r in rc.values()], dtype=object))},
+        coords={"arm": labels, "seed": seeds},
+    )
+    out["eureka_epoch"].attrs["description"] = f"first epoch with test accuracy > {params.threshold} (NaN: never)"
+    out["eureka_ratio"].attrs["description"] = "share of seeds with a Eureka epoch; ratio_ci_* its 95% Wilson interval"
+    out["acc_after_eureka"].attrs["description"] = "mean final test accuracy of the seeds with a Eureka epoch"
+    return out, {"threshold": params.threshold, "experiment": name, "device": "none"}
 
 
 def eureka_epochs(test_acc: np.ndarray, epochs: np.ndarray, threshold: float) -> np.ndarray:
@@ -14,12 +75,6 @@ def eureka_epochs(test_acc: np.ndarray, epochs: np.ndarray, threshold: float) ->
     return np.where(above.any(axis=1), np.asarray(epochs, dtype=float)[first], np.nan)
 
 
-def ratio_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion."""
-    ci = binomtest(successes, n).proportion_ci(confidence_level=level, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
 def eureka_summary(test_acc: np.ndarray, epochs: np.ndarray, threshold: float) -> dict:
     """Per-seed Eureka epochs and final accuracy, and the arm's Table-1 numbers. ``test_acc`` is
     (seeds, epochs); a seed whose last accuracy is NaN (diverged) counts as one without Eureka."""
@@ -27,7 +82,7 @@ def eureka_summary(test_acc: np.ndarray, epochs: np.ndarray, threshold: float) -
     final = np.asarray(test_acc, dtype=float)[:, -1]
     hit = np.isfinite(ep)
     n, k = len(ep), int(hit.sum())
-    lo, hi = ratio_interval(k, n)
+    lo, hi = wilson_interval(k, n)
     return {
         "eureka_epoch": ep, "final_test_acc": final,
         "n_seeds": n, "n_eureka": k, "eureka_ratio": k / n, "ratio_ci_low": lo, "ratio_ci_high": hi,

@@ -1,39 +1,90 @@
-"""Eureka paper, Fig. 8: the distribution of attention weights at several epochs, per variant."""
+"""Eureka-moments paper, Fig. 8: the distribution of attention weights at several epochs, one panel
+per attention variant, one row per experiment."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import matplotlib as mpl
 import numpy as np
 import xarray as xr
+from matplotlib.figure import Figure
 
+from ..stats import log_spaced_indices
 from . import style
+from .reading import entry_arms, per_arm_summary
+
+NAME = "eureka_attention_distribution"
+CONFIG = """
+description: Histogram of attention weights at several epochs, one panel per arm (Fig. 8 of the Eureka paper).
+required: [experiments]
+properties:
+  experiments:
+    description: "Names of entries of analyses.eureka."
+    type: array
+    minItems: 1
+    items:
+      type: string
+      x-ref: analysis/eureka
+      x-reads: [trajectory]
+      x-requires: {properties: {records: {contains: {const: attention_hist}}}}
+      x-requires-message: "must record attention histograms (attention_hist: a transformer or vit model)"
+  n_epochs: {description: "Number of epochs drawn per panel, log-spaced.", type: integer, minimum: 1, default: 5}
+"""
+
+
+@dataclass(frozen=True)
+class Params:
+    experiments: tuple[str, ...]
+    n_epochs: int = 5
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    rows = {exp: entry_arms(cfg, "eureka", exp, paths, ["attention_hist"]) for exp in params.experiments}
+    stats = distribution_stats(rows, params.n_epochs)
+    stats["summary"] = per_arm_summary(stats, lambda s: (
+        f"share of attention weights > 0.5 from epoch {min(s, key=int)} to {max(s, key=int)}: "
+        f"{s[min(s, key=int)]['above_0.5']:.3f} -> {s[max(s, key=int)]['above_0.5']:.3f}"))
+    return plot_eureka_attention_distribution(rows, params.n_epochs), stats
 
 
 def pick_epochs(epochs: np.ndarray, n: int) -> list[int]:
-    """``n`` recorded epochs, log-spaced from the first to the last (both included)."""
-    idx = np.unique(np.round(np.geomspace(1, len(epochs), n)).astype(int) - 1)
-    return [int(epochs[i]) for i in idx]
+    """About ``n`` recorded epochs, log-spaced from the first to the last (both included)."""
+    return [int(epochs[i]) for i in log_spaced_indices(len(epochs), n)]
 
 
-def plot_eureka_attention_distribution(rows: dict[str, dict[str, xr.Dataset]], n_epochs: int = 5):
-    """``rows``: experiment -> arm -> trajectory with attention_hist (seed, epoch, layer, bin). One panel
-    per arm; a curve per chosen epoch (mean over seeds and layers), dark = early, light = late.
-    Returns (figure, stats) with the share of weights below 0.05 and above 0.5 at each epoch."""
-    ncols = max(len(a) for a in rows.values())
-    fig, axes = style.figure(ncols=ncols, nrows=len(rows), width=2.6, height=2.2)
+def mean_histogram(ds: xr.Dataset) -> xr.DataArray:
+    """attention_hist (seed, epoch, layer, bin) averaged over seeds and layers: (epoch, bin)."""
+    return ds.attention_hist.mean(("seed", "layer"))
+
+
+def distribution_stats(rows: dict[str, dict[str, xr.Dataset]], n_epochs: int) -> dict:
+    """experiment -> arm -> chosen epoch -> share of attention weights below 0.05 and above 0.5."""
     stats = {}
-    for r, (exp, arms) in enumerate(rows.items()):
+    for exp, arms in rows.items():
         stats[exp] = {}
-        for c, (label, ds) in enumerate(arms.items()):
-            ax = axes[r][c]
-            h = ds.attention_hist.mean(("seed", "layer"))
-            chosen = pick_epochs(h.epoch.values, n_epochs)
-            colors = mpl.colormaps["viridis"](np.linspace(0, 0.9, len(chosen)))
+        for label, ds in arms.items():
+            h = mean_histogram(ds)
             stats[exp][label] = {}
-            for e, col in zip(chosen, colors):
+            for e in pick_epochs(h.epoch.values, n_epochs):
                 y = h.sel(epoch=e)
-                ax.plot(h.bin, y, color=col, lw=1.2, label=f"epoch {e}")
                 stats[exp][label][str(e)] = {"below_0.05": float(y.where(h.bin < 0.05).sum()),
                                              "above_0.5": float(y.where(h.bin > 0.5).sum())}
+    return stats
+
+
+def plot_eureka_attention_distribution(rows: dict[str, dict[str, xr.Dataset]], n_epochs: int = 5) -> Figure:
+    """``rows``: experiment -> arm -> trajectory with attention_hist (seed, epoch, layer, bin). One panel
+    per arm; a curve per chosen epoch (mean over seeds and layers), dark = early, light = late."""
+    ncols = max(len(a) for a in rows.values())
+    fig, axes = style.figure(ncols=ncols, nrows=len(rows), width=2.6, height=2.2)
+    for r, (exp, arms) in enumerate(rows.items()):
+        for c, (label, ds) in enumerate(arms.items()):
+            ax = axes[r][c]
+            h = mean_histogram(ds)
+            chosen = pick_epochs(h.epoch.values, n_epochs)
+            colors = mpl.colormaps["viridis"](np.linspace(0, 0.9, len(chosen)))
+            for e, col in zip(chosen, colors):
+                ax.plot(h.bin, h.sel(epoch=e), color=col, lw=1.2, label=f"epoch {e}")
             ax.set_yscale("log")
             ax.set_title(f"{exp}: {label}", fontsize=8)
             ax.set_xlabel("attention weight")
@@ -42,4 +93,4 @@ def plot_eureka_attention_distribution(rows: dict[str, dict[str, xr.Dataset]], n
             axes[r][c].axis("off")
         axes[r][0].set_ylabel("fraction of weights")
     fig.tight_layout()
-    return fig, stats
+    return fig

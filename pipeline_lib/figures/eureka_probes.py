@@ -1,35 +1,81 @@
-"""Eureka paper, Fig. 2: linear-probe accuracy of the hidden first step over training, per variant."""
+"""Eureka-moments paper, Fig. 2: linear-probe accuracy of the hidden first step over training, one
+panel per probed site, one line per attention variant."""
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import dataclass
+
 import xarray as xr
+from matplotlib.figure import Figure
 
 from . import style
+from .reading import entry_arms, per_arm_summary
+
+NAME = "eureka_probes"
+CONFIG = """
+description: >-
+  Linear-probe accuracy of the first step over training per attention variant, one row per
+  Eureka experiment (entries of analyses.eureka).
+required: [experiments]
+properties:
+  experiments:
+    description: "Names of entries of analyses.eureka."
+    type: array
+    minItems: 1
+    items: {type: string, x-ref: analysis/eureka, x-reads: [analysis/probes]}
+"""
+
+@dataclass(frozen=True)
+class Params:
+    experiments: tuple[str, ...]
 
 
-def plot_eureka_probes(rows: dict[str, dict[str, xr.Dataset]], target: str = "step1"):
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    rows = {exp: entry_arms(cfg, "eureka", exp, paths, ["accuracy", "chance"], artifact="probes")
+            for exp in params.experiments}
+    stats = probe_stats(rows)
+    stats["summary"] = per_arm_summary(stats, lambda s: "step-1 probe at the last snapshot " + ", ".join(
+        f"{site} {v['median_last']:.2f}" for site, v in s.items()), skip=("chance",))
+    return plot_eureka_probes(rows), stats
+
+
+def _sites(arms: dict[str, xr.Dataset]) -> list:
+    return list(next(iter(arms.values())).site.values)
+
+
+def _chance(arms: dict[str, xr.Dataset], target: str) -> float:
+    """The majority-class accuracy, read from the experiment's first arm (all arms share the data)."""
+    return float(next(iter(arms.values())).chance.sel(target=target))
+
+
+def probe_stats(rows: dict[str, dict[str, xr.Dataset]], target: str = "step1") -> dict:
+    """experiment -> arm -> site -> median probe accuracy over seeds at the first and the last
+    snapshot; plus the experiment's chance level (after the arms)."""
+    stats = {}
+    for exp, arms in rows.items():
+        stats[exp] = {}
+        for site in _sites(arms):
+            for label, ds in arms.items():
+                med = ds.accuracy.sel(site=site, target=target).median("seed", skipna=True)
+                stats[exp].setdefault(label, {})[site] = {"median_first": float(med[0]), "median_last": float(med[-1])}
+            stats[exp]["chance"] = _chance(arms, target)
+    return stats
+
+
+def plot_eureka_probes(rows: dict[str, dict[str, xr.Dataset]], target: str = "step1") -> Figure:
     """``rows``: experiment -> arm -> probe artifact (accuracy over seed, snapshot, site, target). One
     row per experiment, one panel per site; per arm the median over seeds bold, seeds thin; the
-    majority-class chance level dashed. Returns (figure, stats)."""
-    sites = {exp: list(next(iter(arms.values())).site.values) for exp, arms in rows.items()}
+    majority-class chance level dashed."""
+    sites = {exp: _sites(arms) for exp, arms in rows.items()}
     ncols = max(len(s) for s in sites.values())
     fig, axes = style.figure(ncols=ncols, nrows=len(rows), width=2.8, height=2.3)
-    stats = {}
     for r, (exp, arms) in enumerate(rows.items()):
-        stats[exp] = {}
         for c, site in enumerate(sites[exp]):
             ax = axes[r][c]
             for (label, ds), color in zip(arms.items(), style.ARM_COLORS):
                 acc = ds.accuracy.sel(site=site, target=target)
-                x = acc.snapshot.values + 1  # log axis: epoch 0 at 1
-                for s in acc.seed.values:
-                    ax.plot(x, acc.sel(seed=s), color=color, lw=style.SEED_LW, alpha=style.SEED_ALPHA)
-                med = acc.median("seed", skipna=True)
-                ax.plot(x, med, color=color, lw=1.6, label=label)
-                stats[exp].setdefault(label, {})[site] = {"median_first": float(med[0]), "median_last": float(med[-1])}
-            chance = float(next(iter(arms.values())).chance.sel(target=target))
-            ax.axhline(chance, color="k", ls="--", lw=0.8)
-            stats[exp]["chance"] = chance
+                # log axis: epoch 0 at 1
+                style.seeds_and_median(ax, acc.snapshot.values + 1, acc, color, label=label, lw=1.6)
+            ax.axhline(_chance(arms, target), color="k", ls="--", lw=0.8)
             ax.set_xscale("log")
             ax.set_ylim(0.4, 1.02)
             ax.set_title(f"{exp}: probe of {target} at {site}", fontsize=8)
@@ -39,4 +85,4 @@ def plot_eureka_probes(rows: dict[str, dict[str, xr.Dataset]], target: str = "st
         axes[r][0].set_ylabel("probe accuracy")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
-    return fig, stats
+    return fig

@@ -1,17 +1,58 @@
-"""Eureka paper, Table 1: Eureka-ratio, accuracy and mean Eureka epoch per attention variant."""
+"""Eureka-moments paper, Table 1: Eureka-ratio, accuracy and mean Eureka epoch per attention variant,
+from the analyses.eureka artifacts; drawn as a table and also written as CSV and Markdown."""
 from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
+from matplotlib.figure import Figure
 
+from ..store import atomic_path, read_dataset
 from . import style
+
+NAME = "eureka_table"
+CONFIG = """
+description: >-
+  The Eureka paper's Table 1 (Eureka-ratio, accuracy, mean Eureka epoch per variant), one block
+  per Eureka experiment (entries of analyses.eureka).
+required: [experiments]
+properties:
+  experiments:
+    description: "Names of entries of analyses.eureka."
+    type: array
+    minItems: 1
+    items: {type: string, x-ref: analysis/eureka}
+"""
+EXTRA_OUTPUTS = [".csv", ".md"]
 
 COLUMNS = ["experiment", "variant", "attention", "Eureka-ratio", "95% CI", "acc. (Eureka seeds)",
            "final acc. (all seeds)", "mean Eureka epoch"]
 
 
+@dataclass(frozen=True)
+class Params:
+    experiments: tuple[str, ...]
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    stats_ds = {exp: read_dataset(paths.analysis("eureka", exp), rule="eureka") for exp in params.experiments}
+    rows = table_rows(stats_ds)
+    with atomic_path(outputs[".csv"]) as tmp, open(tmp, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(COLUMNS)
+        writer.writerows(rows)
+    with atomic_path(outputs[".md"]) as tmp:
+        Path(tmp).write_text(to_markdown(rows))
+    stats = {"rows": [dict(zip(COLUMNS, r)) for r in rows]}
+    stats["summary"] = "; ".join(f"{r[0]} {r[1]}: Eureka {r[3]} {r[4]}, mean epoch {r[7]}" for r in rows)
+    return plot_eureka_table(rows), stats
+
+
 def table_rows(stats: dict[str, xr.Dataset]) -> list[list[str]]:
-    """One row per (experiment, arm) of the eureka_stats artifacts, formatted as text."""
+    """One row per (experiment, arm) of the analyses.eureka artifacts, formatted as text."""
     fmt = lambda v, spec: "-" if not np.isfinite(v) else format(v, spec)  # noqa: E731
     rows = []
     for exp, ds in stats.items():
@@ -30,7 +71,7 @@ def to_markdown(rows: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
 
 
-def plot_eureka_table(rows: list[list[str]]):
+def plot_eureka_table(rows: list[list[str]]) -> Figure:
     fig, axes = style.figure(width=9.5, height=0.35 * (len(rows) + 2))
     ax = axes[0][0]
     ax.axis("off")

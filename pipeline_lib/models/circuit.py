@@ -20,6 +20,7 @@ Two implementations of the same function:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -29,6 +30,38 @@ from torch import nn
 
 from ..attention import attention_weights
 from . import seed_generator
+
+NAME = "circuit"
+CONFIG = """
+properties:
+  vocab:
+    description: "Embedding-table size; null means the dataset's number of token values. Must be >= that (larger allows p=2 -> p=4 finetuning)."
+    type: [integer, "null"]
+    minimum: 2
+    default: null
+  mlp_ratio: {description: "Hidden width of the MLP as a multiple of d (h = mlp_ratio * d).", type: integer, minimum: 1, default: 4}
+  tied_unembed: {description: "Use W_U = W_E (tied embedding and unembedding).", type: boolean, default: false}
+"""
+CHECKS = [
+    ["vocab", "vocab is None or vocab >= tokens",
+     "vocab={vocab} is smaller than the {tokens} token values of dataset '{dataset}' used by run '{run}'; "
+     "allowed vocab >= {tokens}"],
+    ["vocab", "(vocab if vocab is not None else tokens) >= classes",
+     "the logits are over the vocabulary, but dataset '{dataset}' of run '{run}' has {classes} classes; "
+     "allowed vocab >= {classes}"],
+]
+ARCH = "(vocab if vocab is not None else tokens, T)"
+SITES = "['z_A', 'mlp_out']"
+RECORDS = ["attention", "z_A"]
+
+
+@dataclass(frozen=True)
+class Params:
+    d: int
+    vocab: int | None = None
+    mlp_ratio: int = 4
+    tied_unembed: bool = False
+
 
 # Dims of each parameter (after the leading seed axis), in the workflow's vocabulary of names.
 PARAM_DIMS = {
@@ -61,6 +94,10 @@ class Internals(NamedTuple):
 
 class CircuitModel(nn.Module):
     """One-layer cross-attention transformer of the circuits paper, for S seeds at once."""
+
+    records_gradients = False
+    records_attention_histogram = False
+    embed_site = "z_A"  # the d=2 model's z_A is drawn in the plane (Fig. 4)
 
     def __init__(self, n_seeds: int, vocab: int, T: int, d: int, mlp_ratio: int = 4,
                  tau: float | None = None, tied_unembed: bool = False, variant: str = "softmax"):
@@ -153,6 +190,10 @@ class CircuitModel(nn.Module):
     def forward_reference(self, x: torch.Tensor) -> torch.Tensor:
         return self.internals(x).logits
 
+    def site(self, internals: Internals, name: str) -> torch.Tensor:
+        """z_A or mlp_out: (S, B, d)."""
+        return getattr(internals, name)
+
     # -- fast path: the (position, token) table ----------------------------------------------------
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits (S, B, V) for x of shape (B, T) (all seeds see it) or (S, B, T)."""
@@ -182,16 +223,14 @@ class CircuitModel(nn.Module):
         return self._normalise_gathered(scores)
 
 
-def build_model(model_cfg, n_seeds: int, shape: dict, attention_cfg) -> CircuitModel:
-    """Instantiate a circuit model entry (vocab defaults to the dataset's number of token values);
-    ``shape`` is ``Config.dataset_shape`` of the dataset it reads."""
-    if model_cfg.kind != "circuit":
-        raise ValueError(f"pipeline_lib.models.circuit builds circuit models, not {model_cfg.kind!r}")
-    vocab = model_cfg.vocab if model_cfg.vocab is not None else shape["tokens"]
-    return CircuitModel(n_seeds, vocab, shape["T"], model_cfg.d, model_cfg.mlp_ratio,
-                        attention_cfg.resolved_tau(model_cfg.d_head), model_cfg.tied_unembed, attention_cfg.variant)
+def build(params: Params, n_seeds: int, shape: dict, attention) -> CircuitModel:
+    """The model of a run (not initialised); vocab defaults to the dataset's number of token values.
+    ``shape`` is the dataset's (tokens, T, ...); ``attention`` the run's AttentionConfig."""
+    vocab = params.vocab if params.vocab is not None else shape["tokens"]
+    return CircuitModel(n_seeds, vocab, shape["T"], params.d, params.mlp_ratio, attention.resolved_tau(params.d),
+                        params.tied_unembed, attention.variant)
 
 
-def as_inputs(x: np.ndarray, model_cfg=None) -> torch.Tensor:
+def as_inputs(x: np.ndarray, params: Params | None = None) -> torch.Tensor:
     """Dataset ``x`` (n, T) -> the model's input tensor (token ids)."""
     return torch.as_tensor(x, dtype=torch.long)

@@ -11,6 +11,7 @@ layer and head (Fig. 5 of the Eureka paper).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -21,9 +22,31 @@ from torch import nn
 from ..attention import attention_weights
 from . import seed_generator
 
+NAME = "transformer"
+CONFIG = """
+properties:
+  vocab:
+    description: "Embedding-table size; null means the dataset's number of token values (must be >= that)."
+    type: [integer, "null"]
+    minimum: 2
+    default: null
+  n_heads: {description: "Attention heads per layer (d must be divisible by it).", type: integer, minimum: 1, default: 4}
+  depth: {description: "Number of layers.", type: integer, minimum: 1, default: 1}
+  mlp_ratio: {description: "Hidden width of the MLP as a multiple of d.", type: integer, minimum: 1, default: 4}
+"""
+CHECKS = [
+    ["n_heads", "d % n_heads == 0", "d={d} is not divisible by n_heads={n_heads}; allowed: a divisor of d"],
+    ["vocab", "vocab is None or vocab >= tokens",
+     "vocab={vocab} is smaller than the {tokens} token values of dataset '{dataset}' used by run '{run}'; "
+     "allowed vocab >= {tokens}"],
+]
+ARCH = "(vocab if vocab is not None else tokens, T, classes)"
+# every layer's attention output at the CLS position and the final CLS representation
+SITES = "[f'attn_out_{layer}' for layer in range(depth)] + ['cls']"
+RECORDS = ["attention", "qkv_gradients", "attention_hist"]
+
 LN_EPS = 1e-5
 HIST_BINS = 20  # attention-weight histogram: equal bins over [0, 1]
-IMAGE_SIDE = 16  # the digits task's images are 16 x 16
 
 # Dims of each parameter (after the leading seed axis), in the workflow's vocabulary of names.
 PARAM_DIMS = {
@@ -52,8 +75,21 @@ def seed_layer_norm(x: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor) -> 
     return F.layer_norm(x, x.shape[-1:], eps=LN_EPS) * gain.view(shape) + bias.view(shape)
 
 
+@dataclass(frozen=True)
+class Params:
+    d: int
+    vocab: int | None = None
+    n_heads: int = 4
+    depth: int = 1
+    mlp_ratio: int = 4
+
+
 class SeedTransformer(nn.Module):
     """Encoder of ``depth`` layers, ``n_heads`` heads, CLS token, learned positions, classifier on CLS."""
+
+    records_gradients = True
+    records_attention_histogram = True
+    embed_site = None
 
     def __init__(self, n_seeds: int, n_classes: int, n_tokens: int, d_model: int, n_heads: int, depth: int = 1,
                  mlp_ratio: int = 4, vocab: int | None = None, patch_dim: int | None = None,
@@ -158,6 +194,12 @@ class SeedTransformer(nn.Module):
         logits = torch.einsum("sbd,sdc->sbc", cls, self.W_cls) + self.b_cls[:, None]
         return TransformerInternals(attention, attn_out, cls, logits)
 
+    def site(self, internals: TransformerInternals, name: str) -> torch.Tensor:
+        """``cls`` (S, B, d) or ``attn_out_<layer>`` at the CLS position (S, B, d)."""
+        if name == "cls":
+            return internals.cls
+        return internals.attn_out[int(name.rsplit("_", 1)[1])][:, :, 0]
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits (S, B, C). One-layer token models take the fast path (same function)."""
         if self.L == 1 and hasattr(self, "W_E"):
@@ -225,31 +267,14 @@ class SeedTransformer(nn.Module):
         return {n: getattr(self, n).grad.abs().mean(dim=(-2, -1)) for n in ("W_Q", "W_K", "W_V")}
 
 
-def patchify(images: np.ndarray, patch: int) -> torch.Tensor:
-    """(n, 256) flattened 16x16 images with values 0..16 -> (n, patches, patch*patch) floats in [0, 1],
-    patches in row-major order."""
-    n, side = images.shape[0], IMAGE_SIDE
-    x = torch.as_tensor(np.asarray(images), dtype=torch.float32).view(n, side // patch, patch, side // patch, patch)
-    return (x.permute(0, 1, 3, 2, 4).reshape(n, (side // patch) ** 2, patch * patch) / 16.0).contiguous()
+def build(params: Params, n_seeds: int, shape: dict, attention) -> SeedTransformer:
+    """The model of a run over tokens (not initialised); vocab defaults to the dataset's token count."""
+    vocab = params.vocab if params.vocab is not None else shape["tokens"]
+    return SeedTransformer(n_seeds, shape["classes"], shape["T"], params.d, params.n_heads, params.depth,
+                           params.mlp_ratio, vocab=vocab, variant=attention.variant,
+                           tau=attention.resolved_tau(params.d // params.n_heads))
 
 
-def build_model(model_cfg, n_seeds: int, shape: dict, attention_cfg) -> SeedTransformer:
-    """Instantiate a transformer (tokens) or vit (16x16 images in patches) config entry; ``shape`` is
-    ``Config.dataset_shape`` of the dataset it reads."""
-    n_classes = shape["classes"]
-    common = dict(n_heads=model_cfg.n_heads, depth=model_cfg.depth, mlp_ratio=model_cfg.mlp_ratio,
-                  variant=attention_cfg.variant, tau=attention_cfg.resolved_tau(model_cfg.d_head))
-    if model_cfg.kind == "vit":
-        n_patches = (IMAGE_SIDE // model_cfg.patch) ** 2
-        return SeedTransformer(n_seeds, n_classes, n_patches, model_cfg.d, patch_dim=model_cfg.patch ** 2, **common)
-    if model_cfg.kind == "transformer":
-        vocab = model_cfg.vocab if model_cfg.vocab is not None else shape["tokens"]
-        return SeedTransformer(n_seeds, n_classes, shape["T"], model_cfg.d, vocab=vocab, **common)
-    raise ValueError(f"pipeline_lib.models.transformer builds transformer and vit models, not {model_cfg.kind!r}")
-
-
-def as_inputs(x: np.ndarray, model_cfg) -> torch.Tensor:
-    """Dataset ``x`` -> the model's input tensor: token ids, or image patches for a vit."""
-    if model_cfg.kind == "vit":
-        return patchify(x, model_cfg.patch)
+def as_inputs(x: np.ndarray, params: Params | None = None) -> torch.Tensor:
+    """Dataset ``x`` (n, T) -> token ids."""
     return torch.as_tensor(x, dtype=torch.long)

@@ -15,11 +15,11 @@ import torch
 import xarray as xr
 from tqdm import tqdm
 
-from ..config import Config, slice_hash
+from ..config import Config, RunSpec, slice_hash
 from ..engine import Checkpointing, Recording, resolve_device, train_seeds, tune_allocator
-from ..store import (code_hash, dataset_split, file_hash, provenance, read_dataset, snapshot_arrays,
-                     write_dataset)
-from .kinds import MODEL_MODULES, build_run_model, model_module, run_inputs
+from ..jobs import train_code
+from ..models import build_run_model, param_dims, run_inputs
+from ..store import dataset_split, file_hash, provenance, read_dataset, snapshot_arrays, write_dataset
 
 METRICS = ("train_loss", "train_acc", "test_loss", "test_acc")
 
@@ -37,14 +37,14 @@ def _logger(log_path: str | None) -> logging.Logger:
 
 
 @torch.no_grad()
-def snapshot_z_A(model, weights: dict[str, np.ndarray], xt: torch.Tensor) -> np.ndarray:
-    """z_A (S, K, n, d) of inputs ``xt`` under each of the K weight snapshots (model is overwritten)."""
+def snapshot_site(model, weights: dict[str, np.ndarray], xt: torch.Tensor, site: str) -> np.ndarray:
+    """One site (S, K, n, d) of inputs ``xt`` under each of the K weight snapshots (model is overwritten)."""
     xt = xt.to(next(model.parameters()).device)
     K = next(iter(weights.values())).shape[0]
     out = []
     for k in range(K):
         model.load_arrays({n: w[k] for n, w in weights.items()})
-        out.append(model.internals(xt).z_A.cpu().numpy())
+        out.append(model.site(model.internals(xt), site).cpu().numpy())
     return np.stack(out, axis=1).astype(np.float32)
 
 
@@ -106,39 +106,73 @@ def weights_dataset(rec: Recording, seeds, attrs: dict, param_dims: dict) -> xr.
 
 def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
               init_path: str | None = None, threads: int = 1, log_path: str | None = None) -> Recording:
-    rc = cfg.runs[run]
+    """Train all seeds of ``run`` and write its trajectory and weights (the run is resolved once
+    into a :class:`RunSpec` here and passed down)."""
+    spec = cfg.run_spec(run)
     tune_allocator()
     torch.set_num_threads(max(1, threads))
-    device = resolve_device(cfg.device)
+    device = resolve_device(spec.device)
     log = _logger(log_path)
     ds = read_dataset(dataset_path, rule="dataset")
-    (x_tr, y_tr), (x_te, y_te) = dataset_split(ds, "train"), dataset_split(ds, "test")
-    seeds = list(rc.seeds)
-    kind = cfg.models[rc.model].kind
+    model = _initial_model(spec, init_path).to(device)
+    tensors, (x_te, y_te) = _tensors(spec, ds)
+    inputs = [dataset_path] + ([init_path] if spec.run.init_from else [])
+    ckpt = _checkpointing(cfg, spec, inputs, trajectory_path, log)
+    log.info(f"run {run}: {spec.model_kind} model, {len(spec.seeds)} seeds, {spec.run.epochs} epochs from epoch "
+             f"{spec.start_epoch}, device {device}, threads {torch.get_num_threads()}, batch {spec.run.batch_size}, "
+             f"attention {spec.attention.describe()}")
+    rec = _train_with_progress(model, tensors, spec, device, ckpt, log)
+    embed = None
+    if spec.run.n_embed and model.embed_site is not None:  # e.g. z_A of fixed inputs at every snapshot (Fig. 4)
+        embed_x = x_te[: spec.run.n_embed]
+        embed = (snapshot_site(model, rec.weights, run_inputs(spec, embed_x), model.embed_site), embed_x,
+                 y_te[: spec.run.n_embed])
+    attrs = provenance(cfg.run_slice(run), inputs, device=str(device), code=train_code(cfg, run))
+    attrs.update(run=run, start_epoch=spec.start_epoch, init_from=spec.run.init_from or "", dataset=spec.dataset,
+                 threads=torch.get_num_threads(), model_kind=spec.model_kind, attention=spec.attention.describe(),
+                 **{k: v for k, v in ds.attrs.items() if k.startswith("task_")})
+    write_dataset(weights_dataset(rec, spec.seeds, attrs, param_dims(spec)), weights_path, {})
+    write_dataset(trajectory_dataset(rec, spec.seeds, tensors["probe_x_raw"], attrs, embed), trajectory_path, {})
+    if ckpt is not None:  # the artifacts are complete: the resume state is no longer needed
+        ckpt.path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            ckpt.path.parent.rmdir()
+    return rec
 
-    model = build_run_model(cfg, run)
-    if rc.init_from:
-        # the parent's final weights, seed i from seed i
-        model.load_arrays(snapshot_arrays(read_dataset(init_path, rule="train").sel(seed=seeds), -1))
+
+def _initial_model(spec: RunSpec, init_path: str | None):
+    model = build_run_model(spec)
+    if spec.run.init_from:  # the parent's final weights, seed i from seed i
+        model.load_arrays(snapshot_arrays(read_dataset(init_path, rule="train").sel(seed=list(spec.seeds)), -1))
     else:
-        model.init_seeds(seeds)
-    model.to(device)
+        model.init_seeds(list(spec.seeds))
+    return model
 
-    probe_x = x_te[: rc.n_probe]
-    tensors = {k: run_inputs(cfg, run, v) for k, v in
-               dict(x_train=x_tr, x_test=x_te, probe_x=probe_x, stats_x=x_te[: rc.n_stats]).items()}
-    tensors.update(y_train=torch.as_tensor(y_tr, dtype=torch.long), y_test=torch.as_tensor(y_te, dtype=torch.long))
-    start = cfg.start_epoch(run)
-    inputs = [dataset_path] + ([init_path] if rc.init_from else [])
-    ckpt = None
-    if rc.checkpoint_every:
-        key = slice_hash({"config": cfg.run_slice(run), "inputs": [file_hash(p) for p in inputs]})
-        ckpt = Checkpointing(resume_path(trajectory_path), rc.checkpoint_every, key)
-        if ckpt.path.exists():
-            log.info(f"found resume checkpoint {ckpt.path}; resuming from it if it matches this config and inputs")
-    log.info(f"run {run}: {kind} model, {len(seeds)} seeds, {rc.epochs} epochs from epoch {start}, device {device}, "
-             f"threads {torch.get_num_threads()}, batch {rc.batch_size}, attention {rc.attention.describe()}")
-    bar = tqdm(total=rc.epochs + 1, desc=run, unit="epoch", disable=None, mininterval=1.0)
+
+def _tensors(spec: RunSpec, ds) -> tuple[dict, tuple[np.ndarray, np.ndarray]]:
+    """The engine's input tensors (and the raw probe inputs under ``probe_x_raw``)."""
+    (x_tr, y_tr), (x_te, y_te) = dataset_split(ds, "train"), dataset_split(ds, "test")
+    rc = spec.run
+    tensors = {k: run_inputs(spec, v) for k, v in
+               dict(x_train=x_tr, x_test=x_te, probe_x=x_te[: rc.n_probe], stats_x=x_te[: rc.n_stats]).items()}
+    tensors.update(y_train=torch.as_tensor(y_tr, dtype=torch.long), y_test=torch.as_tensor(y_te, dtype=torch.long),
+                   probe_x_raw=x_te[: rc.n_probe])
+    return tensors, (x_te, y_te)
+
+
+def _checkpointing(cfg: Config, spec: RunSpec, inputs: list[str], trajectory_path: str, log) -> Checkpointing | None:
+    if not spec.run.checkpoint_every:
+        return None
+    key = slice_hash({"config": cfg.run_slice(spec.name), "inputs": [file_hash(p) for p in inputs]})
+    ckpt = Checkpointing(resume_path(trajectory_path), spec.run.checkpoint_every, key)
+    if ckpt.path.exists():
+        log.info(f"found resume checkpoint {ckpt.path}; resuming from it if it matches this config and inputs")
+    return ckpt
+
+
+def _train_with_progress(model, tensors: dict, spec: RunSpec, device, ckpt, log) -> Recording:
+    """The engine's loop with a progress bar on a terminal and a plain line every log_every epochs."""
+    bar = tqdm(total=spec.run.epochs + 1, desc=spec.name, unit="epoch", disable=None, mininterval=1.0)
     t0 = time.perf_counter()
 
     def callback(epoch: int, metrics: dict | None) -> None:
@@ -149,33 +183,15 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
                      + f" ({time.perf_counter() - t0:.1f} s)")
 
     try:
-        rec = train_seeds(model, tensors, rc, seeds, device, start_epoch=start, callback=callback,
-                          checkpoint=ckpt)
+        rec = train_seeds(model, tensors, spec.run, list(spec.seeds), device, start_epoch=spec.start_epoch,
+                          callback=callback, checkpoint=ckpt)
     except BaseException:
         log.exception("training failed")
         raise
     finally:
         bar.close()
     n_div = int((rec.diverged_epoch >= 0).sum())
-    log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged seeds: {n_div}/{len(seeds)}")
-
-    embed = None
-    if rc.n_embed and kind == "circuit":
-        embed_x = x_te[: rc.n_embed]
-        embed = (snapshot_z_A(model, rec.weights, run_inputs(cfg, run, embed_x)), embed_x, y_te[: rc.n_embed])
-    attrs = provenance(cfg.run_slice(run), inputs, device=str(device),
-                       code=code_hash(__name__) + code_hash(MODEL_MODULES[kind]))
-    attrs.update(run=run, start_epoch=start, init_from=rc.init_from or "", dataset=rc.dataset,
-                 threads=torch.get_num_threads(), model_kind=kind, attention=rc.attention.describe(),
-                 **{k: v for k, v in ds.attrs.items() if k.startswith("task_")})
-    if kind == "circuit":  # the names the circuit stages read
-        attrs.update(p=int(ds.attrs["task_p"]), T=int(ds.attrs["task_T"]), k=int(ds.attrs["task_k"]))
-    write_dataset(weights_dataset(rec, seeds, attrs, model_module(kind).PARAM_DIMS), weights_path, {})
-    write_dataset(trajectory_dataset(rec, seeds, probe_x, attrs, embed), trajectory_path, {})
-    if ckpt is not None:  # the artifacts are complete: the resume state is no longer needed
-        ckpt.path.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            ckpt.path.parent.rmdir()
+    log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged seeds: {n_div}/{len(spec.seeds)}")
     return rec
 
 

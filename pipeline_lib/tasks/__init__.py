@@ -1,14 +1,17 @@
-"""Dataset generators (DESIGN section 7), one module per task family. Pure numpy; no files, no torch.
+"""Task families (DESIGN section 7), one plug-in module each (see ``pipeline_lib.registry``).
 
-Each family lives in its own module (``sma``: sparse modular addition; ``eureka``: the two-step tasks
-of 'Eureka-Moments in Transformers') so that a rule's code hash, taken over the modules its stage
-imports, changes only when the generator it actually uses changes.
+A task module declares ``NAME``, ``CONFIG`` (its keys of a ``datasets`` entry), ``MODELS`` (the model
+kinds that serve it), ``SHAPE`` (n_train, n_test, tokens, T, classes as expressions of its keys),
+``CHECKS`` and ``PROBE_TARGETS``, and defines ``Params``, ``generate(params) -> xr.Dataset`` (the
+artifact's data: ``x``, ``y``, ``split`` and anything else it offers) and
+``probe_targets(ds, split, n) -> {name: labels}``. This package file holds only what they share.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
+import xarray as xr
 
 
 @dataclass(frozen=True)
@@ -22,3 +25,39 @@ class TaskData:
     attrs: dict = field(default_factory=dict)
     latent_train: np.ndarray | None = None  # hidden variables a task is built from (probe targets)
     latent_test: np.ndarray | None = None
+
+    def to_dataset(self) -> xr.Dataset:
+        """Train and test in one table along ``sample``, told apart by the ``split`` coordinate."""
+        x = np.concatenate([self.x_train, self.x_test])
+        y = np.concatenate([self.y_train, self.y_test])
+        split = np.array(["train"] * len(self.x_train) + ["test"] * len(self.x_test), dtype=object)
+        return xr.Dataset(
+            {"x": (("sample", "position"), x), "y": (("sample",), y)},
+            coords={"sample": np.arange(len(x)), "position": np.arange(x.shape[1]), "split": ("sample", split)},
+            attrs={f"task_{k}": v for k, v in self.attrs.items()},
+        )
+
+
+def split_values(ds: xr.Dataset, name: str, split: str, n: int | None = None) -> np.ndarray:
+    """The first ``n`` values of variable ``name`` in one split of a dataset artifact."""
+    return ds[name].values[ds.split.values == split][:n]
+
+
+def chance_without_step1(y: np.ndarray, candidates: np.ndarray) -> float:
+    """Two-step tasks: best accuracy of a predictor that ignores step 1, i.e. always answers the
+    first candidate or always the second."""
+    return float(max(np.mean(y == candidates[:, 0]), np.mean(y == candidates[:, 1])))
+
+
+def two_step_dataset(data: TaskData, step1: np.ndarray, candidates: np.ndarray, description: str,
+                     layout: str) -> xr.Dataset:
+    """A two-step task's artifact: ``x``, ``y``, ``step1`` (the hidden first step, the probe target),
+    ``candidates`` and, in attrs, the chance level without step 1 on the test split."""
+    ds = data.to_dataset()
+    ds["step1"] = ("sample", step1)
+    ds["step1"].attrs["description"] = description
+    ds["candidates"] = (("sample", "candidate"), candidates)
+    test = ds.split.values == "test"
+    ds.attrs.update(task_chance_without_step1=chance_without_step1(ds.y.values[test], candidates[test]),
+                    task_x_layout=layout, task_n_classes=int(data.attrs["n_classes"]))
+    return ds

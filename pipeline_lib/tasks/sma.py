@@ -1,14 +1,62 @@
 """Sparse modular addition (Easing Optimization Paths): y = sum of the first k tokens mod p."""
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import dataclass
 
-from . import TaskData
+import numpy as np
+import xarray as xr
+
+from . import TaskData, split_values
+
+NAME = "sparse_modular_addition"
+MODELS = ["circuit", "transformer"]
+CONFIG = """
+required: [p, T, k, n_train, n_test]
+properties:
+  p: {description: "Modulus and number of token values.", type: integer, minimum: 2}
+  T: {description: "Sequence length.", type: integer, minimum: 1}
+  k: {description: "The label is the sum of the first k tokens mod p (1 <= k <= T).", type: integer, minimum: 1}
+  n_train: {description: "Training sequences, sampled with replacement as in the paper.", type: integer, minimum: 1}
+  n_test: {description: "Test sequences, disjoint from training whenever p^T allows.", type: integer, minimum: 1}
+"""
+SHAPE = {"n_train": "n_train", "n_test": "n_test", "tokens": "p", "T": "T", "classes": "p"}
+CHECKS = [
+    ["k", "k <= T", "k={k} exceeds the sequence length T={T}; allowed 1 <= k <= T"],
+    ["n_test", "n_test <= p ** T", "{n_test} test sequences requested but only p^T = {p}^{T} distinct sequences "
+                                   "exist; allowed n_test <= p^T"],
+]
+# the label, the unreduced sum of the first k tokens, the number of zeros among them (the paper's
+# 'addition modulo k+1' sub-circuit) and each of the first k tokens
+PROBE_TARGETS = "['label', 'sum_k', 'zeros_k'] + [f'token_{t}' for t in range(k)]"
 
 # Spaces up to this size are enumerated exactly when drawing a disjoint test set.
 _ENUMERATE_LIMIT = 1 << 22
 
 
+@dataclass(frozen=True)
+class Params:
+    p: int
+    T: int
+    k: int
+    n_train: int
+    n_test: int
+    seed: int = 0
+
+
+def generate(params: Params) -> xr.Dataset:
+    return sparse_modular_addition(params.p, params.T, params.k, params.n_train, params.n_test, params.seed).to_dataset()
+
+
+def probe_targets(ds: xr.Dataset, split: str, n: int) -> dict[str, np.ndarray]:
+    return sma_targets(split_values(ds, "x", split, n), int(ds.attrs["task_k"]), int(ds.attrs["task_p"]))
+
+
+def sma_targets(x: np.ndarray, k: int, p: int) -> dict[str, np.ndarray]:
+    """The probe targets of PROBE_TARGETS for sequences ``x``."""
+    first = x[:, :k]
+    targets = {"label": first.sum(1) % p, "sum_k": first.sum(1), "zeros_k": (first == 0).sum(1)}
+    targets.update({f"token_{t}": first[:, t] for t in range(k)})
+    return targets
 def sparse_modular_addition(p: int, T: int, k: int, n_train: int, n_test: int, seed: int = 0) -> TaskData:
     """Sparse modular addition: ``x ~ U(Z_p^T)``, ``y = sum_{t<k} x_t mod p``.
 

@@ -10,6 +10,6 @@ rule dataset:
         mem_mb=2000,
     params:
         config=lambda wc: canonical_json(CFG.dataset_slice(wc.dataset)),
-        code=dataset_code,
+        code=lambda wc: jobs.dataset_code(CFG, wc.dataset),
     script:
         "../scripts/dataset.py"

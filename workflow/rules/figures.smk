@@ -1,11 +1,11 @@
 # One rule per configured figure, named after it (e.g. `snakemake fig5_accuracy`).
-for fig in CFG.figures:
+for fig in CFG.raw["figures"]:
 
     rule:
         name:
             fig
         input:
-            unpack(figure_inputs(fig)),
+            jobs.figure_inputs(CFG, fig, P),
         output:
             figure_files(fig),
         log:
@@ -17,7 +17,7 @@ for fig in CFG.figures:
             mem_mb=4000,
         params:
             config=canonical_json(CFG.figure_slice(fig)),
-            code=code_hash(f"pipeline_lib.stages.figures.{fig}"),
+            code=jobs.figure_code(fig),
         script:
             "../scripts/figure.py"
 
@@ -30,6 +30,6 @@ rule report:
     log:
         "results/logs/report.log",
     params:
-        code=code_hash("pipeline_lib.stages.report"),
+        code=jobs.report_code(),
     script:
         "../scripts/report.py"

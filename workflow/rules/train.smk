@@ -14,6 +14,6 @@ rule train:
         mem_mb=4000,
     params:
         config=lambda wc: canonical_json(CFG.run_slice(wc.run)),
-        code=lambda wc: model_code("pipeline_lib.stages.train", wc.run),
+        code=lambda wc: jobs.train_code(CFG, wc.run),
     script:
         "../scripts/train.py"

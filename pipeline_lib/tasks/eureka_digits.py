@@ -1,40 +1,49 @@
-"""Two-step tasks of 'Eureka-Moments in Transformers' (Hoffmann et al.): reasoning and digits."""
+"""The two-step image task of 'Eureka-Moments in Transformers', from scikit-learn's 8x8 digits."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import xarray as xr
 
-from . import TaskData
+from . import TaskData, split_values, two_step_dataset
 
-
-def eureka_reasoning(n: int = 10, train_fraction: float = 0.3, seed: int = 0) -> TaskData:
-    """Two-step reasoning task of 'Eureka-Moments in Transformers'.
-
-    All (a, b, c, d) in {0..n}^4; step 1 is g(a, b) = [a and b have different parity], and the label
-    is c if g else d (n + 1 classes). Only the label is supervised. A random ``train_fraction`` of the
-    tuples is the training set, the rest the test set (disjoint by construction).
-    """
-    grid = np.stack(np.meshgrid(*[np.arange(n + 1)] * 4, indexing="ij"), -1).reshape(-1, 4).astype(np.int64)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(len(grid))
-    n_train = int(round(train_fraction * len(grid)))
-    tr, te = grid[perm[:n_train]], grid[perm[n_train:]]
-    attrs = {"task": "eureka_reasoning", "n": n, "train_fraction": train_fraction, "seed": seed,
-             "n_classes": n + 1, "T": 4, "p": n + 1}
-    return TaskData(tr, eureka_label(tr), te, eureka_label(te), attrs)
-
-
-def eureka_step1(x: np.ndarray) -> np.ndarray:
-    """The hidden first step: 1 where a and b have different parity."""
-    return (x[:, 0] % 2 != x[:, 1] % 2).astype(np.int64)
+NAME = "eureka_digits"
+MODELS = ["vit"]
+CONFIG = """
+required: [n_train, n_test]
+properties:
+  n_train: {description: "Composed training images.", type: integer, minimum: 1}
+  n_test: {description: "Composed test images, from source images disjoint from the training ones.", type: integer, minimum: 1}
+  test_images:
+    description: "Fraction of the 1797 source digit images reserved for the test set."
+    type: number
+    exclusiveMinimum: 0
+    exclusiveMaximum: 1
+    default: 0.5
+"""
+SHAPE = {"n_train": "n_train", "n_test": "n_test", "tokens": "None", "T": "256", "classes": "10"}
+PROBE_TARGETS = "['step1']"
 
 
-def eureka_label(x: np.ndarray) -> np.ndarray:
-    return np.where(eureka_step1(x) == 1, x[:, 2], x[:, 3])
+@dataclass(frozen=True)
+class Params:
+    n_train: int
+    n_test: int
+    test_images: float = 0.5
+    seed: int = 0
 
 
-def chance_without_step1(x: np.ndarray, y: np.ndarray) -> float:
-    """Best accuracy of a predictor that ignores step 1: always answer c, or always answer d."""
-    return float(max(np.mean(y == x[:, 2]), np.mean(y == x[:, 3])))
+def generate(params: Params) -> xr.Dataset:
+    data = eureka_digits(params.n_train, params.n_test, params.seed, params.test_images)
+    latent = np.concatenate([data.latent_train, data.latent_test])
+    return two_step_dataset(data, digits_step1(latent), latent[:, [1, 2]],  # candidates: TR and BL targets
+                            "hidden first step: the two indicator digits have the same class",
+                            "16x16 image flattened row-major, values 0..16")
+
+
+def probe_targets(ds: xr.Dataset, split: str, n: int) -> dict[str, np.ndarray]:
+    return {"step1": split_values(ds, "step1", split, n)}
 
 
 def eureka_digits(n_train: int = 4000, n_test: int = 1000, seed: int = 0, test_images: float = 0.5) -> TaskData:

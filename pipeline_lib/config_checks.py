@@ -1,0 +1,197 @@
+"""What a JSON schema cannot check: references between entries, and the constraints the plug-ins
+declare (``CHECKS``), task/model compatibility (a task's ``MODELS``), finetune shapes. Each returns
+a list of sentences naming the config key path; :func:`pipeline_lib.config.load_config` raises them.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from . import registry
+from .config import evaluate, seed_list, task_shape
+from .jobs import Ref, refs
+
+
+def references(data: dict) -> list[str]:
+    """Runs name existing datasets, models and parents (no cycles); analyses and figures name
+    existing entries (their schemas' ``x-ref``), and what they read exists or is produced."""
+    problems: list[str] = []
+    runs = data["runs"]
+    for name, run in runs.items():
+        for key, pool in (("dataset", "datasets"), ("model", "models")):
+            if run[key] not in data[pool]:
+                problems.append(f"config key 'runs.{name}.{key}': {run[key]!r} is not a {key}; defined "
+                                f"{pool}: {', '.join(data[pool])}")
+        parent = run["init_from"]
+        if parent is not None and parent not in runs:
+            problems.append(f"config key 'runs.{name}.init_from': {parent!r} is not a run; defined runs: {', '.join(runs)}")
+    if problems:
+        return problems
+    for name in runs:  # cycles in init_from
+        seen = [name]
+        while runs[seen[-1]]["init_from"] is not None:
+            nxt = runs[seen[-1]]["init_from"]
+            if nxt in seen:
+                cycle = " -> ".join([*seen[seen.index(nxt):], nxt])
+                return [f"config key 'runs.{name}.init_from' forms a cycle: {cycle}; init_from must point to an earlier run"]
+            seen.append(nxt)
+    for kind, block in data["analyses"].items():
+        schema = registry.plugin("analysis", kind).schema
+        if registry.plugin("analysis", kind).get("PER_RUN"):
+            problems += _check_refs(data, f"analyses.{kind}", "", schema, block, ("weights",))
+        else:
+            for entry, params in block.items():
+                problems += _check_refs(data, f"analyses.{kind}", entry, schema, params, ("weights",))
+    for fig, params in data["figures"].items():
+        problems += _check_refs(data, "figures", fig, registry.plugin("figure", fig).schema, params, ("trajectory",))
+    return problems
+
+
+def _declared_checks(plug, names: dict, key_prefix: str) -> list[str]:
+    """A plug-in's CHECKS: [key, expression that must hold, message (str.format over the names)]."""
+    problems = []
+    for key, expr, message in plug.get("CHECKS", []):
+        if not evaluate(expr, names, f"{plug.path} CHECKS[{key}]"):
+            problems.append(f"config key '{key_prefix}.{key}': " + message.format(**names))
+    return problems
+
+
+def semantics(data: dict) -> list[str]:
+    problems: list[str] = []
+    for name, ds in data["datasets"].items():
+        plug = registry.plugin("task", ds["task"])
+        problems += _declared_checks(plug, dict(ds, **task_shape(ds)), f"datasets.{name}")
+    if problems:
+        return problems
+    for name, run in data["runs"].items():
+        problems += _run_checks(data, name, run)
+    for kind, block in data["analyses"].items():
+        plug = registry.plugin("analysis", kind)
+        helpers = _analysis_helpers(data)
+        if plug.get("PER_RUN"):
+            for r in block.get("runs", []):
+                problems += _declared_checks(plug, {**block, **helpers, "r": r}, f"analyses.{kind}")
+        else:
+            for entry, params in block.items():
+                problems += _declared_checks(plug, {**params, **helpers}, f"analyses.{kind}.{entry}")
+    return problems
+
+
+def _serves(model_kind: str) -> list[str]:
+    return [t for t, p in registry.plugins("task").items() if model_kind in p.get("MODELS", [])]
+
+
+def _run_checks(data: dict, name: str, run: dict) -> list[str]:
+    key = f"runs.{name}"
+    ds, model = data["datasets"][run["dataset"]], data["models"][run["model"]]
+    task, kind = registry.plugin("task", ds["task"]), registry.plugin("model", model["kind"])
+    if model["kind"] not in task.get("MODELS", []):
+        return [f"config key '{key}.model': model '{run['model']}' (kind {model['kind']}) cannot serve dataset "
+                f"'{run['dataset']}' (task {ds['task']}); task {ds['task']} is served by kinds "
+                f"{', '.join(task.get('MODELS', [])) or 'none'}, and kind {model['kind']} serves tasks "
+                f"{', '.join(_serves(model['kind'])) or 'none'}"]
+    shape = task_shape(ds)
+    problems = _declared_checks(kind, {**model, **shape, "run": name, "dataset": run["dataset"]}, f"models.{run['model']}")
+    if run["n_probe"] > shape["n_test"]:
+        problems.append(f"config key '{key}.n_probe': {run['n_probe']} probe sequences but dataset "
+                        f"'{run['dataset']}' has {shape['n_test']} test examples; allowed n_probe <= that")
+    bs = run["batch_size"]
+    if bs != "full" and bs > shape["n_train"]:
+        problems.append(f"config key '{key}.batch_size': {bs} exceeds the {shape['n_train']} training examples "
+                        f"of dataset '{run['dataset']}'; allowed batch_size <= that or 'full'")
+    if run["init_from"] is not None:
+        problems += _finetune_checks(data, name, run)
+    return problems
+
+
+def _architecture(data: dict, run: dict) -> tuple:
+    """What a finetune must keep: the model kind, its params and its declared ARCH of the data shape."""
+    model = data["models"][run["model"]]
+    names = {**model, **task_shape(data["datasets"][run["dataset"]])}
+    plug = registry.plugin("model", model["kind"])
+    arch = evaluate(plug.get("ARCH", "()"), names, f"{plug.path} ARCH")
+    return model["kind"], {k: v for k, v in model.items() if k != "kind"}, arch
+
+
+def _finetune_checks(data: dict, name: str, run: dict) -> list[str]:
+    parent = data["runs"][run["init_from"]]
+    problems = []
+    mine, theirs = _architecture(data, run), _architecture(data, parent)
+    if mine != theirs:
+        problems.append(f"config key 'runs.{name}.init_from': run '{run['init_from']}' has a different architecture "
+                        f"(kind, model params, shapes) = {theirs} vs {mine}; a finetune must keep the parent's shapes")
+    missing = sorted(set(seed_list(run["seeds"])) - set(seed_list(parent["seeds"])))
+    if missing:
+        problems.append(f"config key 'runs.{name}.seeds': seeds {missing} are not trained by init_from run "
+                        f"'{run['init_from']}' (seed i starts from seed i); allowed: a subset of its seeds")
+    return problems
+
+
+def _analysis_helpers(data: dict) -> dict[str, Any]:
+    """Functions an analysis's CHECKS may call on run names."""
+    def run(r):
+        return data["runs"][r]
+
+    def model_of(r):
+        return data["models"][run(r)["model"]]
+
+    def dataset_of(r):
+        return data["datasets"][run(r)["dataset"]]
+
+    def task_offers(r):
+        """Probe targets the run's task offers (its PROBE_TARGETS expression)."""
+        plug = registry.plugin("task", dataset_of(r)["task"])
+        return evaluate(plug.get("PROBE_TARGETS", "[]"), dataset_of(r), f"{plug.path} PROBE_TARGETS")
+
+    def model_offers(r):
+        """Internal sites the run's model offers (its SITES expression)."""
+        plug = registry.plugin("model", model_of(r)["kind"])
+        return evaluate(plug.get("SITES", "[]"), model_of(r), f"{plug.path} SITES")
+
+    return {"run": run, "seeds": lambda r: seed_list(run(r)["seeds"]), "task_offers": task_offers,
+            "model_offers": model_offers, "set": set, "sorted": sorted, "all": all, "any": any}
+
+
+def _check_refs(data: dict, section: str, name: str, schema: Mapping, value: Any, default_reads) -> list[str]:
+    problems = []
+    for ref in refs(data, f"{section}.{name}" if name else section, schema, value, default_reads):
+        if ref.target in ("run", "dataset"):
+            pool, what = data[ref.target + "s"], f"a {ref.target}"
+        else:
+            kind = ref.target.split("/", 1)[1]
+            pool, what = data["analyses"].get(kind, {}), f"an entry of analyses.{kind}"
+        if ref.name not in pool:
+            problems.append(f"config key '{ref.path}': {ref.name!r} is not {what}; defined: {', '.join(pool) or 'none'}")
+            continue
+        runs = [ref] if ref.target == "run" else []
+        if ref.target.startswith("analysis/"):  # what the figure reads through the entry's runs
+            kind = ref.target.split("/", 1)[1]
+            run_reads = tuple(r for r in ref.reads if r != "artifact")
+            runs = [Ref(r.path, r.target, r.name, run_reads, ref.requires, ref.requires_message)
+                    for r in refs(data, f"analyses.{kind}.{ref.name}", registry.plugin("analysis", kind).schema,
+                                   pool[ref.name]) if r.target == "run" and r.name in data["runs"]]
+        for r in runs:
+            problems += _check_run_ref(data, r, f"{section}.{name}" if name else section)
+    return problems
+
+
+def _check_run_ref(data: dict, ref: Ref, reader: str) -> list[str]:
+    problems = []
+    for read in ref.reads:
+        if read.startswith("analysis/"):
+            kind = read.split("/", 1)[1]
+            if ref.name not in data["analyses"].get(kind, {}).get("runs", []):
+                problems.append(f"config key '{ref.path}': run {ref.name!r} is read by {reader} through its "
+                                f"{kind} artifact but it is not in analyses.{kind}.runs; add it there")
+    if ref.requires:
+        from jsonschema import Draft202012Validator
+
+        run = data["runs"][ref.name]
+        model = data["models"][run["model"]]
+        doc = {"run": run, "model": model, "dataset": data["datasets"][run["dataset"]],
+               "records": list(registry.plugin("model", model["kind"]).get("RECORDS", []))}
+        err = next(iter(Draft202012Validator(ref.requires).iter_errors(doc)), None)
+        if err is not None:
+            where = ".".join(str(p) for p in err.absolute_path)
+            problems.append(f"config key '{ref.path}': run {ref.name!r} {ref.requires_message or 'does not fit'} "
+                            f"({where}: {err.message})")
+    return problems

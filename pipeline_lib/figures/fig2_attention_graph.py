@@ -1,0 +1,102 @@
+"""Fig. 2 of 'Easing Optimization Paths': the attention of one probe sequence as a bipartite graph
+(input positions -> output) at several recorded epochs, one row per run."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..stats import log_spaced_values
+from ..store import read_dataset
+from . import style
+from .reading import arm_trajectory, recorded_attention
+
+NAME = "fig2_attention_graph"
+CONFIG = """
+description: Bipartite attention graph of one probe sequence at several recorded epochs.
+required: [runs]
+properties:
+  runs:
+    description: "One row per run (with its ancestors' epochs in front)."
+    type: array
+    minItems: 1
+    items:
+      type: string
+      x-ref: run
+      x-requires: {properties: {dataset: {properties: {task: {const: sparse_modular_addition}}}}}
+      x-requires-message: "must be a sparse_modular_addition run (the figure marks the first k positions)"
+  seed: {description: "Seed shown.", type: integer, minimum: 0, default: 0}
+  probe: {description: "Index of the probe sequence shown.", type: integer, minimum: 0, default: 0}
+  n_epochs:
+    description: "Number of epochs (panels) per row, log-spaced over the recorded ones."
+    type: integer
+    minimum: 2
+    default: 6
+"""
+
+RISE, FALL = "#d62728", "#1f77b4"
+
+
+@dataclass(frozen=True)
+class Params:
+    runs: tuple[str, ...]
+    seed: int = 0
+    probe: int = 0
+    n_epochs: int = 6
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    rows, stats = {}, {}
+    k = None
+    for run in params.runs:
+        traj, _ = arm_trajectory(cfg, run, paths, ["attention"])
+        own = read_dataset(paths.trajectory(run), rule="train")
+        k = int(own.attrs["task_k"])
+        att = recorded_attention(traj).sel(seed=params.seed).isel(probe=params.probe)
+        shown = log_spaced_values(att.epoch.values, params.n_epochs)
+        pos = [int(np.searchsorted(att.epoch.values, e)) for e in shown]
+        previous = np.stack([att.isel(epoch=max(i - 1, 0)).values for i in pos])
+        rows[run] = {"epochs": shown, "attention": att.sel(epoch=shown).values, "previous": previous,
+                     "tokens": own.probe_x.isel(probe=params.probe).values}
+        final = att.isel(epoch=-1).values
+        stats[run] = {"epochs": shown, "final_attention_on_first_k": float(final[:k].sum())}
+    stats["summary"] = (f"seed {params.seed}, probe {params.probe}: final attention mass on the first k={k} positions "
+                        + "; ".join(f"{r} {s['final_attention_on_first_k']:.2f}" for r, s in stats.items()))
+    return plot_fig2_attention_graph(rows, k), stats
+
+
+def plot_fig2_attention_graph(rows: dict[str, dict], k: int) -> Figure:
+    """One row per arm, one panel per epoch: input positions (bottom) -> output (top).
+
+    ``rows[label]`` holds ``epochs`` (shown epochs), ``attention`` (n_shown, T), ``previous``
+    (n_shown, T: the attention at the recorded epoch before each shown one) and ``tokens`` (T,).
+    Edge width is the attention score; red if it rose since the previous recorded epoch, blue if it
+    fell. The first k positions (those the label depends on) are filled.
+    """
+    n_cols = max(len(r["epochs"]) for r in rows.values())
+    fig, axes = style.figure(ncols=n_cols, nrows=len(rows), width=1.5, height=1.6)
+    for row_axes, (label, r) in zip(axes, rows.items()):
+        T = r["attention"].shape[1]
+        xs = np.arange(T)
+        for ax, epoch, att, prev in zip(row_axes, r["epochs"], r["attention"], r["previous"]):
+            for t in range(T):
+                color = RISE if att[t] > prev[t] else FALL
+                ax.plot([xs[t], (T - 1) / 2], [0, 1], color=color, lw=0.3 + 8 * att[t], alpha=0.8,
+                        solid_capstyle="round")
+            ax.scatter(xs, np.zeros(T), s=18, zorder=3, edgecolor="k", linewidth=0.5,
+                       c=["k" if t < k else "w" for t in range(T)])
+            ax.scatter([(T - 1) / 2], [1], s=30, c="k", zorder=3)
+            for t, tok in enumerate(r["tokens"]):
+                ax.text(xs[t], -0.18, str(int(tok)), ha="center", va="top", fontsize=6)
+            ax.set_title(f"epoch {int(epoch)}", fontsize=8)
+            ax.set_xlim(-0.7, T - 0.3)
+            ax.set_ylim(-0.35, 1.1)
+            ax.axis("off")
+        for ax in row_axes[len(r["epochs"]):]:
+            ax.axis("off")
+        row_axes[0].text(-0.15, 0.5, label, transform=row_axes[0].transAxes, rotation=90, ha="right",
+                         va="center", fontsize=9)
+    fig.text(0.5, -0.02, f"edge width = attention; red: rose, blue: fell since the previous recorded epoch; "
+             f"filled: the first k={k} positions", ha="center", fontsize=7)
+    return fig

@@ -1,0 +1,77 @@
+"""Fig. 3 of 'Easing Optimization Paths': attention per position over training, one panel per arm,
+the boundary of the first k positions marked."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+from matplotlib.figure import Figure
+
+from ..store import read_dataset
+from . import style
+from .reading import arm_trajectory, recorded_attention
+
+NAME = "fig3_attention_heatmap"
+CONFIG = """
+description: Attention per position over epochs, one panel per arm, the k boundary marked.
+required: [arms]
+properties:
+  arms:
+    description: "Label -> run (with its ancestors)."
+    type: object
+    minProperties: 1
+    additionalProperties:
+      type: string
+      x-ref: run
+      x-requires: {properties: {dataset: {properties: {task: {const: sparse_modular_addition}}}}}
+      x-requires-message: "must be a sparse_modular_addition run (the figure marks the first k positions)"
+  seed: {description: "Seed shown; null: the mean over seeds.", type: [integer, "null"], default: null}
+"""
+
+
+@dataclass(frozen=True)
+class Params:
+    arms: tuple[tuple[str, str], ...]
+    seed: int | None = None
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    arms, switches, stats = {}, {}, {}
+    k = None
+    for label, run in params.arms:
+        traj, switches[label] = arm_trajectory(cfg, run, paths, ["attention"])
+        k = int(read_dataset(paths.trajectory(run), rule="train").attrs["task_k"])
+        att = recorded_attention(traj).mean("probe")
+        att = att.mean("seed") if params.seed is None else att.sel(seed=params.seed)
+        arms[label] = att
+        mass = att.isel(position=slice(0, k)).sum("position")
+        stats[label] = {"first_k_mass_start": float(mass.isel(epoch=0)), "first_k_mass_end": float(mass.isel(epoch=-1))}
+    who = "mean over seeds" if params.seed is None else f"seed {params.seed}"
+    stats["summary"] = (f"attention mass on the first k={k} positions ({who}, mean over probes), start -> end: "
+                        + "; ".join(f"{lbl} {s['first_k_mass_start']:.2f} -> {s['first_k_mass_end']:.2f}"
+                                    for lbl, s in stats.items()))
+    return plot_fig3_attention_heatmap(arms, k, switches), stats
+
+
+def plot_fig3_attention_heatmap(arms: dict[str, xr.DataArray], k: int, switches: dict[str, list[int]]) -> Figure:
+    """``arms[label]``: attention (position, epoch) at the recorded epochs (already averaged)."""
+    fig, axes = style.figure(ncols=len(arms), width=3.6, height=2.6)
+    mesh = None
+    for ax, (label, att) in zip(axes[0], arms.items()):
+        epochs = att.epoch.values
+        edges = np.concatenate([[epochs[0] - 0.5], (epochs[1:] + epochs[:-1]) / 2, [epochs[-1] + 0.5]])
+        T = att.sizes["position"]
+        mesh = ax.pcolormesh(edges, np.arange(T + 1) - 0.5, att.transpose("position", "epoch").values,
+                             cmap="viridis", vmin=0, vmax=max(float(att.max()), 1e-6), shading="flat")
+        ax.axhline(k - 0.5, color="w", ls="--", lw=1.2)
+        ax.text(edges[-1], k - 0.5, f" k={k}", color="k", va="center", fontsize=7)
+        for e in switches.get(label, []):
+            ax.axvline(e, color="w", ls=":", lw=1.2)
+        ax.set_xscale("symlog", linthresh=10)
+        ax.set_xlabel("epoch")
+        ax.set_title(label)
+        ax.invert_yaxis()
+    axes[0][0].set_ylabel("position")
+    fig.colorbar(mesh, ax=axes[0].tolist(), label="attention", shrink=0.9)
+    return fig

@@ -1,0 +1,89 @@
+"""Fig. 4 of 'Easing Optimization Paths': z_A of a d=2 circuit model after pretraining and after
+finetuning, coloured by the sum of the first k tokens, with the cluster count of every seed."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..analysis.clusters import count_clusters
+from ..store import read_dataset
+from . import style
+
+NAME = "fig4_embeddings"
+CONFIG = """
+description: z_A of a d=2 model after pretraining and after finetuning, coloured by the sum of the first k tokens.
+required: [pretrain, finetune]
+properties:
+  pretrain:
+    description: "Pretraining run (its final snapshot)."
+    type: string
+    x-ref: run
+    x-requires: &d2
+      properties:
+        model: {properties: {kind: {const: circuit}, d: {const: 2}}}
+        run: {properties: {n_embed: {minimum: 2}}}
+    x-requires-message: &d2message >-
+      must use a circuit model with d=2 and record z_A (n_embed >= 2) to be drawn in the plane
+  finetune:
+    description: "Finetuning run (its final snapshot)."
+    type: string
+    x-ref: run
+    x-requires: *d2
+    x-requires-message: *d2message
+  seed: {description: "Seed drawn (cluster counts are reported for every seed).", type: integer, minimum: 0, default: 0}
+  max_clusters:
+    description: "Largest k tried by the k-means/silhouette cluster count."
+    type: integer
+    minimum: 2
+    default: 24
+"""
+
+
+@dataclass(frozen=True)
+class Params:
+    pretrain: str
+    finetune: str
+    seed: int = 0
+    max_clusters: int = 24
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    panels, stats = [], {}
+    for phase, run in (("after pretraining", params.pretrain), ("after finetuning", params.finetune)):
+        traj = read_dataset(paths.trajectory(run), rule="train")
+        k = int(traj.attrs["task_k"])
+        sums = traj.embed_x.values[:, :k].sum(1)
+        z = traj.z_A.isel(snapshot=-1)  # final weights
+        counts = {int(s): count_clusters(z.sel(seed=s).values, params.max_clusters, seed=0)[0] for s in z.seed.values}
+        panels.append({"title": f"{phase}\n{run}, seed {params.seed}", "z": z.sel(seed=params.seed).values,
+                       "color": sums, "clusters": counts[params.seed]})
+        train_acc = traj.train_acc.isel(epoch=-1)
+        learned = [int(s) for s in z.seed.values if float(train_acc.sel(seed=s)) >= 0.99]
+        stats[run] = {"clusters_per_seed": counts, "distinct_sums": int(len(np.unique(sums))),
+                      "median_clusters": float(np.median(list(counts.values()))),
+                      "final_train_acc": {int(s): float(train_acc.sel(seed=s)) for s in z.seed.values},
+                      "seeds_learned": learned,  # train accuracy >= 0.99: clusters mean something
+                      "clusters_of_learned": [counts[s] for s in learned]}
+    stats["summary"] = ("clusters of z_A (k-means, k by best silhouette): "
+                        + "; ".join(f"{r}: {len(s['seeds_learned'])}/{len(s['clusters_per_seed'])} seeds reach train "
+                                    f"accuracy >= 0.99, their cluster counts {s['clusters_of_learned']}, all seeds' "
+                                    f"median {s['median_clusters']:g} ({s['distinct_sums']} distinct sums)"
+                                    for r, s in stats.items()))
+    return plot_fig4_embeddings(panels), stats
+
+
+def plot_fig4_embeddings(panels: list[dict]) -> Figure:
+    """Each panel: ``title``, ``z`` (n, 2), ``color`` (n,) sums, ``clusters`` (count found)."""
+    fig, axes = style.figure(ncols=len(panels), width=4.0, height=3.2)
+    for ax, panel in zip(axes[0], panels):
+        sc = ax.scatter(panel["z"][:, 0], panel["z"][:, 1], c=panel["color"], cmap="turbo", s=6,
+                        vmin=np.min(panel["color"]), vmax=np.max(panel["color"]))
+        ax.set_title(panel["title"], fontsize=8)
+        ax.text(0.02, 0.98, f"{panel['clusters']} clusters", transform=ax.transAxes, va="top", fontsize=8)
+        ax.set_xlabel("z_A[0]")
+        ax.set_ylabel("z_A[1]")
+        fig.colorbar(sc, ax=ax, label="sum of the first k tokens", fraction=0.05)
+    fig.subplots_adjust(wspace=0.55)  # room for each panel's colorbar label
+    return fig

@@ -1,0 +1,92 @@
+"""Fig. 5 of 'Easing Optimization Paths': train/test accuracy of p=4 from scratch vs the p=2 -> p=4
+curriculum, every seed thin and the median bold, with success counts and Wilson intervals."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+from matplotlib.figure import Figure
+
+from ..stats import success_counts, success_label, wilson_interval
+from . import style
+from .reading import arm_trajectory
+
+NAME = "fig5_accuracy"
+CONFIG = """
+description: Train/test accuracy per arm (every seed thin, median bold), switch marked.
+required: [arms]
+properties:
+  arms:
+    description: "Label -> run name. A run with init_from is drawn together with its ancestors."
+    type: object
+    minProperties: 1
+    additionalProperties: {type: string, x-ref: run}
+  success_threshold:
+    description: "A seed succeeds when its final test accuracy is >= this."
+    type: number
+    minimum: 0
+    maximum: 1
+    default: 0.9
+"""
+
+METRICS = ["train_loss", "train_acc", "test_loss", "test_acc"]
+
+
+@dataclass(frozen=True)
+class Params:
+    arms: tuple[tuple[str, str], ...]
+    success_threshold: float = 0.9
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    arms, switches = {}, {}
+    for label, run in params.arms:
+        arms[label], switches[label] = arm_trajectory(cfg, run, paths, METRICS)
+    stats = fig5_stats(arms, switches, params.success_threshold)
+    fig = plot_fig5_accuracy(arms, switches, params.success_threshold, stats)
+    stats["summary"] = (f"seeds with final test accuracy >= {params.success_threshold}: "
+                        + "; ".join(success_label(lbl, s["successes"], s["seeds"]) for lbl, s in stats.items()))
+    return fig, stats
+
+
+def fig5_stats(arms: dict[str, xr.Dataset], switches: dict[str, list[int]], threshold: float) -> dict:
+    """Per arm: seeds whose final test accuracy is >= threshold, with the Wilson 95% interval."""
+    stats = {}
+    for label, ds in arms.items():
+        final = ds["test_acc"].isel(epoch=-1).values
+        k, n = success_counts(final, threshold)
+        lo, hi = wilson_interval(k, n)
+        stats[label] = {"successes": k, "seeds": n, "ci95": [lo, hi], "threshold": threshold,
+                        "final_test_acc": [None if np.isnan(a) else float(a) for a in final],
+                        "switch_epochs": switches.get(label, [])}
+    return stats
+
+
+def plot_fig5_accuracy(arms: dict[str, xr.Dataset], switches: dict[str, list[int]], threshold: float,
+                       stats: dict) -> Figure:
+    """Train and test accuracy against epoch, one colour per arm: every seed thin, median bold.
+
+    ``arms`` maps a label to a trajectory with ``train_acc``/``test_acc`` over (seed, epoch), phases
+    already concatenated; ``switches`` gives the epochs where an arm changed task (dashed lines);
+    ``stats`` (:func:`fig5_stats`) gives the success counts printed under the panels.
+    """
+    fig, axes = style.figure(ncols=2, width=3.6)
+    for (label, ds), color in zip(arms.items(), style.ARM_COLORS):
+        for ax, var in zip(axes[0], ("train_acc", "test_acc")):
+            style.seeds_and_median(ax, ds[var].epoch, ds[var], color, label=label)
+            for e in switches.get(label, []):
+                ax.axvline(e, color=color, ls="--", lw=1)
+                ax.annotate("switch", (e, 0.0), xytext=(3, 0), textcoords="offset points", color=color,
+                            fontsize=7, va="bottom")
+    for ax, title in zip(axes[0], ("train accuracy", "test accuracy")):
+        ax.set_xlabel("epoch")
+        ax.set_title(title)
+        ax.set_ylim(-0.02, 1.02)
+    axes[0][0].set_ylabel("accuracy")
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", bbox_to_anchor=(0.5, 0.98),
+               ncol=len(arms))
+    counts = ";  ".join(success_label(lbl, s["successes"], s["seeds"]) for lbl, s in stats.items())
+    fig.text(0.5, -0.08, f"seeds with final test accuracy >= {threshold} [95% Wilson interval]:  {counts}",
+             ha="center", va="top", fontsize=8)
+    return fig

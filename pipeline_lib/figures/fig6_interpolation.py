@@ -1,0 +1,65 @@
+"""Fig. 6 of 'Easing Optimization Paths': train and test loss along the straight line between two
+solutions (an analyses.interpolation entry), every seed thin and the median bold."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+from matplotlib.figure import Figure
+
+from ..store import read_dataset
+from . import style
+
+NAME = "fig6_interpolation"
+CONFIG = """
+description: Loss along the interpolation between two solutions, every seed thin and the median bold.
+required: [interpolation]
+properties:
+  interpolation:
+    description: "Name of an entry of analyses.interpolation."
+    type: string
+    x-ref: analysis/interpolation
+"""
+
+
+@dataclass(frozen=True)
+class Params:
+    interpolation: str
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    ic = cfg.analyses["interpolation"][params.interpolation]
+    ds = read_dataset(paths.analysis("interpolation", params.interpolation), rule="interpolation")
+    return plot_fig6_interpolation(ds, ic.a, ic.b), fig6_stats(ds)
+
+
+def fig6_stats(ds: xr.Dataset) -> dict:
+    """The loss barrier of each split: median, range and every seed's, plus the summary line."""
+    stats = {}
+    for split in ("train", "test"):
+        b = ds[f"barrier_{split}"].values
+        stats[f"barrier_{split}"] = {"median": float(np.median(b)), "min": float(b.min()), "max": float(b.max()),
+                                     "per_seed": [float(v) for v in b]}
+    stats["summary"] = "; ".join(f"{s} loss barrier median {v['median']:.3g} (range {v['min']:.3g} to {v['max']:.3g})"
+                                 for s, v in stats.items()) + f" over {ds.sizes['seed']} seeds"
+    return stats
+
+
+def plot_fig6_interpolation(ds: xr.Dataset, label_a: str, label_b: str) -> Figure:
+    """Train and test loss against t for every seed (thin) and the median (bold)."""
+    fig, axes = style.figure(ncols=2, width=3.4)
+    for ax, split in zip(axes[0], ("train", "test")):
+        loss = ds[f"{split}_loss"]
+        style.seeds_and_median(ax, ds.t, loss, "k", label="median", seed_color="0.4")
+        for t, lbl in ((0, label_a), (1, label_b)):
+            ax.axvline(t, color="0.6", ls="--", lw=0.8)
+            ax.text(t, 1.0, f" {lbl}", transform=ax.get_xaxis_transform(), fontsize=7, va="top")
+        b = ds[f"barrier_{split}"].values
+        ax.set_title(f"{split} loss; barrier median {np.median(b):.3g}", fontsize=9)
+        ax.set_xlabel("t")
+        values = loss.values[np.isfinite(loss.values)]
+        if values.size and values.min() > 0 and values.max() / values.min() > 10:
+            ax.set_yscale("log")  # only when the loss spans more than a decade
+    axes[0][0].set_ylabel("loss")
+    return fig

@@ -1,0 +1,142 @@
+"""What each job of the DAG reads and which code computes it (plumbing: in no code hash).
+
+References between config entries are the ``x-ref`` annotations of the plug-ins' schema fragments:
+``x-ref: run`` (the job reads the run's trajectory, its ancestors' too, unless ``x-reads`` says
+otherwise: any of ``trajectory``, ``weights``, ``dataset``, ``analysis/<kind>`` for a per-run
+analysis's artifact of the run), ``x-ref: dataset``, and ``x-ref: analysis/<kind>`` (an entry of
+``analyses.<kind>``: its ``artifact`` by default, or with ``x-reads`` what it names for the runs
+that entry references). ``x-requires`` is a JSON schema each referenced run must satisfy (checked in
+``config_checks``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+from . import registry
+from .codehash import code_hash
+from .config import Config, per_run
+from .paths import Paths
+
+
+
+@dataclass(frozen=True)
+class Ref:
+    path: str  # config key path of the reference
+    target: str  # 'run', 'dataset' or 'analysis/<kind>'
+    name: str
+    reads: tuple[str, ...]
+    requires: Mapping[str, Any] | None = None
+    requires_message: str = ""
+
+
+def reads(schema: Mapping, target: str, default_reads: tuple[str, ...] = ("trajectory",)) -> tuple[str, ...]:
+    if "x-reads" in schema:
+        return tuple(schema["x-reads"])
+    return default_reads if target == "run" else ("artifact",) if target.startswith("analysis/") else ()
+
+
+def refs(raw: Mapping, path: str, schema: Mapping, value: Any, default_reads=("trajectory",)) -> Iterator[Ref]:
+    """Every reference in ``value`` that its schema marks with ``x-ref``, with its key path."""
+    if not isinstance(schema, Mapping) or value is None:
+        return
+    if "x-ref" in schema and isinstance(value, str):
+        yield Ref(path, schema["x-ref"], value, reads(schema, schema["x-ref"], default_reads),
+                   schema.get("x-requires"), schema.get("x-requires-message", ""))
+        return
+    if isinstance(value, Mapping):
+        props = schema.get("properties", {})
+        for k, v in value.items():
+            sub = props.get(k, schema.get("additionalProperties"))
+            yield from refs(raw, f"{path}.{k}", sub, v, default_reads)
+    elif isinstance(value, list):
+        for v in value:
+            yield from refs(raw, path, schema.get("items"), v, default_reads)
+
+
+def _analysis_refs(raw: Mapping, kind: str, name: str) -> list[Ref]:
+    plug = registry.plugin("analysis", kind)
+    if plug.get("PER_RUN"):
+        return [Ref(f"analyses.{kind}.runs", "run", name, reads(plug.schema["properties"]["runs"]["items"], "run",
+                                                                  ("weights",)))]
+    return list(refs(raw, f"analyses.{kind}.{name}", plug.schema, raw["analyses"][kind][name], ("weights",)))
+
+
+def analysis_jobs(cfg: Config, kind: str) -> list[str]:
+    """Names of the jobs of one analysis: its entries, or the runs of a per-run analysis."""
+    block = cfg.raw["analyses"].get(kind, {})
+    return list(block.get("runs", [])) if per_run(kind) else list(block)
+
+
+def analysis_inputs(cfg: Config, kind: str, name: str, paths: Paths = Paths()) -> list[str]:
+    return _files(cfg, _analysis_refs(cfg.raw, kind, name), paths)
+
+
+def figure_inputs(cfg: Config, name: str, paths: Paths = Paths()) -> list[str]:
+    found = refs(cfg.raw, f"figures.{name}", registry.plugin("figure", name).schema, cfg.raw["figures"][name])
+    return _files(cfg, list(found), paths)
+
+
+def _files(cfg: Config, found: list[Ref], paths: Paths) -> list[str]:
+    files: list[str] = []
+    for ref in found:
+        if ref.target == "dataset":
+            files.append(paths.dataset(ref.name))
+        elif ref.target == "run":
+            for read in ref.reads:
+                if read == "dataset":
+                    files.append(paths.dataset(cfg.runs[ref.name].dataset))
+                elif read.startswith("analysis/"):
+                    files.append(paths.analysis(read.split("/", 1)[1], ref.name))
+                else:  # trajectory or weights, the run's ancestors' too
+                    files += [getattr(paths, read)(r) for r in cfg.lineage(ref.name)]
+        else:  # analysis/<kind>: the entry's artifact and/or its runs' artifacts
+            kind = ref.target.split("/", 1)[1]
+            if "artifact" in ref.reads:
+                files.append(paths.analysis(kind, ref.name))
+            run_reads = tuple(r for r in ref.reads if r != "artifact")
+            if run_reads:
+                inner = [Ref(r.path, "run", r.name, run_reads) for r in _analysis_refs(cfg.raw, kind, ref.name)
+                         if r.target == "run"]
+                files += _files(cfg, inner, paths)
+    return list(dict.fromkeys(files))
+
+
+# -- code hashes: the stage's module and the plug-ins it runs, never the plumbing ----------------------
+
+def dataset_code(cfg: Config, name: str) -> str:
+    return code_hash("pipeline_lib.stages.dataset", registry.plugin("task", cfg.datasets[name].plugin).module)
+
+
+def train_code(cfg: Config, run: str) -> str:
+    return code_hash("pipeline_lib.stages.train", _model_module(cfg, run))
+
+
+def analysis_code(cfg: Config, kind: str, name: str) -> str:
+    plug = registry.plugin("analysis", kind)
+    modules = ["pipeline_lib.stages.analysis", plug.module]
+    runs = dict.fromkeys(r.name for r in _analysis_refs(cfg.raw, kind, name) if r.target == "run")
+    uses = plug.get("USES", [])
+    for run in runs:
+        if "model" in uses:
+            modules.append(_model_module(cfg, run))
+        if "task" in uses:
+            modules.append(registry.plugin("task", cfg.datasets[cfg.runs[run].dataset].plugin).module)
+    return code_hash(*dict.fromkeys(modules))
+
+
+def figure_code(name: str) -> str:
+    return code_hash("pipeline_lib.stages.figure", registry.plugin("figure", name).module)
+
+
+def report_code() -> str:
+    return code_hash("pipeline_lib.stages.report")
+
+
+def _model_module(cfg: Config, run: str) -> str:
+    return registry.plugin("model", cfg.models[cfg.runs[run].model].plugin).module
+
+
+def figure_outputs(name: str) -> tuple[str, ...]:
+    """Extensions a figure writes: .pdf, .png, .json and its module's EXTRA_OUTPUTS."""
+    return (".pdf", ".png", ".json", *registry.plugin("figure", name).get("EXTRA_OUTPUTS", []))

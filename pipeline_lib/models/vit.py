@@ -1,0 +1,60 @@
+"""A small ViT for the digits task of 'Eureka-Moments': the CLS-token transformer of
+``models.transformer`` over linear embeddings of square image patches."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .transformer import SeedTransformer
+
+NAME = "vit"
+CONFIG = """
+properties:
+  n_heads: {description: "Attention heads per layer (d must be divisible by it).", type: integer, minimum: 1, default: 4}
+  depth: {description: "Number of layers.", type: integer, minimum: 1, default: 1}
+  mlp_ratio: {description: "Hidden width of the MLP as a multiple of d.", type: integer, minimum: 1, default: 4}
+  patch: {description: "Side of the square image patches (the 16x16 image must be divisible by it).", type: integer, minimum: 1, default: 4}
+"""
+CHECKS = [
+    ["n_heads", "d % n_heads == 0", "d={d} is not divisible by n_heads={n_heads}; allowed: a divisor of d"],
+    ["patch", "T == 256 and 16 % patch == 0",
+     "the 16x16 image of dataset '{dataset}' is not divisible into {patch}x{patch} patches; allowed 1, 2, 4, 8, 16"],
+]
+ARCH = "(T, classes)"
+SITES = "[f'attn_out_{layer}' for layer in range(depth)] + ['cls']"
+RECORDS = ["attention", "qkv_gradients", "attention_hist"]
+from .transformer import PARAM_DIMS  # noqa: E402,F401  (the same parameters)
+
+IMAGE_SIDE = 16  # the digits task's images are 16 x 16
+
+
+@dataclass(frozen=True)
+class Params:
+    d: int
+    n_heads: int = 4
+    depth: int = 1
+    mlp_ratio: int = 4
+    patch: int = 4
+
+
+def build(params: Params, n_seeds: int, shape: dict, attention) -> SeedTransformer:
+    """The model of a run over 16x16 images cut into patches (not initialised)."""
+    n_patches = (IMAGE_SIDE // params.patch) ** 2
+    return SeedTransformer(n_seeds, shape["classes"], n_patches, params.d, params.n_heads, params.depth,
+                           params.mlp_ratio, patch_dim=params.patch ** 2, variant=attention.variant,
+                           tau=attention.resolved_tau(params.d // params.n_heads))
+
+
+def as_inputs(x: np.ndarray, params: Params) -> torch.Tensor:
+    """Dataset ``x`` (n, 256) -> image patches (n, patches, patch * patch)."""
+    return patchify(x, params.patch)
+
+
+def patchify(images: np.ndarray, patch: int) -> torch.Tensor:
+    """(n, 256) flattened 16x16 images with values 0..16 -> (n, patches, patch*patch) floats in [0, 1],
+    patches in row-major order."""
+    n, side = images.shape[0], IMAGE_SIDE
+    x = torch.as_tensor(np.asarray(images), dtype=torch.float32).view(n, side // patch, patch, side // patch, patch)
+    return (x.permute(0, 1, 3, 2, 4).reshape(n, (side // patch) ** 2, patch * patch) / 16.0).contiguous()

@@ -1,0 +1,21 @@
+"""Stage of every analysis: compute one job of an analysis module, write results/analysis/<kind>/<name>.h5.
+
+An analysis module's ``compute(cfg, name, params, paths, threads)`` returns the artifact's data and
+its own attrs; this stage adds the provenance (config slice, input files and their hashes, code).
+"""
+from __future__ import annotations
+
+from .. import registry
+from ..config import Config
+from ..jobs import analysis_code, analysis_inputs
+from ..paths import Paths
+from ..store import provenance, write_dataset
+
+
+def run_analysis(cfg: Config, kind: str, name: str, out_path: str, paths: Paths = Paths(), threads: int = 1):
+    module = registry.load("analysis", kind)
+    out, attrs = module.compute(cfg, name, cfg.params("analysis", kind, name), paths, threads)
+    prov = provenance(cfg.analysis_slice(kind, name), analysis_inputs(cfg, kind, name, paths),
+                      device=attrs.pop("device", "cpu"), code=analysis_code(cfg, kind, name))
+    write_dataset(out, out_path, {**prov, **attrs})
+    return out

@@ -1,0 +1,42 @@
+"""Statistics shared by analyses and figures (no plotting here): binomial intervals, success counts
+and the log-spaced choice of epochs or snapshots."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion (e.g. 4/10 -> (0.17, 0.69)), via scipy."""
+    from scipy.stats import binomtest  # scipy.stats costs ~0.8 s to import: only when needed
+
+    ci = binomtest(successes, n).proportion_ci(confidence_level=level, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def success_label(name: str, successes: int, n: int) -> str:
+    """'name k/n [low, high]' with the 95% Wilson interval, as figures and reports print it."""
+    lo, hi = wilson_interval(successes, n)
+    return f"{name} {successes}/{n} [{lo:.2f}, {hi:.2f}]"
+
+
+def success_counts(final_values: np.ndarray, threshold: float) -> tuple[int, int]:
+    """(seeds whose final value is >= threshold, seeds); a diverged (NaN) seed is a failure."""
+    v = np.asarray(final_values, dtype=float)
+    return int(np.sum(np.nan_to_num(v, nan=-1.0) >= threshold)), int(v.size)
+
+
+def log_spaced_indices(n: int, m: int) -> list[int]:
+    """About ``m`` of the indices 0..n-1, log-spaced; the first and the last always included."""
+    idx = np.unique(np.round(np.geomspace(1, n, m)).astype(int) - 1)
+    return sorted(set(idx.tolist()) | {0, n - 1})
+
+
+def log_spaced_values(values: np.ndarray, m: int) -> list[int]:
+    """About ``m`` of the sorted ``values`` (e.g. recorded epochs) nearest to log-spaced points of
+    their range, first and last included; all of them if there are at most ``m``."""
+    values = np.asarray(values)
+    if len(values) <= m:
+        return [int(v) for v in values]
+    targets = np.geomspace(1, values[-1] + 1, m) - 1
+    idx = sorted({int(np.argmin(np.abs(values - t))) for t in targets} | {0, len(values) - 1})
+    return [int(values[i]) for i in idx]

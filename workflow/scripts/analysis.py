@@ -1,0 +1,10 @@
+# Thin adapter: Snakemake job -> the analysis stage (the rule is named after the analysis).
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from pipeline_lib.config import load_config  # noqa: E402
+from pipeline_lib.stages.analysis import run_analysis  # noqa: E402
+
+run_analysis(load_config(snakemake.config), snakemake.rule, snakemake.wildcards.name, snakemake.output[0],
+             threads=snakemake.threads)
