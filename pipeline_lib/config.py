@@ -406,8 +406,9 @@ def load_config(raw: Mapping[str, Any]) -> Config:
     from . import config_checks  # it uses this module's helpers
 
     data = validate_raw(raw)
-    _fail(config_checks.references(data))
-    _fail(config_checks.semantics(data))
+    for check in (config_checks.references, config_checks.semantics, config_checks.entry_references,
+                  config_checks.analysis_checks):
+        _fail(check(data))
     runs = {}
     for n, r in data["runs"].items():
         opt = dict(r["optimizer"], betas=tuple(r["optimizer"]["betas"]))

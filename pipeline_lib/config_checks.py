@@ -12,8 +12,7 @@ from .jobs import Ref, refs
 
 
 def references(data: dict) -> list[str]:
-    """Runs name existing datasets, models and parents (no cycles); analyses and figures name
-    existing entries (their schemas' ``x-ref``), and what they read exists or is produced."""
+    """Runs name existing datasets, models and parents (no cycles)."""
     problems: list[str] = []
     runs = data["runs"]
     for name, run in runs.items():
@@ -34,6 +33,13 @@ def references(data: dict) -> list[str]:
                 cycle = " -> ".join([*seen[seen.index(nxt):], nxt])
                 return [f"config key 'runs.{name}.init_from' forms a cycle: {cycle}; init_from must point to an earlier run"]
             seen.append(nxt)
+    return problems
+
+
+def entry_references(data: dict) -> list[str]:
+    """Analyses and figures name existing entries (their schemas' ``x-ref``), what they read is
+    produced, and the runs they reach fit their ``x-requires``."""
+    problems: list[str] = []
     for kind, block in data["analyses"].items():
         schema = registry.plugin("analysis", kind).schema
         if registry.plugin("analysis", kind).get("PER_RUN"):
@@ -47,15 +53,17 @@ def references(data: dict) -> list[str]:
 
 
 def _declared_checks(plug, names: dict, key_prefix: str) -> list[str]:
-    """A plug-in's CHECKS: [key, expression that must hold, message (str.format over the names)]."""
+    """A plug-in's CHECKS: [key, expression that must hold, message: an f-string over the same names]."""
     problems = []
     for key, expr, message in plug.get("CHECKS", []):
         if not evaluate(expr, names, f"{plug.path} CHECKS[{key}]"):
-            problems.append(f"config key '{key_prefix}.{key}': " + message.format(**names))
+            text = evaluate("f" + repr(message), names, f"{plug.path} CHECKS[{key}] message")
+            problems.append(f"config key '{key_prefix}.{key}': {text}")
     return problems
 
 
 def semantics(data: dict) -> list[str]:
+    """Datasets and runs meet their task's and model's CHECKS; each model kind serves its task."""
     problems: list[str] = []
     for name, ds in data["datasets"].items():
         plug = registry.plugin("task", ds["task"])
@@ -64,6 +72,12 @@ def semantics(data: dict) -> list[str]:
         return problems
     for name, run in data["runs"].items():
         problems += _run_checks(data, name, run)
+    return problems
+
+
+def analysis_checks(data: dict) -> list[str]:
+    """Analysis entries meet their module's CHECKS."""
+    problems: list[str] = []
     for kind, block in data["analyses"].items():
         plug = registry.plugin("analysis", kind)
         helpers = _analysis_helpers(data)

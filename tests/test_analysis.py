@@ -3,11 +3,11 @@ import pytest
 import torch
 
 from pipeline_lib.analysis.clusters import count_clusters
-from pipeline_lib.analysis.interpolate import barrier_height, interpolate, t_grid
+from pipeline_lib.analysis.interpolation import barrier_height, interpolate, t_grid
 from pipeline_lib.analysis.param_embed import embed_points
-from pipeline_lib.analysis.probe import chance_accuracy, probe_accuracy, sma_targets
+from pipeline_lib.analysis.probes import chance_accuracy, choose_snapshots, probe_accuracy
+from pipeline_lib.tasks.sma import sma_targets
 from pipeline_lib.models.circuit import CircuitModel
-from pipeline_lib.stages.probe import choose_snapshots
 
 
 def test_t_grid_contains_both_endpoints():

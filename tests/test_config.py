@@ -3,7 +3,10 @@ import time
 import pytest
 
 from conftest import REPO, load_yaml
-from pipeline_lib.config import EUREKA_FIGURES, ConfigError, load_config, load_config_file
+from pipeline_lib.config import ConfigError, load_config, load_config_file
+
+EUREKA_FIGURES = ("eureka_accuracy", "eureka_table", "eureka_qkv_gradients", "eureka_attention_distribution",
+                  "eureka_probes")
 
 
 def test_default_and_smoke_configs_are_valid():
@@ -14,11 +17,11 @@ def test_default_and_smoke_configs_are_valid():
                                 "fig6_interpolation", "fig7_param_tsne", *EUREKA_FIGURES}
     # the five attention variants, >= 10 seeds on the reasoning task and >= 5 on the digits task
     for exp, min_seeds in (("reasoning", 10), ("digits", 5)):
-        arms = [cfg.runs[r] for _, r in cfg.eureka[exp].arms]
+        arms = [cfg.runs[r] for _, r in cfg.analyses["eureka"][exp].arms]
         assert {(a.attention.variant, a.attention.tau if a.attention.schedule == "none" else "HT")
                 for a in arms} == {("softmax", "sqrt_d"), ("softmax", 1 / 3), ("softmax", "HT"),
                                    ("normsoftmax", "sqrt_d"), ("normsoftmax", "HT")}
-        assert all(len(a.seeds) >= min_seeds for a in arms) and cfg.eureka[exp].threshold == 0.7
+        assert all(len(a.seeds) >= min_seeds for a in arms) and cfg.analyses["eureka"][exp].threshold == 0.7
     load_config_file(REPO / "config" / "eureka_paper.yaml")
     assert cfg.runs["scratch_p4"].epochs == 10000 and cfg.runs["pretrain_p2"].epochs == 3000
     assert cfg.runs["curriculum_p2_p4"].init_from == "pretrain_p2"
@@ -33,7 +36,7 @@ def test_defaults_are_filled(smoke_raw):
     rc = cfg.runs["scratch_p4"]
     assert rc.batch_size == "full" and rc.optimizer.name == "adam" and rc.optimizer.betas == (0.9, 0.999)
     assert rc.attention.tau == "sqrt_d" and rc.attention.variant == "softmax" and rc.attention.schedule == "none"
-    assert cfg.models["circuit_d32"].mlp_ratio == 4 and cfg.datasets["reasoning"].train_fraction == 0.3
+    assert cfg.models["circuit_d32"].params["mlp_ratio"] == 4 and cfg.datasets["reasoning"].params["train_fraction"] == 0.3
     assert cfg.raw["runs"]["scratch_p4"]["init_from"] is None
 
 
@@ -79,7 +82,20 @@ MALFORMED = [
      ["runs.r_ht.attention.variant", "normsoftmax_var"]),
     ("a vit on a token task", "runs.r_softmax.model", "digits_vit", ["runs.r_softmax.model", "eureka_digits"]),
     ("heads do not divide the width", "models.reasoning_tf.n_heads", 3, ["models.reasoning_tf.n_heads", "divisible"]),
-    ("a key of another task", "datasets.reasoning.p", 3, ["datasets.reasoning", "eureka_reasoning: n, train_fraction"]),
+    ("a key of another task", "datasets.reasoning.p", 3, ["datasets.reasoning.p", "task eureka_reasoning", "n, seed, task, train_fraction"]),
+    ("a circuit model on the reasoning task", "runs.r_softmax.model", "circuit_d32",
+     ["runs.r_softmax.model", "kind circuit", "eureka_reasoning", "transformer"]),
+    ("a key of another model kind", "models.circuit_d32.n_heads", 2, ["models.circuit_d32.n_heads", "kind circuit"]),
+    ("a probe target the task does not offer", "analyses.probes.targets", ["token_9"],
+     ["analyses.probes.targets", "token_9", "zeros_k"]),
+    ("a probe site the model does not offer", "analyses.probes.sites", ["z_A", "resid"],
+     ["analyses.probes.sites", "resid", "attn_out_0"]),
+    ("a figure on runs of the wrong task", "figures.fig3_attention_heatmap.arms.scratch", "r_softmax",
+     ["figures.fig3_attention_heatmap.arms.scratch", "sparse_modular_addition"]),
+    ("a gradient figure on circuit runs", "analyses.eureka.digits.arms.softmax", "scratch_p4",
+     ["analyses.eureka.digits.arms.softmax", "qkv_gradients"]),
+    ("interpolation between different models", "analyses.interpolation.scratch_vs_curriculum.b", "pretrain_p2_d2",
+     ["analyses.interpolation.scratch_vs_curriculum.b", "share the model and the seeds"]),
     ("digits without sizes", "datasets.digits.n_train", _DELETE, ["datasets.digits", "n_train"]),
     ("figure naming a missing experiment", "figures.eureka_table.experiments", ["nope"],
      ["figures.eureka_table.experiments", "nope", "reasoning"]),

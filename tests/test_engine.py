@@ -6,14 +6,14 @@ import torch
 
 from pipeline_lib.config import load_config
 from pipeline_lib.engine import resolve_device, train_seeds
-from pipeline_lib.models.circuit import build_model
+from pipeline_lib.models import build_run_model
 from pipeline_lib.tasks.sma import sparse_modular_addition
 
 
 def _setup(smoke_raw, run="scratch_p4", epochs=25, batch_size="full", lr=1e-2):
     smoke_raw["runs"][run].update(epochs=epochs, batch_size=batch_size, optimizer={"lr": lr})
     cfg = load_config(smoke_raw)
-    d = cfg.datasets[cfg.runs[run].dataset]
+    d = cfg.params("task", cfg.runs[run].dataset)
     data = sparse_modular_addition(d.p, d.T, d.k, d.n_train, d.n_test, d.seed)
     tensors = {k: torch.as_tensor(v) for k, v in dict(
         x_train=data.x_train, y_train=data.y_train, x_test=data.x_test, y_test=data.y_test,
@@ -22,7 +22,7 @@ def _setup(smoke_raw, run="scratch_p4", epochs=25, batch_size="full", lr=1e-2):
 
 
 def _train(cfg, rc, d, tensors, seeds, poison=None):
-    model = build_model(cfg.models[rc.model], len(seeds), cfg.dataset_shape(d.name), rc.attention)
+    model = build_run_model(cfg.run_spec(rc.name), len(seeds))
     model.init_seeds(seeds)
     if poison is not None:
         with torch.no_grad():
@@ -96,13 +96,13 @@ def test_interrupted_then_resumed_equals_uninterrupted_bitwise(smoke_raw, tmp_pa
         if epoch == 25:
             raise _Interrupt
 
-    model = build_model(cfg.models[rc.model], 2, cfg.dataset_shape(d.name), rc.attention)
+    model = build_run_model(cfg.run_spec(rc.name), 2)
     model.init_seeds([0, 1])
     rc2 = dataclasses.replace(rc, seeds=(0, 1))
     with pytest.raises(_Interrupt):
         train_seeds(model, tensors, rc2, [0, 1], torch.device("cpu"), callback=stop_at_25, checkpoint=ck)
     assert torch.load(ck.path, weights_only=False)["epoch"] == 20
-    fresh = build_model(cfg.models[rc.model], 2, cfg.dataset_shape(d.name), rc.attention)  # a new process would start from scratch
+    fresh = build_run_model(cfg.run_spec(rc.name), 2)  # a new process would start from scratch
     fresh.init_seeds([0, 1])
     seen = []
     resumed = train_seeds(fresh, tensors, rc2, [0, 1], torch.device("cpu"), callback=lambda e, _: seen.append(e),
@@ -118,7 +118,7 @@ def test_checkpoint_with_another_key_is_ignored(smoke_raw, tmp_path):
     from pipeline_lib.engine import Checkpointing
 
     cfg, rc, d, tensors = _setup(smoke_raw, epochs=12)
-    model = build_model(cfg.models[rc.model], 1, cfg.dataset_shape(d.name), rc.attention)
+    model = build_run_model(cfg.run_spec(rc.name), 1)
     model.init_seeds([0])
     rc1 = dataclasses.replace(rc, seeds=(0,))
     train_seeds(model, tensors, rc1, [0], torch.device("cpu"), checkpoint=Checkpointing(tmp_path / "ck.pt", 5, "old"))

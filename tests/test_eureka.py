@@ -9,15 +9,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from pipeline_lib.analysis.eureka import eureka_epochs, eureka_summary, ratio_interval
+from pipeline_lib.analysis.eureka import eureka_epochs, eureka_summary
+from pipeline_lib.stats import wilson_interval as ratio_interval
 from pipeline_lib.attention import attention_weights, heat_treatment_beta
 from pipeline_lib.config import load_config
 from pipeline_lib.engine import train_seeds
 from pipeline_lib.models.circuit import CircuitModel
-from pipeline_lib.models.transformer import SeedTransformer, patchify
-from pipeline_lib.stages.kinds import build_run_model, run_inputs
+from pipeline_lib.models.transformer import SeedTransformer
+from pipeline_lib.models.vit import patchify
+from pipeline_lib.models import build_run_model, run_inputs
 from pipeline_lib.store import read_dataset
-from pipeline_lib.tasks.eureka import eureka_label, eureka_reasoning
+from pipeline_lib.tasks.eureka_reasoning import eureka_label, eureka_reasoning
 
 
 def _perturbed(model, scale=0.3, seed=0):
@@ -77,11 +79,11 @@ def _reasoning_setup(smoke_raw, run, epochs, batch_size="full"):
     smoke_raw["runs"][run].update(epochs=epochs, batch_size=batch_size)
     cfg = load_config(smoke_raw)
     rc = cfg.runs[run]
-    data = eureka_reasoning(cfg.datasets["reasoning"].n, 0.3, 0)
-    tensors = {"x_train": run_inputs(cfg, run, data.x_train), "y_train": torch.as_tensor(data.y_train),
-               "x_test": run_inputs(cfg, run, data.x_test), "y_test": torch.as_tensor(data.y_test),
-               "probe_x": run_inputs(cfg, run, data.x_test[:3]), "stats_x": run_inputs(cfg, run, data.x_test[:16])}
-    model = build_run_model(cfg, run)
+    data = eureka_reasoning(cfg.datasets["reasoning"].params["n"], 0.3, 0)
+    tensors = {"x_train": run_inputs(cfg.run_spec(run), data.x_train), "y_train": torch.as_tensor(data.y_train),
+               "x_test": run_inputs(cfg.run_spec(run), data.x_test), "y_test": torch.as_tensor(data.y_test),
+               "probe_x": run_inputs(cfg.run_spec(run), data.x_test[:3]), "stats_x": run_inputs(cfg.run_spec(run), data.x_test[:16])}
+    model = build_run_model(cfg.run_spec(run))
     model.init_seeds(list(rc.seeds))
     return cfg, rc, tensors, model
 
@@ -94,7 +96,7 @@ def test_engine_records_the_epochs_mean_qkv_gradient(smoke_raw, batch_size):
     assert rec.grads["W_Q"].shape == (2, 3, 1, 2)  # (seed, epoch, layer, head)
     assert np.isnan(rec.grads["W_Q"][:, -1]).all()  # no training step after the last epoch
     # recompute epoch 0's gradient summary from the initial weights, independently of the engine
-    fresh = build_run_model(cfg, "r_softmax")
+    fresh = build_run_model(cfg.run_spec("r_softmax"))
     fresh.load_arrays({n: v.numpy() for n, v in start.items()})
     if batch_size == "full":
         logits = fresh(tensors["x_train"])
@@ -121,14 +123,15 @@ def test_engine_follows_the_heat_treatment_schedule(smoke_raw):
 
     model.attention_histogram = spy
     rec = train_seeds(model, tensors, rc, list(rc.seeds), torch.device("cpu"))
-    d_head = cfg.models["reasoning_tf"].d_head
+    d_head = model.d_head  # d // n_heads of the reasoning_tf entry
+    assert d_head == cfg.models["reasoning_tf"].params["d"] // cfg.models["reasoning_tf"].params["n_heads"]
     expected = [heat_treatment_beta(e, 10, d_head) for e in range(11)]
     np.testing.assert_allclose(seen[1:], expected)  # seen[0]: the engine sizing its buffers
     np.testing.assert_allclose(rec.temperature, 1 / np.array(expected))
     assert expected[0] == pytest.approx(3.0) and expected[5] == pytest.approx(1 / math.sqrt(d_head))
     assert model.beta is None and model.tau == pytest.approx(math.sqrt(d_head))  # the schedule's end
     plain = dataclasses.replace(rc, attention=dataclasses.replace(rc.attention, schedule="none"))
-    model2 = build_run_model(cfg, "r_softmax")
+    model2 = build_run_model(cfg.run_spec("r_softmax"))
     model2.init_seeds(list(rc.seeds))
     rec2 = train_seeds(model2, tensors, plain, list(rc.seeds), torch.device("cpu"))
     np.testing.assert_allclose(rec2.temperature, math.sqrt(d_head))
@@ -164,7 +167,7 @@ def test_eureka_epochs_and_ratio_on_curves_with_a_known_jump():
 
 
 def test_eureka_dataset_stage(smoke_raw, tmp_path):
-    from pipeline_lib.stages.dataset_eureka import build_dataset
+    from pipeline_lib.stages.dataset import build_dataset
 
     cfg = load_config(smoke_raw)
     build_dataset(cfg, "reasoning", str(tmp_path / "r.h5"))

@@ -6,7 +6,9 @@ import pytest
 import torch
 
 from pipeline_lib.attention import attention_weights, heat_treatment_beta
-from pipeline_lib.tasks.eureka import (chance_without_step1, digits_step1, eureka_digits, eureka_label, eureka_reasoning,
+from pipeline_lib.tasks import chance_without_step1
+from pipeline_lib.tasks.eureka_digits import digits_step1, eureka_digits
+from pipeline_lib.tasks.eureka_reasoning import (eureka_label, eureka_reasoning,
                                 eureka_step1)
 
 
@@ -27,8 +29,8 @@ def test_chance_without_step1_is_six_elevenths():
     x = np.concatenate([d.x_train, d.x_test])
     y = np.concatenate([d.y_train, d.y_test])
     # exactly: 61/121 same-parity pairs answered right by "always d", plus 60/121 * 1/11 where c == d
-    assert chance_without_step1(x, y) == pytest.approx(61 / 121 + 60 / 121 / 11)
-    assert abs(chance_without_step1(x, y) - 6 / 11) < 0.005
+    assert chance_without_step1(y, x[:, 2:4]) == pytest.approx(61 / 121 + 60 / 121 / 11)
+    assert abs(chance_without_step1(y, x[:, 2:4]) - 6 / 11) < 0.005
 
 
 def test_digits_task_quadrants_labels_and_disjoint_sources():

@@ -1,9 +1,23 @@
+import ast
+import csv
+import dataclasses
+import importlib
+import inspect
+from pathlib import Path
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import xarray as xr
 
-from pipeline_lib.figures.fig5 import plot_fig5_accuracy, success_counts
-from pipeline_lib.figures.style import success_label, wilson_interval
+from pipeline_lib.figures import style
+from pipeline_lib.figures.fig5_accuracy import fig5_stats, plot_fig5_accuracy
+from pipeline_lib.stats import success_counts, success_label, wilson_interval
+
+FIGURES = {"fig2_attention_graph", "fig3_attention_heatmap", "fig4_embeddings", "fig5_accuracy",
+           "fig6_interpolation", "fig7_param_tsne", "eureka_accuracy", "eureka_table", "eureka_qkv_gradients",
+           "eureka_attention_distribution", "eureka_probes"}
+FIGURE_DIR = Path(style.__file__).parent
 
 
 def test_wilson_interval_matches_the_textbook_value():
@@ -17,18 +31,20 @@ def test_success_counts_treat_diverged_as_failure():
     assert success_counts(np.array([0.95, 0.9, 0.3, np.nan]), 0.9) == (2, 4)
 
 
-def _arm(final):
-    epochs = np.arange(0, 101)
-    acc = np.clip(np.outer(final, epochs / 100.0), 0, 1)
-    return xr.Dataset({"train_acc": (("seed", "epoch"), acc), "test_acc": (("seed", "epoch"), acc)},
+def _arm(final, epochs=np.arange(0, 101)):
+    acc = np.clip(np.outer(final, (epochs - epochs[0]) / (epochs[-1] - epochs[0])), 0, 1)
+    return xr.Dataset({m: (("seed", "epoch"), acc) for m in ("train_loss", "train_acc", "test_loss", "test_acc")},
                       coords={"seed": np.arange(len(final)), "epoch": epochs})
 
 
 def test_fig5_renders_and_reports_counts():
     arms = {"scratch": _arm([0.3, 0.2, 0.25]), "curriculum": _arm([1.0, 0.95, 0.4])}
-    fig, stats = plot_fig5_accuracy(arms, {"curriculum": [30]}, threshold=0.9)
+    switches = {"curriculum": [30]}
+    stats = fig5_stats(arms, switches, threshold=0.9)
     assert stats["scratch"]["successes"] == 0 and stats["curriculum"]["successes"] == 2
     assert stats["curriculum"]["switch_epochs"] == [30]
+    assert list(stats["curriculum"]) == ["successes", "seeds", "ci95", "threshold", "final_test_acc", "switch_epochs"]
+    fig = plot_fig5_accuracy(arms, switches, 0.9, stats)
     ax_train, ax_test = fig.axes
     # 3 thin seed lines + 1 median per arm, and the switch line of the curriculum arm
     assert len(ax_test.lines) == 2 * 4 + 1
@@ -36,12 +52,23 @@ def test_fig5_renders_and_reports_counts():
     assert "curriculum 2/3" in texts and "scratch 0/3" in texts
 
 
+def test_seeds_and_median_draws_every_seed_thin_and_the_nan_skipping_median_bold():
+    da = xr.DataArray([[0.0, 1.0], [1.0, np.nan], [2.0, 3.0]], dims=("seed", "epoch"),
+                      coords={"seed": [0, 1, 2], "epoch": [0, 1]})
+    fig, axes = style.figure()
+    ax = axes[0][0]
+    median = style.seeds_and_median(ax, da.epoch, da, "r", label="arm")
+    assert median.values.tolist() == [1.0, 2.0]
+    assert [ln.get_linewidth() for ln in ax.lines] == [style.SEED_LW] * 3 + [style.MEDIAN_LW]
+    assert ax.lines[-1].get_label() == "arm"
+
+
 def test_every_circuit_figure_renders_from_synthetic_data():
-    from pipeline_lib.figures.fig2 import plot_fig2_attention_graph
-    from pipeline_lib.figures.fig3 import plot_fig3_attention_heatmap
-    from pipeline_lib.figures.fig4 import plot_fig4_embeddings
-    from pipeline_lib.figures.fig6 import plot_fig6_interpolation
-    from pipeline_lib.figures.fig7 import plot_fig7_param_tsne
+    from pipeline_lib.figures.fig2_attention_graph import plot_fig2_attention_graph
+    from pipeline_lib.figures.fig3_attention_heatmap import plot_fig3_attention_heatmap
+    from pipeline_lib.figures.fig4_embeddings import plot_fig4_embeddings
+    from pipeline_lib.figures.fig6_interpolation import fig6_stats, plot_fig6_interpolation
+    from pipeline_lib.figures.fig7_param_tsne import fig7_stats, plot_fig7_param_tsne
 
     rng = np.random.default_rng(0)
     att = rng.dirichlet(np.ones(6), size=3)
@@ -61,6 +88,9 @@ def test_every_circuit_figure_renders_from_synthetic_data():
                         coords={"seed": [0, 1, 2], "t": ts})
     fig = plot_fig6_interpolation(interp, "scratch", "curriculum")
     assert len(fig.axes[0].lines) == 3 + 1 + 2  # seeds, median, two endpoint lines
+    stats = fig6_stats(interp)
+    assert list(stats) == ["barrier_train", "barrier_test", "summary"]
+    assert stats["barrier_test"]["median"] == pytest.approx(float(np.median(interp.barrier_test)))
     emb = xr.Dataset({"tsne": (("seed", "snapshot", "component"), rng.normal(size=(2, 6, 2))),
                       "pca": (("seed", "snapshot", "component"), rng.normal(size=(2, 6, 2)))},
                      coords={"seed": [0, 1], "arm": ("snapshot", ["a"] * 3 + ["b"] * 3),
@@ -68,3 +98,147 @@ def test_every_circuit_figure_renders_from_synthetic_data():
     fig = plot_fig7_param_tsne(emb, [0, 1])
     markers = [ln.get_marker() for ln in fig.axes[0].lines]
     assert markers.count("s") == 1 and markers.count("*") == 2 and markers.count("o") == 2
+    end_distance = np.linalg.norm(emb.pca.isel(snapshot=2).values - emb.pca.isel(snapshot=5).values, axis=1)
+    assert fig7_stats(emb, [0, 1], "tsne")["pca_end_distance_median"] == pytest.approx(float(np.median(end_distance)))
+
+
+def _eureka_rows(rng, arms=("softmax", "HT"), seeds=2, epochs=8):
+    coords = {"seed": np.arange(seeds), "epoch": np.arange(epochs), "layer": [0, 1], "head": [0, 1],
+              "bin": (np.arange(10) + 0.5) / 10}
+    def arm():
+        acc = rng.random((seeds, epochs))
+        return xr.Dataset({"train_acc": (("seed", "epoch"), acc), "test_acc": (("seed", "epoch"), acc),
+                           "attention_hist": (("seed", "epoch", "layer", "bin"), rng.dirichlet(np.ones(10), (seeds, epochs, 2))),
+                           **{f"grad_{m}": (("seed", "epoch", "layer", "head"), rng.lognormal(-3, 1, (seeds, epochs, 2, 2)))
+                              for m in ("W_Q", "W_K", "W_V")}}, coords=coords)
+    return {"reasoning": {a: arm() for a in arms}}
+
+
+def test_eureka_figures_render_and_their_stats_name_every_arm():
+    from pipeline_lib.figures import eureka_accuracy as acc
+    from pipeline_lib.figures import eureka_attention_distribution as dist
+    from pipeline_lib.figures import eureka_qkv_gradients as qkv
+
+    rng = np.random.default_rng(1)
+    rows = _eureka_rows(rng)
+    stats = acc.eureka_accuracy_stats(rows, {"reasoning": 0.2})
+    assert list(stats["reasoning"]) == ["softmax", "HT", "chance_without_step1"]  # chance after the arms
+    final = rows["reasoning"]["HT"].test_acc.isel(epoch=-1).values
+    assert stats["reasoning"]["HT"]["median_final_test_acc"] == pytest.approx(float(np.median(final)))
+    fig = acc.plot_eureka_accuracy(rows, {"reasoning": 0.2}, {"reasoning": 0.7})
+    assert len(fig.axes[0].lines) == 2 * (2 + 1) + 2  # train and test: seeds and median; chance, threshold
+
+    stats = dist.distribution_stats(rows, 3)
+    assert list(stats["reasoning"]["softmax"]) == ["0", "2", "7"]  # log-spaced, first and last included
+    assert stats["reasoning"]["softmax"]["7"]["above_0.5"] == pytest.approx(float(
+        rows["reasoning"]["softmax"].attention_hist.mean(("seed", "layer")).isel(epoch=-1)[5:].sum()))
+    fig = dist.plot_eureka_attention_distribution(rows, 3)
+    assert len(fig.axes[0].lines) == 3
+
+    stats = qkv.gradient_stats(rows)
+    assert list(stats["reasoning"]) == ["softmax", "HT"] and list(stats["reasoning"]["HT"]) == list(qkv.MATRICES)
+    fig = qkv.plot_eureka_qkv_gradients(rows)
+    assert len(fig.axes) == 3 and len(fig.axes[0].lines) == 2
+
+
+def test_eureka_attention_distribution_picks_epochs_as_before():
+    from pipeline_lib.figures.eureka_attention_distribution import pick_epochs
+
+    epochs = np.array([0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89])
+    for n in range(2, 13):  # the former formula, kept for every n the schema allows but 1
+        old = [int(epochs[i]) for i in np.unique(np.round(np.geomspace(1, len(epochs), n)).astype(int) - 1)]
+        assert pick_epochs(epochs, n) == old
+
+
+def test_eureka_probes_stats_put_chance_after_the_arms():
+    from pipeline_lib.figures.eureka_probes import plot_eureka_probes, probe_stats
+
+    rng = np.random.default_rng(2)
+    def probe():
+        return xr.Dataset({"accuracy": (("seed", "snapshot", "site", "target"), rng.uniform(0.4, 1, (3, 4, 2, 2))),
+                           "chance": (("target",), [0.5, 0.3])},
+                          coords={"seed": [0, 1, 2], "snapshot": [0, 1, 5, 20], "site": ["z_A", "mlp_out"],
+                                  "target": ["step1", "other"]})
+    rows = {"reasoning": {"softmax": probe(), "HT": probe()}}
+    stats = probe_stats(rows)
+    assert list(stats["reasoning"]) == ["softmax", "HT", "chance"] and stats["reasoning"]["chance"] == 0.5
+    med = rows["reasoning"]["HT"].accuracy.sel(site="mlp_out", target="step1").median("seed")
+    assert stats["reasoning"]["HT"]["mlp_out"]["median_last"] == pytest.approx(float(med[-1]))
+    fig = plot_eureka_probes(rows)
+    assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 2 * (3 + 1) + 1
+
+
+def test_builds_read_their_inputs_through_paths(tmp_path):
+    """fig5 draws a curriculum run after its ancestor; eureka_table writes its CSV and Markdown."""
+    from pipeline_lib.figures import eureka_table, fig5_accuracy
+    from pipeline_lib.paths import Paths
+    from pipeline_lib.store import write_dataset
+
+    paths = Paths(str(tmp_path))
+    write_dataset(_arm([1.0, 0.5], np.arange(0, 11)), paths.trajectory("pre"))
+    write_dataset(_arm([1.0, 0.95], np.arange(10, 31)), paths.trajectory("fine"))
+    runs = {"pre": SimpleNamespace(seeds=(0, 1)), "fine": SimpleNamespace(seeds=(0, 1))}
+    cfg = SimpleNamespace(runs=runs, lineage=lambda r: ["pre", "fine"] if r == "fine" else [r],
+                          start_epoch=lambda r: 10 if r == "fine" else 0, analyses={})
+    fig, stats = fig5_accuracy.build(cfg, fig5_accuracy.Params(arms=(("curriculum", "fine"),)), paths, {})
+    assert stats["curriculum"]["switch_epochs"] == [10] and stats["curriculum"]["successes"] == 2
+    assert len(fig.axes[1].lines[0].get_xdata()) == 31  # the hand-over epoch drawn once
+    assert stats["summary"] == "seeds with final test accuracy >= 0.9: curriculum 2/2 [0.34, 1.00]"
+
+    one = lambda v: (("arm",), [v, float("nan")])  # noqa: E731
+    write_dataset(xr.Dataset({"n_eureka": (("arm",), [2, 0]), "n_seeds": (("arm",), [2, 2]),
+                              "eureka_ratio": one(1.0), "ratio_ci_low": one(0.34), "ratio_ci_high": one(1.0),
+                              "acc_after_eureka": one(0.987), "mean_final_test_acc": one(0.9),
+                              "mean_eureka_epoch": one(12.0), "attention": (("arm",), ["softmax", "normsoftmax"])},
+                             coords={"arm": ["softmax", "normsoftmax"]}), paths.analysis("eureka", "reasoning"))
+    outputs = {ext: str(tmp_path / f"eureka_table{ext}") for ext in eureka_table.EXTRA_OUTPUTS}
+    fig, stats = eureka_table.build(None, eureka_table.Params(experiments=("reasoning",)), paths, outputs)
+    with open(outputs[".csv"], newline="") as fh:
+        table = list(csv.reader(fh))
+    assert table[0] == eureka_table.COLUMNS and table[1][5] == "0.987" and table[2][5] == "-"
+    assert Path(outputs[".md"]).read_text().count("\n") == 4
+    assert stats["rows"][0]["Eureka-ratio"] == "2/2 = 1.00"
+
+
+def _literals(path: Path) -> dict:
+    out = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper():
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return out
+
+
+def test_every_figure_is_one_plugin_module_whose_params_mirror_its_config():
+    import yaml
+
+    modules = {p.stem: _literals(p) for p in FIGURE_DIR.glob("*.py") if "NAME" in _literals(p)}
+    assert set(modules) == FIGURES and all(lit["NAME"] == stem for stem, lit in modules.items())
+    for name, lit in modules.items():
+        schema = yaml.safe_load(lit["CONFIG"])
+        assert schema["description"] and "type" not in schema and "additionalProperties" not in schema, name
+        mod = importlib.import_module(f"pipeline_lib.figures.{name}")
+        fields = dataclasses.fields(mod.Params)
+        assert [f.name for f in fields] == list(schema["properties"]), name
+        for f in fields:
+            default = schema["properties"][f.name].get("default", dataclasses.MISSING)
+            assert f.default == (tuple(default) if isinstance(default, list) else default), (name, f.name)
+        required = [f.name for f in fields if f.default is dataclasses.MISSING]
+        assert sorted(schema.get("required", [])) == sorted(required), name
+        assert list(inspect.signature(mod.build).parameters) == ["cfg", "params", "paths", "outputs"], name
+    assert modules["eureka_table"]["EXTRA_OUTPUTS"] == [".csv", ".md"]
+    fig4 = yaml.safe_load(modules["fig4_embeddings"]["CONFIG"])["properties"]
+    assert all("d=2" in fig4[k]["x-requires-message"] for k in ("pretrain", "finetune"))
+
+
+def test_figure_modules_never_pick_a_backend_or_import_pyplot():
+    for path in FIGURE_DIR.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) and node.module
+                     else [])
+            assert not any(n.startswith("matplotlib.pyplot") for n in names), path.name
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                assert node.func.attr != "use", f"{path.name}: matplotlib.use"

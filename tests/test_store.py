@@ -11,8 +11,8 @@ import xarray as xr
 import xarray.testing
 
 from pipeline_lib.config import slice_hash
-from pipeline_lib.store import (ArtifactError, code_hash, file_hash, module_closure, provenance,
-                                read_dataset, write_dataset)
+from pipeline_lib.codehash import PLUMBING, code_hash, module_closure
+from pipeline_lib.store import ArtifactError, file_hash, provenance, read_dataset, write_dataset
 
 
 def _ds():
@@ -88,21 +88,27 @@ def test_corrupt_input_names_the_file_and_the_fix(tmp_path):
         read_dataset(tmp_path / "missing.h5")
 
 
-def test_code_hash_follows_the_import_closure():
-    from pipeline_lib.store import PACKAGE_DIR
+def test_code_hash_follows_the_import_closure_less_the_plumbing():
+    from pipeline_lib.codehash import PACKAGE_DIR
 
-    names = lambda m: {str(p.relative_to(PACKAGE_DIR)) for p in module_closure(m)}  # noqa: E731
+    names = lambda *m: {str(p.relative_to(PACKAGE_DIR)) for x in m for p in module_closure(x)}  # noqa: E731
     train = names("pipeline_lib.stages.train")
-    assert {"engine.py", "models/__init__.py", "store.py", "stages/train.py"} <= train
-    assert not {"tasks/sma.py", "figures/fig5.py", "models/transformer.py", "models/circuit.py"} & train
-    # each model family's module, with what it imports, and not the other family's
+    assert {"engine.py", "models/__init__.py", "stages/train.py", "attention.py"} <= train
+    # the plumbing computes no number of an artifact: never in a hash
+    plumbing = {"config.py", "config_checks.py", "registry.py", "jobs.py", "paths.py", "store.py", "lineage.py",
+                "codehash.py", "__init__.py"}
+    assert not plumbing & train
+    assert not {"tasks/sma.py", "figures/fig5_accuracy.py", "models/transformer.py", "models/circuit.py"} & train
+    # each model kind's module, with what it imports, and not the other kinds'
     circuit, transformer = names("pipeline_lib.models.circuit"), names("pipeline_lib.models.transformer")
     assert "models/circuit.py" in circuit and "models/transformer.py" not in circuit
     assert "models/transformer.py" in transformer and "models/circuit.py" not in transformer
-    dataset = names("pipeline_lib.stages.dataset")
-    assert "tasks/sma.py" in dataset and "tasks/eureka.py" not in dataset  # one task family per hash
-    fig5 = names("pipeline_lib.stages.figures.fig5_accuracy")
-    assert {"figures/fig5.py", "figures/style.py", "stages/figures/fig5_accuracy.py"} <= fig5
-    assert "engine.py" not in fig5
-    assert not {"figures/fig7.py", "stages/figures/fig7_param_tsne.py", "figures/fig2.py"} & fig5
-    assert code_hash("pipeline_lib.stages.train") != code_hash("pipeline_lib.stages.figures.fig5_accuracy")
+    assert "models/transformer.py" in names("pipeline_lib.models.vit")
+    assert "models/vit.py" not in transformer
+    sma = names("pipeline_lib.stages.dataset", "pipeline_lib.tasks.sma")
+    assert "tasks/sma.py" in sma and not {"tasks/eureka_reasoning.py", "tasks/eureka_digits.py"} & sma
+    fig5 = names("pipeline_lib.stages.figure", "pipeline_lib.figures.fig5_accuracy")
+    assert {"figures/fig5_accuracy.py", "figures/style.py", "stages/figure.py", "stats.py"} <= fig5
+    assert not {"engine.py", "figures/fig7_param_tsne.py", "figures/fig2_attention_graph.py"} & fig5
+    assert code_hash("pipeline_lib.stages.train") != code_hash("pipeline_lib.stages.figure")
+    assert all(m.startswith("pipeline_lib") for m in PLUMBING)

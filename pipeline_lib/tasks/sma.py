@@ -22,8 +22,8 @@ properties:
 SHAPE = {"n_train": "n_train", "n_test": "n_test", "tokens": "p", "T": "T", "classes": "p"}
 CHECKS = [
     ["k", "k <= T", "k={k} exceeds the sequence length T={T}; allowed 1 <= k <= T"],
-    ["n_test", "n_test <= p ** T", "{n_test} test sequences requested but only p^T = {p}^{T} distinct sequences "
-                                   "exist; allowed n_test <= p^T"],
+    ["n_test", "n_test <= p ** T", "{n_test} test sequences requested but only p^T = {p ** T} distinct sequences "
+                                   "exist; allowed n_test <= {p ** T}"],
 ]
 # the label, the unreduced sum of the first k tokens, the number of zeros among them (the paper's
 # 'addition modulo k+1' sub-circuit) and each of the first k tokens

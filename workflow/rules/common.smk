@@ -40,7 +40,9 @@ def analysis_inputs(kind):
 
 def analysis_params(kind):
     return {
-        "config": lambda wildcards: canonical_json(CFG.analysis_slice(kind, wildcards.name)),
+        "config": lambda wildcards: canonical_json(
+            CFG.analysis_slice(kind, wildcards.name)
+        ),
         "code": lambda wildcards: jobs.analysis_code(CFG, kind, wildcards.name),
     }
 
@@ -51,9 +53,13 @@ def figure_files(name):
 
 def report_inputs(wildcards):
     return {
-        "figures": [P.figure(n, ext) for n in CFG.raw["figures"] for ext in (".png", ".json")],
+        "figures": [
+            P.figure(n, ext) for n in CFG.raw["figures"] for ext in (".png", ".json")
+        ],
         # captions are part of the workflow's source, not of the working directory
-        "captions": [f"{workflow.basedir}/workflow/report/{n}.txt" for n in CFG.raw["figures"]],
+        "captions": [
+            f"{workflow.basedir}/workflow/report/{n}.txt" for n in CFG.raw["figures"]
+        ],
     }
 
 
