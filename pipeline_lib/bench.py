@@ -35,12 +35,11 @@ MODELS = {"fig5": (FIG5, [(1, 32, "fast"), (10, 32, "fast"), (1, "full", "fast")
 
 
 def run_one(model_name: str, seeds: int, batch, path: str, epochs: int, threads: int, device: str) -> dict:
-    import numpy as np
     import torch
 
     from .config import load_config
     from .engine import resolve_device, train_seeds, tune_allocator
-    from .stages.kinds import build_run_model, run_inputs
+    from .models import build_run_model, run_inputs
 
     tune_allocator()
     torch.set_num_threads(threads)
@@ -52,18 +51,19 @@ def run_one(model_name: str, seeds: int, batch, path: str, epochs: int, threads:
     if model_name == "fig5":
         from .tasks.sma import sparse_modular_addition
 
-        d = cfg.datasets["sma"]
+        d = cfg.params("task", "sma")
         data = sparse_modular_addition(d.p, d.T, d.k, d.n_train, d.n_test, d.seed)
     else:
-        from .tasks.eureka import eureka_reasoning
+        from .tasks.eureka_reasoning import eureka_reasoning
 
         data = eureka_reasoning()
-    tensors = {k: run_inputs(cfg, "bench", v) for k, v in dict(
+    spec = cfg.run_spec("bench")
+    tensors = {k: run_inputs(spec, v) for k, v in dict(
         x_train=data.x_train, x_test=data.x_test, probe_x=data.x_test[:8], stats_x=data.x_test[:256]).items()}
     tensors.update(y_train=torch.as_tensor(data.y_train), y_test=torch.as_tensor(data.y_test))
     n_train = len(data.x_train)
     dev = resolve_device(device)
-    model = build_run_model(cfg, "bench")
+    model = build_run_model(spec)
     model.init_seeds(list(rc.seeds))
     model.to(dev)
     if path == "direct":  # the literal form the fast path is tested against

@@ -24,7 +24,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 # Modules that never compute a number of an artifact (see the module docstring).
 PLUMBING = frozenset({
     "pipeline_lib", "pipeline_lib.config", "pipeline_lib.registry", "pipeline_lib.paths",
-    "pipeline_lib.config_checks", "pipeline_lib.jobs", "pipeline_lib.store", "pipeline_lib.lineage", "pipeline_lib.codehash", "pipeline_lib.__main__",
+    "pipeline_lib.config_checks", "pipeline_lib.config_schema", "pipeline_lib.jobs", "pipeline_lib.store", "pipeline_lib.lineage", "pipeline_lib.codehash", "pipeline_lib.__main__",
 })
 
 
@@ -36,6 +36,12 @@ def module_file(module: str) -> Path:
 
 
 @functools.lru_cache(maxsize=None)
+def parse(path: Path) -> ast.Module:
+    """The syntax tree of a source file, parsed once per process (the registry reads it too)."""
+    return ast.parse(path.read_text(), str(path))
+
+
+@functools.lru_cache(maxsize=None)
 def _imports(module: str) -> tuple[str, ...]:
     """``pipeline_lib`` modules one module imports directly (parsed, not imported)."""
     path = module_file(module)
@@ -44,7 +50,7 @@ def _imports(module: str) -> tuple[str, ...]:
     parts = module.split(".")
     package = parts if path.name == "__init__.py" else parts[:-1]
     found: list[str] = [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages run first
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parse(path)):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[: len(package) - node.level + 1]

@@ -13,7 +13,6 @@ the DAG is built from declarations alone.
 """
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import json
@@ -25,9 +24,6 @@ from typing import Any, Mapping
 import yaml
 
 from . import registry
-
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
-
 
 class ConfigError(ValueError):
     """An invalid configuration; the message names the key path and what is allowed."""
@@ -290,120 +286,10 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))
 
 
-# --------------------------------------------------------------------------------------------------
-# the schema, assembled
-
-
-def _entry_schema(kind: str, key: str, description: str, common: dict) -> dict:
-    """Schema of a dataset (key 'task') or model (key 'kind') entry: the plug-in named by ``key``
-    decides which other keys are allowed."""
-    plugs = registry.plugins(kind)
-    props = {key: {"description": description, "type": "string", "enum": list(plugs)}, **common}
-    branches = []
-    for name, plug in plugs.items():
-        frag = plug.schema
-        branches.append({"if": {"properties": {key: {"const": name}}, "required": [key]},
-                         "then": {"properties": {**props, **frag.get("properties", {})},
-                                  "required": list(frag.get("required", [])), "additionalProperties": False,
-                                  "x-plugin": f"{key} {name}"}})
-    return {"type": "object", "required": [key] if key == "task" else [], "properties": props, "allOf": branches}
-
-
-@functools.lru_cache(maxsize=1)
-def schema() -> dict:
-    with open(SCHEMA_PATH) as fh:
-        base = yaml.safe_load(fh)
-    base["$defs"]["dataset"] = _entry_schema(
-        "task", "task", "Generator: a task family of pipeline_lib/tasks.",
-        {"seed": {"description": "Seed of the generator.", "type": "integer", "minimum": 0, "default": 0}})
-    base["$defs"]["model"] = _entry_schema(
-        "model", "kind", "Architecture: a model kind of pipeline_lib/models.",
-        {"d": {"description": "Embedding width (d_model).", "type": "integer", "minimum": 1}})
-    base["$defs"]["model"]["properties"]["kind"]["default"] = "circuit"
-    base["$defs"]["model"]["required"] = ["d"]
-    analyses = base["properties"]["analyses"]["properties"]
-    for name, plug in registry.plugins("analysis").items():
-        block = {"type": "object", "additionalProperties": False, **plug.schema}
-        if plug.get("PER_RUN"):
-            analyses[name] = {**block, "default": {}}
-        else:
-            analyses[name] = {"type": "object", "description": plug.schema.get("description", ""), "default": {},
-                              "propertyNames": {"pattern": "^[A-Za-z0-9_]+$"}, "additionalProperties": block}
-    figures = base["properties"]["figures"]["properties"]
-    for name, plug in registry.plugins("figure").items():
-        figures[name] = {"type": "object", "additionalProperties": False, **plug.schema}
-    return base
-
-
-def _validator_class():
-    """A 2020-12 validator that fills ``default`` values of object properties while validating."""
-    from jsonschema import Draft202012Validator, validators
-
-    base_properties = Draft202012Validator.VALIDATORS["properties"]
-
-    def properties_with_defaults(validator, properties, instance, schema):
-        if validator.is_type(instance, "object"):
-            for key, sub in properties.items():
-                if "default" in sub and key not in instance:
-                    instance[key] = copy.deepcopy(sub["default"])
-        yield from base_properties(validator, properties, instance, schema)
-
-    return validators.extend(Draft202012Validator, {"properties": properties_with_defaults})
-
-
-def _key_path(path) -> str:
-    return ".".join(str(p) for p in path) or "<top level>"
-
-
-def _describe(error) -> str:
-    """Turn a jsonschema error into a sentence naming the key path and what is allowed."""
-    path = _key_path(error.absolute_path)
-    schema = error.schema if isinstance(error.schema, dict) else {}
-    if error.validator == "additionalProperties":
-        allowed = sorted(schema.get("properties", {}))
-        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
-        where = f"under '{path}'" if error.absolute_path else "at the top level"
-        where += f" ({schema['x-plugin']})" if "x-plugin" in schema else ""
-        keys = ", ".join(f"'{_key_path([*error.absolute_path, e])}'" for e in extra)
-        return f"unknown config key {keys}; allowed keys {where}: {', '.join(allowed)}"
-    if error.validator == "required":
-        return f"config key '{path}' is missing a required key: {error.message}"
-    if error.validator == "propertyNames":
-        return f"config key '{path}': name {error.instance!r} must contain only letters, digits and _"
-    allowed, about = _allowed_from_schema(schema), schema.get("description")
-    return (f"config key '{path}': {error.message}" + (f"; allowed: {allowed}" if allowed else "")
-            + (f" ({about})" if about else ""))
-
-
-def _allowed_from_schema(schema: dict) -> str:
-    if "enum" in schema:
-        return "one of " + ", ".join(map(repr, schema["enum"]))
-    if "oneOf" in schema:
-        return " or ".join(_allowed_from_schema(s) or s.get("type", "?") for s in schema["oneOf"])
-    if "type" in schema:
-        bounds = [f"{k} {schema[k]}" for k in ("minimum", "exclusiveMinimum", "maximum") if k in schema]
-        return f"{schema['type']}" + (f" ({', '.join(bounds)})" if bounds else "")
-    return ""
-
-
-def validate_raw(raw: Mapping[str, Any]) -> dict:
-    """Validate against the assembled JSON schema and return a copy with defaults filled."""
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"the config must be a mapping of keys to values, got {type(raw).__name__}")
-    data = copy.deepcopy(dict(raw))
-    validator = _validator_class()(schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
-    msgs = []
-    for err in errors:  # the deepest error under a oneOf/allOf names the real problem
-        leaf = max(err.context, key=lambda e: len(e.absolute_path)) if err.context else None
-        msgs.append(_describe(leaf if leaf is not None and leaf.validator != "type" else err))
-    _fail(msgs)
-    return data
-
-
 def load_config(raw: Mapping[str, Any]) -> Config:
     """Validate a raw config mapping and return the frozen :class:`Config` (raises ConfigError)."""
-    from . import config_checks  # it uses this module's helpers
+    from . import config_checks  # they use this module's helpers
+    from .config_schema import validate_raw
 
     data = validate_raw(raw)
     for check in (config_checks.references, config_checks.semantics, config_checks.entry_references,

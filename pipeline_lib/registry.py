@@ -21,6 +21,8 @@ from types import ModuleType
 
 import yaml
 
+from .codehash import parse
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 # registry kind -> the package whose modules are its plug-ins
@@ -53,7 +55,7 @@ class Plugin:
 def _declaration(path: Path) -> dict:
     """Upper-case module-level constants of a source file whose values are literals."""
     out = {}
-    for node in ast.parse(path.read_text(), str(path)).body:
+    for node in parse(path.resolve()).body:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         for t in targets:
             if isinstance(t, ast.Name) and t.id.isupper() and node.value is not None:

@@ -1,5 +1,6 @@
-"""Bad input and code changes: diverging runs finish flagged, corrupt inputs name themselves, and a
-library change reruns exactly the rules whose stage imports the changed module."""
+"""Bad input and code changes: diverging runs finish flagged, corrupt inputs name themselves, a
+library change reruns exactly the jobs whose computation it changes, and adding a plug-in reruns
+nothing that exists."""
 import os
 import shutil
 import subprocess
@@ -7,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+import yaml
 import xarray as xr
 
 from conftest import REPO, SMOKE
@@ -41,44 +43,170 @@ def test_truncated_dataset_makes_training_fail_naming_the_file(smoke_raw, tmp_pa
     assert not (tmp_path / "t.h5").exists()
 
 
-def _planned(workdir, repo):
+def _planned(workdir, repo, config="smoke.yaml"):
     res = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(repo / "Snakefile"), "-d", str(workdir),
-                          "--configfile", str(workdir / "smoke.yaml"), "-n", "--cores", "1"],
+                          "--configfile", str(workdir / config), "-n", "--cores", "1"],
                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(repo)), cwd=workdir)
     assert res.returncode == 0, res.stderr[-2000:]
     from test_workflow import planned_jobs
     return planned_jobs(res)
 
 
+# A task family and a figure written as a user would (README, "Add your own experiment").
+NEW_TASK = '''"""Parity of the first k bits (a task added in a test)."""
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import TaskData
+
+NAME = "parity"
+MODELS = ["circuit", "transformer"]
+CONFIG = """
+required: [T, k, n_train, n_test]
+properties:
+  T: {description: "Sequence length.", type: integer, minimum: 1}
+  k: {description: "The label is the parity of the first k bits.", type: integer, minimum: 1}
+  n_train: {description: "Training sequences.", type: integer, minimum: 1}
+  n_test: {description: "Test sequences.", type: integer, minimum: 1}
+"""
+SHAPE = {"n_train": "n_train", "n_test": "n_test", "tokens": "2", "T": "T", "classes": "2"}
+CHECKS = [["k", "k <= T", "k={k} exceeds T={T}"]]
+PROBE_TARGETS = "['label']"
+
+
+@dataclass(frozen=True)
+class Params:
+    T: int
+    k: int
+    n_train: int
+    n_test: int
+    seed: int = 0
+
+
+def generate(params):
+    rng = np.random.default_rng(params.seed)
+    x = rng.integers(0, 2, size=(params.n_train + params.n_test, params.T))
+    y = x[:, : params.k].sum(1) % 2
+    n = params.n_train
+    return TaskData(x[:n], y[:n], x[n:], y[n:], {"k": params.k}).to_dataset()
+
+
+def probe_targets(ds, split, n):
+    return {"label": ds.y.values[ds.split.values == split][:n]}
+'''
+
+NEW_FIGURE = '''"""Final test loss per arm, one dot per seed (a figure added in a test)."""
+from dataclasses import dataclass
+
+from ..store import read_dataset
+from . import style
+
+NAME = "final_loss"
+CONFIG = """
+description: "Final test loss of each seed, per arm."
+required: [arms]
+properties:
+  arms: {description: "Label -> run.", type: object, minProperties: 1, additionalProperties: {type: string, x-ref: run}}
+"""
+
+
+@dataclass(frozen=True)
+class Params:
+    arms: tuple
+
+
+def build(cfg, params, paths, outputs):
+    fig, axes = style.figure()
+    stats = {}
+    for i, (label, run) in enumerate(params.arms):
+        loss = read_dataset(paths.trajectory(run), rule="train").test_loss.isel(epoch=-1).values
+        axes[0][0].plot([i] * len(loss), loss, "o")
+        stats[label] = [float(v) for v in loss]
+    stats["summary"] = "; ".join(f"{k}: {len(v)} seeds" for k, v in stats.items())
+    return fig, stats
+'''
+
+
+def _append(path, text):
+    with open(path, "a") as fh:
+        fh.write(text)
+
+
+def _with(work, name, edit):
+    """A copy of the smoke config under ``name`` with ``edit(raw)`` applied."""
+    raw = yaml.safe_load((work / "smoke.yaml").read_text())
+    edit(raw)
+    (work / name).write_text(yaml.safe_dump(raw))
+    return name
+
+
 @pytest.mark.workflow
-def test_library_change_reruns_exactly_the_rules_that_import_it(tmp_path):
+def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     repo, work = _copy_repo_and_run(tmp_path)
     assert _planned(work, repo) == {}
-    with open(repo / "pipeline_lib/figures/fig7.py", "a") as fh:
-        fh.write("\n# a change to Fig. 7's plotting code\n")
+    # the plumbing (config machinery, registry, paths, store, lineage) computes no number: nothing reruns
+    for part in ("config.py", "config_checks.py", "registry.py", "jobs.py", "paths.py", "store.py", "lineage.py"):
+        _append(repo / "pipeline_lib" / part, "\n# a change to the plumbing\n")
+    assert _planned(work, repo) == {}
+    # a new figure module and its config block: only that figure and the report
+    (repo / "pipeline_lib/figures/final_loss.py").write_text(NEW_FIGURE)
+    (repo / "workflow/report/final_loss.txt").write_text("Final test loss per seed.\n")
+    fig_cfg = _with(work, "fig.yaml", lambda r: r["figures"].update(final_loss={"arms": {"scratch": "scratch_p4"}}))
+    assert _planned(work, repo, fig_cfg) == {"final_loss": 1, "report": 1, "all": 1}
+    assert _planned(work, repo) == {}  # a module no config uses changes nothing
+    # a new task family and a dataset of it: only that dataset
+    (repo / "pipeline_lib/tasks/parity.py").write_text(NEW_TASK)
+    task_cfg = _with(work, "task.yaml", lambda r: r["datasets"].update(
+        parity_T6={"task": "parity", "T": 6, "k": 3, "n_train": 64, "n_test": 32}))
+    assert _planned(work, repo, task_cfg) == {"dataset": 1, "all": 1}
+    assert _planned(work, repo) == {}
+    # a figure's own code: that figure and the report
+    _append(repo / "pipeline_lib/figures/fig7_param_tsne.py", "\n# a change to Fig. 7\n")
     assert _planned(work, repo) == {"fig7_param_tsne": 1, "report": 1, "all": 1}
-    with open(repo / "pipeline_lib/analysis/interpolate.py", "a") as fh:
-        fh.write("\n# a change to the interpolation analysis\n")
-    assert _planned(work, repo) == {"interpolate": 1, "fig6_interpolation": 1, "fig7_param_tsne": 1,
+    _append(repo / "pipeline_lib/analysis/interpolation.py", "\n# a change to the interpolation analysis\n")
+    assert _planned(work, repo) == {"interpolation": 1, "fig6_interpolation": 1, "fig7_param_tsne": 1,
                                     "report": 1, "all": 1}
-    # each model family lives in its own module and rules hash the module of their run's kind:
-    # the 5 transformer/ViT runs and what reads them rerun; no circuit run, no dataset
-    with open(repo / "pipeline_lib/models/transformer.py", "a") as fh:
-        fh.write("\n# a change to the transformer\n")
+    _restore(repo, "analysis/interpolation.py", "figures/fig7_param_tsne.py")
+    assert _planned(work, repo) == {}
+    # each model kind is its own module: the transformer's runs and what reads them, no circuit job
+    _append(repo / "pipeline_lib/models/transformer.py", "\n# a change to the transformer\n")
     jobs = _planned(work, repo)
-    assert jobs["train"] == 5 and jobs["probe"] == 3 and jobs["eureka_stats"] == 2 and "dataset" not in jobs
-    assert "fig5_accuracy" not in jobs
-    with open(repo / "pipeline_lib/models/circuit.py", "a") as fh:  # and the other way round
-        fh.write("\n# a change to the circuit model\n")
+    assert jobs["train"] == 5 and jobs["probes"] == 3 and jobs["eureka"] == 2 and "dataset" not in jobs
+    assert not {"fig5_accuracy", "interpolation", "param_embed", "fig4_embeddings"} & set(jobs)
+    _restore(repo, "models/transformer.py")
+    _append(repo / "pipeline_lib/models/vit.py", "\n# a change to the ViT only\n")
     jobs = _planned(work, repo)
-    assert jobs["train"] == 10 and jobs["interpolate"] == 1 and "dataset" not in jobs
-    with open(repo / "pipeline_lib/tasks/eureka.py", "a") as fh:
-        fh.write("\n# a change to the Eureka task generators\n")
-    assert _planned(work, repo)["dataset"] == 2  # the two Eureka datasets, not the circuit ones
-    with open(repo / "pipeline_lib/engine.py", "a") as fh:  # training code: every run and downstream
-        fh.write("\n# a change to the engine\n")
+    assert jobs["train"] == 2 and "dataset=digits" not in _dry_run_text(work, repo)  # the two digits runs
+    _append(repo / "pipeline_lib/models/circuit.py", "\n# a change to the circuit model\n")
     jobs = _planned(work, repo)
+    assert jobs["train"] == 10 and jobs["interpolation"] == 1 and "dataset" not in jobs
+    # a task family's module: its datasets and what reads them, nothing of the other families
+    repo2, work2 = repo, work
+    _restore(repo2, "models/vit.py", "models/circuit.py")
+    assert _planned(work2, repo2) == {}
+    _append(repo2 / "pipeline_lib/tasks/sma.py", "\n# a change to the sparse modular addition generator\n")
+    jobs = _planned(work2, repo2)
+    assert jobs["dataset"] == 2 and jobs["train"] == 5  # the two SMA datasets and the five circuit runs
+    assert not {"eureka", "eureka_accuracy", "eureka_table"} & set(jobs)
+    out = _dry_run_text(work2, repo2)
+    assert "dataset=reasoning" not in out and "dataset=digits" not in out
+    _append(repo2 / "pipeline_lib/engine.py", "\n# a change to the engine\n")  # training code: every run
+    jobs = _planned(work2, repo2)
     assert jobs["train"] == 10 and jobs["dataset"] == 2
+
+
+def _restore(repo, *parts):
+    """Undo edits of the test above (so that the next edit is judged alone)."""
+    for part in parts:
+        shutil.copy(REPO / "pipeline_lib" / part, repo / "pipeline_lib" / part)
+
+
+def _dry_run_text(workdir, repo, config="smoke.yaml"):
+    res = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(repo / "Snakefile"), "-d", str(workdir),
+                          "--configfile", str(workdir / config), "-n", "--cores", "1"],
+                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(repo)), cwd=workdir)
+    return res.stdout + res.stderr
 
 
 def _copy_repo_and_run(tmp_path):

@@ -101,7 +101,7 @@ def test_editing_the_finetune_reruns_only_it_and_its_figure(smoke_run):
     edited.write_text(yaml.safe_dump(raw))
     jobs = planned_jobs(snakemake(work, "-n", configfile=edited))  # keys re-sorted by safe_dump too
     # the finetune, and what reads it: interpolation, param_embed, probes, figures, report
-    assert jobs == {"train": 1, "interpolate": 1, "param_embed": 1, "fig2_attention_graph": 1,
+    assert jobs == {"train": 1, "interpolation": 1, "param_embed": 1, "fig2_attention_graph": 1,
                     "fig3_attention_heatmap": 1, "fig5_accuracy": 1, "fig6_interpolation": 1,
                     "fig7_param_tsne": 1, "report": 1, "all": 1}
     out = snakemake(work, "-n", configfile=edited).stdout
@@ -196,6 +196,6 @@ def test_adding_a_probed_run_plans_only_its_probe(smoke_run):
     raw["analyses"]["probes"]["runs"].append("scratch_p4")
     edited = work / "probes.yaml"
     edited.write_text(yaml.safe_dump(raw))
-    assert planned_jobs(snakemake(work, "-n", configfile=edited)) == {"probe": 1, "all": 1}
+    assert planned_jobs(snakemake(work, "-n", configfile=edited)) == {"probes": 1, "all": 1}
     out = snakemake(work, "-n", configfile=edited).stdout
-    assert "probe_run=scratch_p4" in out and "probe_run=pretrain_p2" not in out
+    assert "name=scratch_p4" in out and "name=pretrain_p2" not in out

@@ -71,7 +71,9 @@ def choose_snapshots(n: int, max_snapshots: int) -> list[int]:
 
 
 @torch.no_grad()
-def compute(cfg, run: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
+def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
+    """Probes of run ``name`` (a per-run analysis: the job's name is the run's)."""
+    run = name
     torch.set_num_threads(max(1, threads))
     spec = cfg.run_spec(run)
     w = read_dataset(paths.weights(run), rule="train")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .transformer import PARAM_DIMS as TRANSFORMER_PARAM_DIMS
 from .transformer import SeedTransformer
 
 NAME = "vit"
@@ -25,9 +26,9 @@ CHECKS = [
 ARCH = "(T, classes)"
 SITES = "[f'attn_out_{layer}' for layer in range(depth)] + ['cls']"
 RECORDS = ["attention", "qkv_gradients", "attention_hist"]
-from .transformer import PARAM_DIMS  # noqa: E402,F401  (the same parameters)
 
 IMAGE_SIDE = 16  # the digits task's images are 16 x 16
+PARAM_DIMS = TRANSFORMER_PARAM_DIMS  # the same parameters (W_patch, b_patch in place of W_E)
 
 
 @dataclass(frozen=True)

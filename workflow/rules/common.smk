@@ -64,7 +64,7 @@ def report_inputs(wildcards):
 
 
 def all_targets():
-    targets = [P.trajectory(r) for r in CFG.runs]
+    targets = [P.dataset(d) for d in CFG.datasets] + [P.trajectory(r) for r in CFG.runs]
     targets += [P.analysis(k, n) for k in ANALYSES for n in jobs.analysis_jobs(CFG, k)]
     for name in CFG.raw["figures"]:
         targets.extend(figure_files(name))

@@ -1,0 +1,114 @@
+"""Every registered plug-in passes the contract of its kind: a new task, model, analysis or figure
+gets these tests for free (scikit-learn's check_estimator, STYLE.md)."""
+import dataclasses
+import inspect
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from conftest import SMOKE, load_yaml
+from pipeline_lib import registry
+from pipeline_lib.config import evaluate, load_config, task_shape
+from pipeline_lib.models import build_run_model, run_inputs
+from pipeline_lib.models.protocol import SeedModel
+
+COMMON = {"task": {"seed"}, "model": {"d"}, "analysis": set(), "figure": set()}  # keys the machinery adds
+ALL = [(kind, name) for kind in registry.PACKAGES for name in registry.plugins(kind)]
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    return load_config(load_yaml(SMOKE))
+
+
+def test_the_smoke_config_exercises_every_plugin(smoke):
+    """So the smoke DAG in CI runs every plug-in end to end."""
+    used = {"task": {e.plugin for e in smoke.datasets.values()}, "model": {e.plugin for e in smoke.models.values()},
+            "analysis": set(smoke.raw["analyses"]), "figure": set(smoke.raw["figures"])}
+    for kind in registry.PACKAGES:
+        assert used[kind] >= set(registry.plugins(kind)), f"{kind}s not in config/smoke.yaml"
+
+
+@pytest.mark.parametrize("kind,name", ALL, ids=[f"{k}:{n}" for k, n in ALL])
+def test_declaration_and_params_mirror_the_config_schema(kind, name):
+    plug, module = registry.plugin(kind, name), registry.load(kind, name)
+    assert module.NAME == name
+    for key, value in plug.declared.items():  # what the registry read without importing = what importing gives
+        assert (yaml.safe_load(module.CONFIG) if key == "CONFIG" else getattr(module, key)) == value, key
+    fields = {f.name: f for f in dataclasses.fields(module.Params)}
+    props = plug.schema.get("properties", {})
+    assert set(fields) == set(props) | COMMON[kind]
+    for key, sub in props.items():
+        assert "description" in sub, f"{name}.{key} has no description"
+        default = fields[key].default
+        if "default" in sub:
+            expected = sub["default"]
+            assert default == (tuple(expected) if isinstance(expected, list) else expected), key
+        else:
+            assert default is dataclasses.MISSING and key in plug.schema.get("required", []), key
+
+
+@pytest.mark.parametrize("kind", ["analysis", "figure"])
+def test_compute_and_build_signatures(kind):
+    for name in registry.plugins(kind):
+        fn = registry.load(kind, name).compute if kind == "analysis" else registry.load(kind, name).build
+        expected = ["cfg", "name", "params", "paths", "threads"] if kind == "analysis" else ["cfg", "params", "paths", "outputs"]
+        assert list(inspect.signature(fn).parameters) == expected, name
+
+
+@pytest.mark.parametrize("dataset", load_yaml(SMOKE)["datasets"])
+def test_task_generates_what_it_declares(smoke, dataset):
+    entry = smoke.datasets[dataset]
+    plug, module = registry.plugin("task", entry.plugin), registry.load("task", entry.plugin)
+    ds = module.generate(smoke.params("task", dataset))
+    shape = task_shape(smoke.raw["datasets"][dataset])
+    split = ds.split.values
+    assert ds.x.dims == ("sample", "position") and ds.y.dims == ("sample",)
+    assert (split == "train").sum() == shape["n_train"] and (split == "test").sum() == shape["n_test"]
+    assert ds.sizes["position"] == shape["T"] and 0 <= ds.y.min() and ds.y.max() < shape["classes"]
+    if shape["tokens"] is not None:
+        assert 0 <= ds.x.min() and ds.x.max() < shape["tokens"]
+    targets = module.probe_targets(ds, "train", 5)
+    assert list(targets) == evaluate(plug.get("PROBE_TARGETS", "[]"), smoke.raw["datasets"][dataset], "test")
+    assert all(len(v) == 5 for v in targets.values())
+    assert set(plug.get("MODELS", [])) <= set(registry.plugins("model"))
+
+
+def _runs_per_model(raw):
+    first = {}
+    for run, rc in raw["runs"].items():
+        first.setdefault(rc["model"], run)
+    return list(first.values())
+
+
+@pytest.mark.parametrize("run", _runs_per_model(load_yaml(SMOKE)))
+def test_model_kind_follows_the_protocol(smoke, run):
+    """Declared capabilities, parameter dims, sites, and S batched seeds = S models of one seed."""
+    spec = smoke.run_spec(run)
+    plug, module = registry.plugin("model", spec.model_kind), registry.load("model", spec.model_kind)
+    data = registry.load("task", spec.task).generate(smoke.params("task", spec.dataset))
+    x = run_inputs(spec, data.x.values[:6])
+    model = build_run_model(spec, 2)
+    model.init_seeds([0, 3])
+    assert isinstance(model, SeedModel) and model.S == 2
+    records = plug.get("RECORDS", [])
+    assert model.records_gradients == ("qkv_gradients" in records)
+    assert model.records_attention_histogram == ("attention_hist" in records)
+    assert (model.embed_site is not None) == ("z_A" in records)
+    for n in model.param_names():
+        assert len(module.PARAM_DIMS[n]) == getattr(model, n).dim() - 1, n
+    with torch.no_grad():
+        logits = model(x)
+        internals = model.internals(x)
+        assert logits.shape[:2] == (2, 6) and logits.shape[2] >= spec.shape["classes"]
+        for site in evaluate(plug.get("SITES", "[]"), spec.model, "test"):
+            assert model.site(internals, site).shape[:2] == (2, 6), site
+        att = model.attention(x)
+        torch.testing.assert_close(att.sum(-1), torch.ones(2, 6))
+        for slot, seed in enumerate([0, 3]):
+            alone = build_run_model(spec, 1)
+            alone.init_seeds([seed])
+            torch.testing.assert_close(alone(x)[0], logits[slot], rtol=1e-5, atol=1e-5)
+            assert np.allclose(alone.attention(x)[0].numpy(), att[slot].numpy(), atol=1e-6)
