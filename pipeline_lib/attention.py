@@ -41,3 +41,18 @@ def heat_treatment_beta(epoch: float, epochs: int, d_head: int, beta_start: floa
     if epoch >= half:
         return beta_end
     return beta_end + (beta_start - beta_end) * 0.5 * (1 + math.cos(math.pi * epoch / half))
+
+
+def resolved_tau(attention, d_head: int) -> float:
+    """A run's temperature (``attention``: its AttentionConfig); under Heat Treatment the schedule's
+    final one, sqrt(d_head), which replaces tau."""
+    # tau = sqrt(d_head) is both papers' default temperature (DESIGN section 6).
+    if attention.tau == "sqrt_d" or attention.schedule == "heat_treatment":
+        return math.sqrt(d_head)
+    return float(attention.tau)
+
+
+def describe(attention) -> str:
+    """One line naming a run's attention, e.g. 'softmax, tau=sqrt(d_head)' or 'normsoftmax + heat treatment'."""
+    tau = "sqrt(d_head)" if attention.tau == "sqrt_d" else f"{float(attention.tau):g}"
+    return attention.variant + (" + heat treatment" if attention.schedule == "heat_treatment" else f", tau={tau}")

@@ -1,8 +1,10 @@
 """The configuration machinery: schema assembly, validation, defaults, references, run specs.
 
-``load_config(raw)`` validates a raw dict (as read from ``config/config.yaml``) against the schema,
-fills its defaults, checks what a schema cannot express and returns a frozen :class:`Config`. Every
-failure raises :class:`ConfigError` naming the config key path and what is allowed.
+``load_config(raw)`` validates a raw dict (as read from ``config/config.yaml``) against the schema
+(``config_schema``), fills its defaults, checks what a schema cannot express (``config_checks``) and
+returns a frozen :class:`Config`. Every failure raises :class:`ConfigError` naming the config key path
+and what is allowed. This is plumbing: no number of an artifact is computed here (the dataclasses are
+plain data; what their values mean lives in ``attention`` and ``engine``).
 
 Nothing here knows a task, model, analysis or figure by name. The schema is
 ``workflow/schemas/config.schema.yaml`` (device, runs) plus the ``CONFIG`` fragment each plug-in
@@ -16,7 +18,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
@@ -40,20 +41,11 @@ def _fail(problems: list[str]) -> None:
 
 @dataclass(frozen=True)
 class AttentionConfig:
+    """A run's attention normalisation (its meaning: ``pipeline_lib.attention``)."""
+
     variant: str = "softmax"
     tau: float | str = "sqrt_d"
     schedule: str = "none"
-
-    def resolved_tau(self, d_head: int) -> float:
-        """The temperature; under Heat Treatment the schedule's final one, sqrt(d_head) (it replaces tau)."""
-        # tau = sqrt(d_head) is both papers' default temperature (DESIGN section 6).
-        if self.tau == "sqrt_d" or self.schedule == "heat_treatment":
-            return math.sqrt(d_head)
-        return float(self.tau)
-
-    def describe(self) -> str:
-        tau = "sqrt(d_head)" if self.tau == "sqrt_d" else f"{float(self.tau):g}"
-        return self.variant + (" + heat treatment" if self.schedule == "heat_treatment" else f", tau={tau}")
 
 
 @dataclass(frozen=True)
@@ -68,21 +60,11 @@ class OptimizerConfig:
 
 @dataclass(frozen=True)
 class ScheduleConfig:
+    """A recording schedule (the epochs it picks: ``engine.recorded_epochs``)."""
+
     dense_until: int = 100
     log_points: int = 50
     every: int = 500
-
-    def epochs(self, start: int, stop: int) -> list[int]:
-        """Recorded epochs in [start, stop]: dense early, log-spaced, every N; ends always included."""
-        n = stop - start
-        local = {0, n}
-        local.update(range(0, min(self.dense_until, n) + 1))
-        if self.log_points and n > 0:
-            for i in range(self.log_points):
-                local.add(int(round(n ** (i / max(self.log_points - 1, 1)))))
-        if self.every:
-            local.update(range(0, n + 1, self.every))
-        return sorted(start + e for e in local if 0 <= e <= n)
 
 
 @dataclass(frozen=True)
@@ -234,7 +216,12 @@ class Config:
         return {"dataset_name": name, "dataset": self.raw["datasets"][name]}
 
     def figure_slice(self, name: str) -> dict:
-        return {"figure": name, "params": self.raw["figures"][name]}
+        """A figure's params and the config of the analysis entries it reads through (e.g. the arms
+        and threshold of a Eureka experiment), so that changing those reruns the figure."""
+        from .jobs import reached_entries  # jobs imports this module
+
+        return {"figure": name, "params": self.raw["figures"][name],
+                "reads_through": {f"{k}.{n}": v for (k, n), v in reached_entries(self.raw, name).items()}}
 
     def analysis_slice(self, kind: str, name: str) -> dict:
         """Config of one analysis job. A per-run analysis's slice holds its shared settings, not the
@@ -287,13 +274,14 @@ def canonical_json(obj: Any) -> str:
 
 
 def load_config(raw: Mapping[str, Any]) -> Config:
-    """Validate a raw config mapping and return the frozen :class:`Config` (raises ConfigError)."""
+    """Validate a raw config mapping and return the frozen :class:`Config` (raises ConfigError, or
+    registry.PluginError naming the file of a malformed plug-in)."""
     from . import config_checks  # they use this module's helpers
     from .config_schema import validate_raw
 
     data = validate_raw(raw)
     for check in (config_checks.references, config_checks.semantics, config_checks.entry_references,
-                  config_checks.analysis_checks):
+                  config_checks.entry_checks):
         _fail(check(data))
     runs = {}
     for n, r in data["runs"].items():

@@ -75,33 +75,38 @@ def semantics(data: dict) -> list[str]:
     return problems
 
 
-def analysis_checks(data: dict) -> list[str]:
-    """Analysis entries meet their module's CHECKS."""
+def entry_checks(data: dict) -> list[str]:
+    """Analysis entries and figures meet their module's CHECKS."""
     problems: list[str] = []
+    helpers = _analysis_helpers(data)
     for kind, block in data["analyses"].items():
         plug = registry.plugin("analysis", kind)
-        helpers = _analysis_helpers(data)
         if plug.get("PER_RUN"):
             for r in block.get("runs", []):
-                problems += _declared_checks(plug, {**block, **helpers, "r": r}, f"analyses.{kind}")
+                problems += _declared_checks(plug, {**helpers, **block, "r": r}, f"analyses.{kind}")
         else:
             for entry, params in block.items():
-                problems += _declared_checks(plug, {**params, **helpers}, f"analyses.{kind}.{entry}")
+                problems += _declared_checks(plug, {**helpers, **params}, f"analyses.{kind}.{entry}")
+    for fig, params in data["figures"].items():
+        problems += _declared_checks(registry.plugin("figure", fig), {**helpers, **params}, f"figures.{fig}")
     return problems
 
 
 def _serves(model_kind: str) -> list[str]:
-    return [t for t, p in registry.plugins("task").items() if model_kind in p.get("MODELS", [])]
+    """Tasks a model kind serves: those whose MODELS list it, and those its own TASKS list."""
+    listed = registry.plugin("model", model_kind).get("TASKS", [])
+    return [t for t, p in registry.plugins("task").items() if model_kind in p.get("MODELS", []) or t in listed]
 
 
 def _run_checks(data: dict, name: str, run: dict) -> list[str]:
     key = f"runs.{name}"
     ds, model = data["datasets"][run["dataset"]], data["models"][run["model"]]
     task, kind = registry.plugin("task", ds["task"]), registry.plugin("model", model["kind"])
-    if model["kind"] not in task.get("MODELS", []):
+    if ds["task"] not in _serves(model["kind"]):
+        kinds = [k for k in registry.plugins("model") if ds["task"] in _serves(k)]
         return [f"config key '{key}.model': model '{run['model']}' (kind {model['kind']}) cannot serve dataset "
                 f"'{run['dataset']}' (task {ds['task']}); task {ds['task']} is served by kinds "
-                f"{', '.join(task.get('MODELS', [])) or 'none'}, and kind {model['kind']} serves tasks "
+                f"{', '.join(kinds) or 'none'}, and kind {model['kind']} serves tasks "
                 f"{', '.join(_serves(model['kind'])) or 'none'}"]
     shape = task_shape(ds)
     problems = _declared_checks(kind, {**model, **shape, "run": name, "dataset": run["dataset"]}, f"models.{run['model']}")
@@ -173,6 +178,8 @@ def _check_refs(data: dict, section: str, name: str, schema: Mapping, value: Any
         else:
             kind = ref.target.split("/", 1)[1]
             pool, what = data["analyses"].get(kind, {}), f"an entry of analyses.{kind}"
+            if registry.plugin("analysis", kind).get("PER_RUN"):
+                pool, what = {r: None for r in pool.get("runs", [])}, f"a run of analyses.{kind}.runs"
         if ref.name not in pool:
             problems.append(f"config key '{ref.path}': {ref.name!r} is not {what}; defined: {', '.join(pool) or 'none'}")
             continue

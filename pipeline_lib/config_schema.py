@@ -34,6 +34,7 @@ def _entry_schema(kind: str, key: str, description: str, common: dict) -> dict:
 
 @functools.lru_cache(maxsize=1)
 def schema() -> dict:
+    registry.check_rule_names()
     with open(SCHEMA_PATH) as fh:
         base = yaml.safe_load(fh)
     base["$defs"]["dataset"] = _entry_schema(

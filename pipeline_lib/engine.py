@@ -154,6 +154,20 @@ def _load_checkpoint(ck: Optional[Checkpointing], device) -> Optional[dict]:
     return state if state.get("key") == ck.key else None
 
 
+def recorded_epochs(schedule, start: int, stop: int) -> list[int]:
+    """Epochs in [start, stop] a ScheduleConfig records: every epoch up to ``dense_until``,
+    ``log_points`` log-spaced ones, every multiple of ``every``; both ends always."""
+    n = stop - start
+    local = {0, n}
+    local.update(range(0, min(schedule.dense_until, n) + 1))
+    if schedule.log_points and n > 0:
+        for i in range(schedule.log_points):
+            local.add(int(round(n ** (i / max(schedule.log_points - 1, 1)))))
+    if schedule.every:
+        local.update(range(0, n + 1, schedule.every))
+    return sorted(start + e for e in local if 0 <= e <= n)
+
+
 class Recorder:
     """What a run records, preallocated on the device and written into once per epoch (no host sync
     except at weight snapshots); its state is what a resume checkpoint saves besides the model's."""
@@ -161,8 +175,8 @@ class Recorder:
     def __init__(self, model, data: dict, run_cfg, start_epoch: int, device):
         E = run_cfg.epochs
         self.start_epoch = start_epoch
-        self.att_epochs = [e - start_epoch for e in run_cfg.record_attention.epochs(start_epoch, start_epoch + E)]
-        self.snap_epochs = [e - start_epoch for e in run_cfg.record_weights.epochs(start_epoch, start_epoch + E)]
+        self.att_epochs = [e - start_epoch for e in recorded_epochs(run_cfg.record_attention, start_epoch, start_epoch + E)]
+        self.snap_epochs = [e - start_epoch for e in recorded_epochs(run_cfg.record_weights, start_epoch, start_epoch + E)]
         self.att_index = {e: i for i, e in enumerate(self.att_epochs)}
         self.snap_index = {e: i for i, e in enumerate(self.snap_epochs)}
         self.probe_x = data["probe_x"].to(device)

@@ -72,6 +72,18 @@ def analysis_inputs(cfg: Config, kind: str, name: str, paths: Paths = Paths()) -
     return _files(cfg, _analysis_refs(cfg.raw, kind, name), paths)
 
 
+def reached_entries(raw: Mapping, figure: str) -> dict[tuple[str, str], Any]:
+    """(analysis, entry) -> config block of every analysis entry a figure references."""
+    found = refs(raw, f"figures.{figure}", registry.plugin("figure", figure).schema, raw["figures"][figure])
+    out = {}
+    for ref in found:
+        if ref.target.startswith("analysis/"):
+            kind = ref.target.split("/", 1)[1]
+            if not registry.plugin("analysis", kind).get("PER_RUN"):
+                out[(kind, ref.name)] = raw["analyses"][kind][ref.name]
+    return out
+
+
 def figure_inputs(cfg: Config, name: str, paths: Paths = Paths()) -> list[str]:
     found = refs(cfg.raw, f"figures.{name}", registry.plugin("figure", name).schema, cfg.raw["figures"][name])
     return _files(cfg, list(found), paths)

@@ -52,18 +52,88 @@ class Plugin:
         return self.declared.get(key, default)
 
 
-def _declaration(path: Path) -> dict:
-    """Upper-case module-level constants of a source file whose values are literals."""
+# what each kind of plug-in declares: key -> (required, type of its literal)
+DECLARED = {
+    "task": {"CONFIG": (True, str), "SHAPE": (True, dict), "MODELS": (False, list), "CHECKS": (False, list),
+             "PROBE_TARGETS": (False, str)},
+    "model": {"CONFIG": (True, str), "TASKS": (False, list), "CHECKS": (False, list), "ARCH": (False, str),
+              "SITES": (False, str), "RECORDS": (False, list)},
+    "analysis": {"CONFIG": (True, str), "CHECKS": (False, list), "USES": (False, list), "PER_RUN": (False, bool),
+                 "RESOURCES": (False, dict)},
+    "figure": {"CONFIG": (True, str), "CHECKS": (False, list), "EXTRA_OUTPUTS": (False, list)},
+}
+SHAPE_KEYS = {"n_train", "n_test", "tokens", "T", "classes"}
+READS = {"trajectory", "weights", "dataset", "artifact"}
+RESERVED = {"dataset", "train", "report", "all"}  # rule names of the machinery
+
+
+def _declaration(path: Path, kind: str) -> dict:
+    """Upper-case module-level constants of a source file whose values are literals; a key of the
+    kind's declaration that is not a literal is an error (it would be silently ignored)."""
     out = {}
-    for node in parse(path.resolve()).body:
+    try:
+        body = parse(path.resolve()).body
+    except SyntaxError as exc:
+        raise PluginError(f"{path}: cannot be parsed: {exc}") from exc
+    for node in body:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         for t in targets:
             if isinstance(t, ast.Name) and t.id.isupper() and node.value is not None:
                 try:
                     out[t.id] = ast.literal_eval(node.value)
                 except ValueError:
-                    pass  # not a literal: not part of the declaration
+                    if t.id == "NAME" or t.id in DECLARED[kind]:
+                        raise PluginError(f"{path}: {t.id} must be a literal (it is read without importing the "
+                                          f"module)") from None
     return out
+
+
+def _check_declaration(kind: str, path: Path, declared: dict) -> None:
+    """Types of the declared literals, the CONFIG fragment's schema and its x-ref/x-reads values."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    where = f"{path} ({kind} {declared.get('NAME')!r})"
+    if not isinstance(declared["NAME"], str) or not declared["NAME"].isidentifier():
+        raise PluginError(f"{where}: NAME must be a name of letters, digits and _")
+    for key, (required, typ) in DECLARED[kind].items():
+        if key not in declared:
+            if required:
+                raise PluginError(f"{where}: declares no {key}")
+        elif key != "CONFIG" and not isinstance(declared[key], typ):  # CONFIG: parsed YAML by now
+            raise PluginError(f"{where}: {key} must be a {typ.__name__}, got {type(declared[key]).__name__}")
+    if not isinstance(declared["CONFIG"], dict):
+        raise PluginError(f"{where}: CONFIG must be a YAML mapping (a JSON schema of the config block)")
+    try:
+        Draft202012Validator.check_schema({"type": "object", **declared["CONFIG"]})
+    except SchemaError as exc:
+        raise PluginError(f"{where}: CONFIG is not a valid JSON schema: {exc.message}") from None
+    for check in declared.get("CHECKS", []):
+        if not (isinstance(check, list) and len(check) == 3 and all(isinstance(c, str) for c in check)):
+            raise PluginError(f"{where}: each of CHECKS must be [key, expression, message], got {check!r}")
+    _check_refs_declared(where, declared["CONFIG"])
+    if kind == "task" and set(declared["SHAPE"]) != SHAPE_KEYS:
+        raise PluginError(f"{where}: SHAPE must give exactly {sorted(SHAPE_KEYS)}")
+    if declared.get("PER_RUN") and "x-ref" not in declared["CONFIG"].get("properties", {}).get("runs", {}).get("items", {}):
+        raise PluginError(f"{where}: a PER_RUN analysis needs a 'runs' property: an array of items with x-ref: run")
+
+
+def _check_refs_declared(where: str, schema) -> None:
+    if isinstance(schema, dict):
+        ref = schema.get("x-ref")
+        if ref is not None and not (ref in ("run", "dataset") or str(ref).startswith("analysis/")):
+            raise PluginError(f"{where}: x-ref {ref!r}: allowed run, dataset or analysis/<analysis>")
+        for read in schema.get("x-reads", []):
+            if read not in READS and not str(read).startswith("analysis/"):
+                raise PluginError(f"{where}: x-reads {read!r}: allowed {sorted(READS)} or analysis/<analysis>")
+        for key in ("oneOf", "anyOf", "allOf", "$ref"):
+            if key in schema and "x-ref" in str(schema[key]):
+                raise PluginError(f"{where}: x-ref under {key} is not followed; annotate a plain property")
+        for sub in schema.values():
+            _check_refs_declared(where, sub)
+    elif isinstance(schema, list):
+        for sub in schema:
+            _check_refs_declared(where, sub)
 
 
 @functools.lru_cache(maxsize=None)
@@ -74,19 +144,31 @@ def plugins(kind: str) -> dict[str, Plugin]:
     for path in sorted((PACKAGE_DIR / package).glob("*.py")):
         if path.name.startswith("_"):
             continue
-        declared = _declaration(path)
+        declared = _declaration(path, kind)
         if "NAME" not in declared:
             continue  # a helper module of the package, not a plug-in
         name = declared["NAME"]
         if name in found:
             raise PluginError(f"{path}: {kind} {name!r} is also declared by {found[name].path}")
+        if not isinstance(declared.get("CONFIG", ""), str):
+            raise PluginError(f"{path}: CONFIG must be a string of YAML (the JSON schema of the config block)")
         if isinstance(declared.get("CONFIG"), str):
             try:
                 declared["CONFIG"] = yaml.safe_load(declared["CONFIG"]) or {}
             except yaml.YAMLError as exc:
                 raise PluginError(f"{path}: CONFIG is not valid YAML: {exc}") from exc
+        _check_declaration(kind, path, declared)
         found[name] = Plugin(kind, name, f"pipeline_lib.{package}.{path.stem}", path, declared)
     return dict(sorted(found.items()))
+
+
+def check_rule_names() -> None:
+    """Analyses and figures become rules named after them: no clash with each other or the machinery."""
+    analyses, figures = plugins("analysis"), plugins("figure")
+    for name in set(analyses) & set(figures) | (set(analyses) | set(figures)) & RESERVED:
+        where = analyses.get(name) or figures.get(name)
+        raise PluginError(f"{where.path}: the name {name!r} is taken (by another analysis or figure, or a rule of "
+                          f"the machinery: {', '.join(sorted(RESERVED))})")
 
 
 def plugin(kind: str, name: str) -> Plugin:

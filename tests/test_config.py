@@ -4,6 +4,7 @@ import pytest
 
 from conftest import REPO, load_yaml
 from pipeline_lib.config import ConfigError, load_config, load_config_file
+from pipeline_lib.engine import recorded_epochs
 
 EUREKA_FIGURES = ("eureka_accuracy", "eureka_table", "eureka_qkv_gradients", "eureka_attention_distribution",
                   "eureka_probes")
@@ -94,6 +95,9 @@ MALFORMED = [
      ["figures.fig3_attention_heatmap.arms.scratch", "sparse_modular_addition"]),
     ("a gradient figure on circuit runs", "analyses.eureka.digits.arms.softmax", "scratch_p4",
      ["analyses.eureka.digits.arms.softmax", "qkv_gradients"]),
+    ("a figure seed no run trained", "figures.fig4_embeddings.seed", 7, ["figures.fig4_embeddings.seed", "seed 7"]),
+    ("a probe sequence that is not recorded", "figures.fig2_attention_graph.probe", 4,
+     ["figures.fig2_attention_graph.probe", "n_probe"]),
     ("interpolation between different models", "analyses.interpolation.scratch_vs_curriculum.b", "pretrain_p2_d2",
      ["analyses.interpolation.scratch_vs_curriculum.b", "share the model and the seeds"]),
     ("digits without sizes", "datasets.digits.n_train", _DELETE, ["datasets.digits", "n_train"]),
@@ -133,11 +137,11 @@ def test_finetune_seeds_must_exist_in_parent(smoke_raw):
 
 def test_schedule_is_dense_early_sparse_late():
     cfg = load_config(load_yaml(REPO / "config" / "config.yaml"))
-    epochs = cfg.runs["scratch_p4"].record_attention.epochs(0, 10000)
+    epochs = recorded_epochs(cfg.runs["scratch_p4"].record_attention, 0, 10000)
     assert epochs[0] == 0 and epochs[-1] == 10000
     assert set(range(101)) <= set(epochs)
     assert len(epochs) < 250  # sparse later: far fewer than 10001
     gaps = [b - a for a, b in zip(epochs, epochs[1:])]
     assert max(gaps) <= 500
-    shifted = cfg.runs["scratch_p4"].record_attention.epochs(3000, 10000)
+    shifted = recorded_epochs(cfg.runs["scratch_p4"].record_attention, 3000, 10000)
     assert shifted[0] == 3000 and shifted[-1] == 10000 and 3100 in shifted

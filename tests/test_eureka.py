@@ -1,6 +1,6 @@
 """Eureka-moments wiring: the fast one-layer path, recording in the engine (Q/K/V gradients,
-attention histograms, Heat Treatment), the circuit model's attention variants, eureka_stats on
-curves with a known jump, and the Eureka dataset stage."""
+attention histograms, Heat Treatment), the circuit model's attention variants, the Eureka statistics on
+curves with a known jump (the eureka analysis), and the dataset stage on the Eureka tasks."""
 import dataclasses
 import math
 

@@ -112,3 +112,27 @@ def test_model_kind_follows_the_protocol(smoke, run):
             alone.init_seeds([seed])
             torch.testing.assert_close(alone(x)[0], logits[slot], rtol=1e-5, atol=1e-5)
             assert np.allclose(alone.attention(x)[0].numpy(), att[slot].numpy(), atol=1e-6)
+
+
+BROKEN = [  # (module source, words the error must contain)
+    ('NAME = "t"\nCONFIG = "properties: {a: {type: string, x-ref: interpolation}}"\nSHAPE = {}', ["x-ref", "analysis/"]),
+    ('NAME = "t"\nCONFIG = "- a list"\nSHAPE = {}', ["CONFIG must be a YAML mapping"]),
+    ('NAME = "t"\nCONFIG = "properties: {a: {type: strin}}"\nSHAPE = {}', ["not a valid JSON schema"]),
+    ('NAME = "t"\nCONFIG = ""\nSHAPE = {"n_train": "1"}', ["SHAPE must give exactly"]),
+    ('NAME = "t"\nCONFIG = ""\nSHAPE = {}\nMODELS = ["circuit"] + ["vit"]', ["MODELS must be a literal"]),
+    ('NAME = "t"\nCONFIG = ""\nSHAPE = {}\nCHECKS = [["k", "k < 2"]]', ["CHECKS must be [key, expression, message]"]),
+    ('NAME = "t"\nCONFIG = "properties: {a: {type: string, x-ref: run, x-reads: [weigths]}}"\nSHAPE = {}',
+     ["x-reads 'weigths'"]),
+    ("NAME = 't'\ndef broken(:\n", ["cannot be parsed"]),
+]
+
+
+@pytest.mark.parametrize("source,words", BROKEN, ids=[w[0] for _, w in BROKEN])
+def test_a_malformed_plugin_declaration_names_its_file(tmp_path, source, words):
+    path = tmp_path / "mytask.py"
+    path.write_text(source)
+    with pytest.raises(registry.PluginError) as err:
+        declared = registry._declaration(path, "task")
+        declared["CONFIG"] = yaml.safe_load(declared["CONFIG"]) or {}
+        registry._check_declaration("task", path, declared)
+    assert str(path) in str(err.value) and all(w in str(err.value) for w in words), str(err.value)

@@ -151,7 +151,6 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     assert _planned(work, repo) == {}
     # a new figure module and its config block: only that figure and the report
     (repo / "pipeline_lib/figures/final_loss.py").write_text(NEW_FIGURE)
-    (repo / "workflow/report/final_loss.txt").write_text("Final test loss per seed.\n")
     fig_cfg = _with(work, "fig.yaml", lambda r: r["figures"].update(final_loss={"arms": {"scratch": "scratch_p4"}}))
     assert _planned(work, repo, fig_cfg) == {"final_loss": 1, "report": 1, "all": 1}
     assert _planned(work, repo) == {}  # a module no config uses changes nothing

@@ -76,7 +76,7 @@ def test_smoke_dag_on_slurm_with_gpu_requests(slurm_cluster, plugin_dir, tmp_pat
     assert (tmp_path / "results" / "report.html").exists()
     submitted = re.findall(r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+)/", out)
     rules = {rule for _, rule in submitted}
-    assert {"dataset", "train", "probe", "interpolate", "fig5_accuracy", "report"} <= rules, rules
+    assert {"dataset", "train", "probes", "interpolation", "fig5_accuracy", "report"} <= rules, rules
     for jobid, rule in submitted:
         info = subprocess.run(["scontrol", "show", "job", jobid], capture_output=True, text=True).stdout
         if not info:  # already purged from the controller (MinJobAge): nothing to check

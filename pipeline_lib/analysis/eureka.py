@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from ..attention import describe
 from ..stats import wilson_interval
 from ..store import read_dataset
 
@@ -58,7 +59,7 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
         {**{v: (("arm", "seed"), a.astype(np.float32)) for v, a in per_seed.items()},
          **{v: (("arm",), a) for v, a in per_arm.items()},
          "run": (("arm",), np.array([r.name for r in rc.values()], dtype=object)),
-         "attention": (("arm",), np.array([r.attention.describe() for r in rc.values()], dtype=object)),
+         "attention": (("arm",), np.array([describe(r.attention) for r in rc.values()], dtype=object)),
          "dataset": (("arm",), np.array([r.dataset for r in rc.values()], dtype=object))},
         coords={"arm": labels, "seed": seeds},
     )

@@ -34,6 +34,11 @@ properties:
     minimum: 2
     default: 6
 """
+CHECKS = [
+    ["seed", "all(seed in seeds(r) for r in runs)", "seed {seed} is not trained by every run of {list(runs)}"],
+    ["probe", "all(probe < run(r)['n_probe'] for r in runs)",
+     "probe {probe} is not recorded: the runs record n_probe = {[run(r)['n_probe'] for r in runs]} probe sequences"],
+]
 
 RISE, FALL = "#d62728", "#1f77b4"
 

@@ -28,6 +28,8 @@ properties:
       x-requires-message: "must be a sparse_modular_addition run (the figure marks the first k positions)"
   seed: {description: "Seed shown; null: the mean over seeds.", type: [integer, "null"], default: null}
 """
+CHECKS = [["seed", "seed is None or all(seed in seeds(r) for _, r in arms.items())",
+           "seed {seed} is not trained by every run of {list(arms.values())}"]]
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,8 @@ properties:
     minimum: 2
     default: 24
 """
+CHECKS = [["seed", "seed in seeds(pretrain) and seed in seeds(finetune)",
+           "seed {seed} is not trained by both '{pretrain}' and '{finetune}'"]]
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..attention import attention_weights
+from ..attention import attention_weights, resolved_tau
 from . import seed_generator
 
 NAME = "circuit"
@@ -227,7 +227,7 @@ def build(params: Params, n_seeds: int, shape: dict, attention) -> CircuitModel:
     """The model of a run (not initialised); vocab defaults to the dataset's number of token values.
     ``shape`` is the dataset's (tokens, T, ...); ``attention`` the run's AttentionConfig."""
     vocab = params.vocab if params.vocab is not None else shape["tokens"]
-    return CircuitModel(n_seeds, vocab, shape["T"], params.d, params.mlp_ratio, attention.resolved_tau(params.d),
+    return CircuitModel(n_seeds, vocab, shape["T"], params.d, params.mlp_ratio, resolved_tau(attention, params.d),
                         params.tied_unembed, attention.variant)
 
 

@@ -5,11 +5,11 @@ importing it, see ``pipeline_lib.registry``): ``NAME``; ``CONFIG`` (its keys of 
 besides ``kind`` and ``d``); ``CHECKS`` ([key, expression over its params and the dataset's shape
 that must hold, message]); ``ARCH`` (an expression of the same names: what a finetune must keep
 besides the params); ``SITES`` (an expression of its params: the internal sites probes can read);
-``RECORDS`` (what its runs record: 'attention', 'z_A', 'qkv_gradients', 'attention_hist').
+``RECORDS`` (what its runs record: 'attention', 'z_A', 'qkv_gradients', 'attention_hist');
+optionally ``TASKS`` (task families it serves besides those whose ``MODELS`` list it).
 Its code defines ``Params`` (frozen dataclass mirroring CONFIG plus ``d``), ``PARAM_DIMS`` (dims of
 each parameter after the seed axis), ``build(params, n_seeds, shape, attention) -> SeedModel`` and
-``as_inputs(x, params) -> Tensor`` (dataset ``x`` to the model's input). The task modules say which
-kinds serve them (their ``MODELS``).
+``as_inputs(x, params) -> Tensor`` (dataset ``x`` to the model's input).
 """
 from __future__ import annotations
 

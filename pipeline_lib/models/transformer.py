@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..attention import attention_weights
+from ..attention import attention_weights, resolved_tau
 from . import seed_generator
 
 NAME = "transformer"
@@ -272,7 +272,7 @@ def build(params: Params, n_seeds: int, shape: dict, attention) -> SeedTransform
     vocab = params.vocab if params.vocab is not None else shape["tokens"]
     return SeedTransformer(n_seeds, shape["classes"], shape["T"], params.d, params.n_heads, params.depth,
                            params.mlp_ratio, vocab=vocab, variant=attention.variant,
-                           tau=attention.resolved_tau(params.d // params.n_heads))
+                           tau=resolved_tau(attention, params.d // params.n_heads))
 
 
 def as_inputs(x: np.ndarray, params: Params | None = None) -> torch.Tensor:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..attention import resolved_tau
 from .transformer import PARAM_DIMS as TRANSFORMER_PARAM_DIMS
 from .transformer import SeedTransformer
 
@@ -45,7 +46,7 @@ def build(params: Params, n_seeds: int, shape: dict, attention) -> SeedTransform
     n_patches = (IMAGE_SIDE // params.patch) ** 2
     return SeedTransformer(n_seeds, shape["classes"], n_patches, params.d, params.n_heads, params.depth,
                            params.mlp_ratio, patch_dim=params.patch ** 2, variant=attention.variant,
-                           tau=attention.resolved_tau(params.d // params.n_heads))
+                           tau=resolved_tau(attention, params.d // params.n_heads))
 
 
 def as_inputs(x: np.ndarray, params: Params) -> torch.Tensor:

@@ -1,27 +1,38 @@
 """Stage `report`: one self-contained HTML page with every figure, its caption and measured numbers.
 
-Captions come from ``workflow/report/<figure>.txt`` (what the figure shows); the measured numbers
+Captions come from ``workflow/report/<figure>.txt`` (what the figure shows) or, where a figure has no
+such file, from its module's docstring; the measured numbers
 from the figure's ``.json`` sidecar (``stats.summary``); provenance (config hash, commit, time) too.
 """
 from __future__ import annotations
 
+import ast
 import base64
 import datetime as _dt
 import html
 import json
 from pathlib import Path
 
+from .. import registry
+from ..codehash import parse
 from ..store import atomic_path
 
 
+def caption_text(name: str, caption: str | None) -> str:
+    """A figure's caption: its caption file, else its module's docstring."""
+    if caption:
+        return Path(caption).read_text()
+    return ast.get_docstring(parse(registry.plugin("figure", name).path)) or ""
+
+
 def build_report(figures: list[tuple[str, str, str, str]], out_html: str, title: str = "Training dynamics") -> None:
-    """``figures``: (name, png path, sidecar json path, caption text path) in display order."""
+    """``figures``: (name, png path, sidecar json path, caption text path or None) in display order."""
     sections = []
     for name, png, sidecar, caption in figures:
         side = json.loads(Path(sidecar).read_text())
         prov = side["provenance"]
         img = base64.b64encode(Path(png).read_bytes()).decode()
-        text = "".join(f"<p>{html.escape(par.strip())}</p>" for par in Path(caption).read_text().split("\n\n") if par.strip())
+        text = "".join(f"<p>{html.escape(par.strip())}</p>" for par in caption_text(name, caption).split("\n\n") if par.strip())
         sections.append(
             f'<section id="{name}"><h2>{html.escape(name)}</h2>'
             f'<img src="data:image/png;base64,{img}" alt="{html.escape(name)}">{text}'

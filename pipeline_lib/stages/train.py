@@ -15,6 +15,7 @@ import torch
 import xarray as xr
 from tqdm import tqdm
 
+from ..attention import describe
 from ..config import Config, RunSpec, slice_hash
 from ..engine import Checkpointing, Recording, resolve_device, train_seeds, tune_allocator
 from ..jobs import train_code
@@ -120,7 +121,7 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
     ckpt = _checkpointing(cfg, spec, inputs, trajectory_path, log)
     log.info(f"run {run}: {spec.model_kind} model, {len(spec.seeds)} seeds, {spec.run.epochs} epochs from epoch "
              f"{spec.start_epoch}, device {device}, threads {torch.get_num_threads()}, batch {spec.run.batch_size}, "
-             f"attention {spec.attention.describe()}")
+             f"attention {describe(spec.attention)}")
     rec = _train_with_progress(model, tensors, spec, device, ckpt, log)
     embed = None
     if spec.run.n_embed and model.embed_site is not None:  # e.g. z_A of fixed inputs at every snapshot (Fig. 4)
@@ -129,7 +130,7 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
                  y_te[: spec.run.n_embed])
     attrs = provenance(cfg.run_slice(run), inputs, device=str(device), code=train_code(cfg, run))
     attrs.update(run=run, start_epoch=spec.start_epoch, init_from=spec.run.init_from or "", dataset=spec.dataset,
-                 threads=torch.get_num_threads(), model_kind=spec.model_kind, attention=spec.attention.describe(),
+                 threads=torch.get_num_threads(), model_kind=spec.model_kind, attention=describe(spec.attention),
                  **{k: v for k, v in ds.attrs.items() if k.startswith("task_")})
     write_dataset(weights_dataset(rec, spec.seeds, attrs, param_dims(spec)), weights_path, {})
     write_dataset(trajectory_dataset(rec, spec.seeds, tensors["probe_x_raw"], attrs, embed), trajectory_path, {})

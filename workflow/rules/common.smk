@@ -1,5 +1,6 @@
 # Validation, wildcard constraints, target expansion and input functions; nothing else. Nothing
 # here names a task, model, analysis or figure: they come from the plug-in registries and the config.
+import os
 import re
 
 from snakemake.exceptions import WorkflowError
