@@ -101,7 +101,7 @@ def _serves(model_kind: str) -> list[str]:
 def _run_checks(data: dict, name: str, run: dict) -> list[str]:
     key = f"runs.{name}"
     ds, model = data["datasets"][run["dataset"]], data["models"][run["model"]]
-    task, kind = registry.plugin("task", ds["task"]), registry.plugin("model", model["kind"])
+    kind = registry.plugin("model", model["kind"])
     if ds["task"] not in _serves(model["kind"]):
         kinds = [k for k in registry.plugins("model") if ds["task"] in _serves(k)]
         return [f"config key '{key}.model': model '{run['model']}' (kind {model['kind']}) cannot serve dataset "

@@ -153,6 +153,14 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     (repo / "pipeline_lib/figures/final_loss.py").write_text(NEW_FIGURE)
     fig_cfg = _with(work, "fig.yaml", lambda r: r["figures"].update(final_loss={"arms": {"scratch": "scratch_p4"}}))
     assert _planned(work, repo, fig_cfg) == {"final_loss": 1, "report": 1, "all": 1}
+    built = tmp_path / "built"  # it really builds, captioned by its docstring (in a copy: keep `work` as it is)
+    shutil.copytree(work, built)
+    res = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(repo / "Snakefile"), "-d", str(built),
+                          "--configfile", str(built / fig_cfg), "--cores", "1", "final_loss", "report"],
+                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(repo)), cwd=built)
+    assert res.returncode == 0, res.stderr[-3000:]
+    report = (built / "results/report.html").read_text()
+    assert 'id="final_loss"' in report and "one dot per seed" in report
     assert _planned(work, repo) == {}  # a module no config uses changes nothing
     # a new task family and a dataset of it: only that dataset
     (repo / "pipeline_lib/tasks/parity.py").write_text(NEW_TASK)

@@ -52,14 +52,18 @@ def figure_files(name):
     return multiext(P.figure(name, ""), *jobs.figure_outputs(name))
 
 
+def caption(figure):
+    return f"{workflow.basedir}/workflow/report/{figure}.txt"
+
+
 def report_inputs(wildcards):
     return {
         "figures": [
             P.figure(n, ext) for n in CFG.raw["figures"] for ext in (".png", ".json")
         ],
-        # captions are part of the workflow's source, not of the working directory
+        # captions are part of the workflow's source; a figure without one: its docstring
         "captions": [
-            f"{workflow.basedir}/workflow/report/{n}.txt" for n in CFG.raw["figures"]
+            caption(n) for n in CFG.raw["figures"] if os.path.exists(caption(n))
         ],
     }
 
