@@ -185,12 +185,14 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     _append(repo / "pipeline_lib/models/vit.py", "\n# a change to the ViT only\n")
     jobs = _planned(work, repo)
     assert jobs["train"] == 2 and "dataset=digits" not in _dry_run_text(work, repo)  # the two digits runs
+    _restore(repo, "models/vit.py")
     _append(repo / "pipeline_lib/models/circuit.py", "\n# a change to the circuit model\n")
-    jobs = _planned(work, repo)
-    assert jobs["train"] == 10 and jobs["interpolation"] == 1 and "dataset" not in jobs
+    jobs = _planned(work, repo)  # the five circuit runs and what reads them, no Eureka job
+    assert jobs["train"] == 5 and jobs["interpolation"] == 1 and "dataset" not in jobs
+    assert not {"eureka", "eureka_accuracy", "eureka_qkv_gradients"} & set(jobs)
     # a task family's module: its datasets and what reads them, nothing of the other families
     repo2, work2 = repo, work
-    _restore(repo2, "models/vit.py", "models/circuit.py")
+    _restore(repo2, "models/circuit.py")
     assert _planned(work2, repo2) == {}
     _append(repo2 / "pipeline_lib/tasks/sma.py", "\n# a change to the sparse modular addition generator\n")
     jobs = _planned(work2, repo2)
