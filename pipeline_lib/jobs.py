@@ -149,6 +149,9 @@ def _model_module(cfg: Config, run: str) -> str:
     return registry.plugin("model", cfg.models[cfg.runs[run].model].plugin).module
 
 
+FIGURE_OUTPUTS = (".pdf", ".png", ".json")  # every figure's; its module may add EXTRA_OUTPUTS
+
+
 def figure_outputs(name: str) -> tuple[str, ...]:
-    """Extensions a figure writes: .pdf, .png, .json and its module's EXTRA_OUTPUTS."""
-    return (".pdf", ".png", ".json", *registry.plugin("figure", name).get("EXTRA_OUTPUTS", []))
+    """Extensions a figure writes: FIGURE_OUTPUTS and its module's EXTRA_OUTPUTS."""
+    return (*FIGURE_OUTPUTS, *registry.plugin("figure", name).get("EXTRA_OUTPUTS", []))

@@ -8,19 +8,16 @@ from pathlib import Path
 
 from .. import registry
 from ..config import Config
-from ..jobs import figure_code, figure_inputs, figure_outputs
+from ..jobs import FIGURE_OUTPUTS, figure_code, figure_inputs, figure_outputs
 from ..paths import Paths
 from ..store import atomic_path, provenance
 
-OUTPUTS = (".pdf", ".png", ".json")
-
-
 def build_figure(cfg: Config, name: str, paths: Paths = Paths()) -> dict:
     module = registry.load("figure", name)
-    extra = {ext: paths.figure(name, ext) for ext in figure_outputs(name)[len(OUTPUTS):]}
+    extra = {ext: paths.figure(name, ext) for ext in figure_outputs(name)[len(FIGURE_OUTPUTS):]}
     fig, stats = module.build(cfg, cfg.figures[name], paths, extra)
     attrs = provenance(cfg.figure_slice(name), figure_inputs(cfg, name, paths), device="none", code=figure_code(name))
-    save_figure(fig, stats, attrs, *(paths.figure(name, ext) for ext in OUTPUTS))
+    save_figure(fig, stats, attrs, *(paths.figure(name, ext) for ext in FIGURE_OUTPUTS))
     return stats
 
 
