@@ -1,0 +1,63 @@
+"""environment.yml and pyproject.toml name the same dependencies with the same versions, the
+distribution's name is not taken by another project, and the licence is there."""
+import re
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+from conftest import REPO
+
+# pip name -> conda name, where they differ
+CONDA_NAMES = {"torch": "pytorch"}
+
+
+def _pyproject():
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        return tomllib.load(fh)["project"]
+
+
+def _expected() -> dict[str, str]:
+    project = _pyproject()
+    out = {"python": project["requires-python"]}
+    for line in [*project["dependencies"], *project["optional-dependencies"]["dev"]]:
+        req = Requirement(line)
+        out[CONDA_NAMES.get(req.name, req.name)] = ",".join(sorted(str(s) for s in req.specifier))
+        if "reports" in req.extras:  # snakemake[reports] = snakemake + pygments
+            out["pygments"] = ""
+    return out
+
+
+def _conda() -> dict[str, str]:
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    assert env["channels"][:2] == ["conda-forge", "bioconda"]
+    out = {}
+    for dep in env["dependencies"]:
+        if isinstance(dep, str) and dep != "pip":
+            name, spec = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(.*)", dep).groups()
+            out[name] = ",".join(sorted(s.strip() for s in spec.split(",") if s.strip()))
+    return out
+
+
+def test_environment_yml_matches_pyproject():
+    expected, conda = _expected(), _conda()
+    # python's bound: conda's may be tighter above (no wheels of every dependency for the newest)
+    assert expected.pop("python") in conda.pop("python").split(",")
+    assert conda == expected
+
+
+def test_environment_yml_installs_the_package_itself_with_its_dev_extra():
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    pip = [d for d in env["dependencies"] if isinstance(d, dict)][0]["pip"]
+    assert pip == ["-e .[dev]"]
+
+
+def test_distribution_is_not_named_like_the_import_package_and_has_a_licence():
+    project = _pyproject()
+    # "pipeline_lib" would be read by pip as pipeline-lib, an unrelated project on the package index
+    assert re.sub(r"[-_.]+", "-", project["name"]).lower() != "pipeline-lib"
+    assert project["license"] == "MIT" and (REPO / "LICENSE").read_text().startswith("MIT License")
