@@ -5,10 +5,12 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-# --configfile replaces the default config instead of being merged into it.
-if not workflow.overwrite_configfiles:
+# Relative to the working directory: `--directory .test` runs .test/config/config.yaml. Files given
+# with --configfile are merged into it (--replace-workflow-config: replace it), as Snakemake documents.
+configfile: "config/config.yaml"
 
-    configfile: "config/config.yaml"
+
+report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
+import os
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
@@ -178,6 +181,13 @@ class Config:
     def dataset_shape(self, name: str) -> dict:
         return task_shape(self.raw["datasets"][name])
 
+    @property
+    def paths(self):
+        """Where this config's artifacts live (config key ``results``)."""
+        from .paths import Paths
+
+        return Paths(self.raw.get("results", "results"))
+
     def run_spec(self, run: str) -> RunSpec:
         rc = self.runs[run]
         model = self.models[rc.model]
@@ -297,11 +307,61 @@ def load_config(raw: Mapping[str, Any]) -> Config:
     datasets = {n: Entry(n, d["task"], {k: v for k, v in d.items() if k != "task"})
                 for n, d in data["datasets"].items()}
     models = {n: Entry(n, m["kind"], {k: v for k, v in m.items() if k != "kind"}) for n, m in data["models"].items()}
+    data["device"] = resolve_device_setting(data["device"])
     return Config(device=data["device"], runs=runs, datasets=datasets, models=models, raw=data)
+
+
+def resolve_device_setting(setting: str) -> str:
+    """``auto`` -> ``cuda`` if torch sees a CUDA (or ROCm) device, else ``cpu``; others unchanged.
+
+    Resolved when the config is loaded, so that a job's params and its artifacts hold the device it
+    really runs on (``auto`` and ``cpu`` on a CPU machine plan no rerun). Torch is imported only if
+    its build supports a GPU (read from ``torch/version.py`` without importing it): a CPU wheel, or
+    no torch at all (a bare Snakemake environment), answers ``cpu`` at no cost.
+    """
+    if setting != "auto":
+        return setting
+    if os.environ.get("CUDA_VISIBLE_DEVICES", "x").strip() in ("", "-1"):
+        return "cpu"
+    if not _torch_build_has_gpu():
+        return "cpu"
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _torch_build_has_gpu() -> bool:
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    try:
+        text = (Path(list(spec.submodule_search_locations)[0]) / "version.py").read_text()
+    except OSError:
+        return True  # unknown build: ask torch itself
+    built = re.findall(r"^(?:cuda|hip)\b[^=\n]*=\s*(.+?)\s*$", text, re.M)
+    return any(v not in ("None", "'None'", '""', "''") for v in built)
 
 
 def seed_list(seeds) -> tuple[int, ...]:
     return tuple(range(seeds)) if isinstance(seeds, int) else tuple(seeds)
+
+
+def standalone_files(paths) -> list[str]:
+    """Those of ``paths`` (config files) that declare ``standalone: true`` (a complete config,
+    meant to replace the default one rather than be merged into it)."""
+    out = []
+    for path in paths:
+        try:
+            with open(path) as fh:
+                raw = yaml.safe_load(fh)
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+        if isinstance(raw, Mapping) and raw.get("standalone") is True:
+            out.append(str(path))
+    return out
 
 
 def load_config_file(path: str | Path) -> Config:

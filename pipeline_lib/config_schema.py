@@ -110,13 +110,53 @@ def _allowed_from_schema(schema: dict) -> str:
     return ""
 
 
+def _read_scalar(text: str):
+    """A string as Snakemake reads a top-level ``--config`` value: int, float, else YAML."""
+    for parse in (int, float):
+        try:
+            return parse(text)
+        except ValueError:
+            pass
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def _coerce_strings(validator, data: dict, rounds: int = 5) -> list:
+    """Snakemake reads nested ``--config`` values as strings (``runs={r: {epochs: 5}}`` gives
+    ``'5'``): where the schema rejects such a string and its YAML reading (a number, a boolean,
+    null) is accepted, use that. Returns the remaining validation errors."""
+    for _ in range(rounds):
+        errors = list(validator.iter_errors(data))
+        changed = False
+        for err in errors:
+            for e in [err, *err.context]:
+                if not isinstance(e.instance, str) or e.validator not in ("type", "oneOf", "anyOf", "enum"):
+                    continue
+                value = _read_scalar(e.instance)
+                if isinstance(value, str) or not list(e.absolute_path):
+                    continue
+                *parent_keys, last = list(e.absolute_path)
+                parent = data
+                for k in parent_keys:
+                    parent = parent[k]
+                if parent[last] == e.instance:
+                    parent[last] = value
+                    changed = True
+        if not changed:
+            return errors
+    return list(validator.iter_errors(data))
+
+
 def validate_raw(raw: Mapping[str, Any]) -> dict:
     """Validate against the assembled JSON schema and return a copy with defaults filled."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"the config must be a mapping of keys to values, got {type(raw).__name__}")
     data = copy.deepcopy(dict(raw))
     validator = _validator_class()(schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    errors = _coerce_strings(validator, data)
+    errors = sorted(errors, key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
     msgs = []
     for err in errors:  # the deepest error under a oneOf/allOf names the real problem
         leaf = max(err.context, key=lambda e: len(e.absolute_path)) if err.context else None

@@ -68,7 +68,7 @@ def analysis_jobs(cfg: Config, kind: str) -> list[str]:
     return list(block.get("runs", [])) if per_run(kind) else list(block)
 
 
-def analysis_inputs(cfg: Config, kind: str, name: str, paths: Paths = Paths()) -> list[str]:
+def analysis_inputs(cfg: Config, kind: str, name: str, paths: Paths | None = None) -> list[str]:
     return _files(cfg, _analysis_refs(cfg.raw, kind, name), paths)
 
 
@@ -84,12 +84,13 @@ def reached_entries(raw: Mapping, figure: str) -> dict[tuple[str, str], Any]:
     return out
 
 
-def figure_inputs(cfg: Config, name: str, paths: Paths = Paths()) -> list[str]:
+def figure_inputs(cfg: Config, name: str, paths: Paths | None = None) -> list[str]:
     found = refs(cfg.raw, f"figures.{name}", registry.plugin("figure", name).schema, cfg.raw["figures"][name])
     return _files(cfg, list(found), paths)
 
 
-def _files(cfg: Config, found: list[Ref], paths: Paths) -> list[str]:
+def _files(cfg: Config, found: list[Ref], paths: Paths | None) -> list[str]:
+    paths = paths or cfg.paths
     files: list[str] = []
     for ref in found:
         if ref.target == "dataset":
@@ -141,15 +142,13 @@ def figure_code(name: str) -> str:
     return code_hash("pipeline_lib.stages.figure", registry.plugin("figure", name).module)
 
 
-def report_code() -> str:
-    return code_hash("pipeline_lib.stages.report")
-
-
 def _model_module(cfg: Config, run: str) -> str:
     return registry.plugin("model", cfg.models[cfg.runs[run].model].plugin).module
 
 
-FIGURE_OUTPUTS = (".pdf", ".png", ".json")  # every figure's; its module may add EXTRA_OUTPUTS
+# every figure's: the figure, its numbers and provenance, its report caption (with the numbers);
+# its module may add EXTRA_OUTPUTS
+FIGURE_OUTPUTS = (".pdf", ".png", ".json", ".rst")
 
 
 def figure_outputs(name: str) -> tuple[str, ...]:

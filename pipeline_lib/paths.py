@@ -39,6 +39,3 @@ class Paths:
 
     def benchmark(self, stage: str, name: str) -> str:
         return self._p("benchmarks", stage, f"{name}.tsv")
-
-    def report(self) -> str:
-        return self._p("report.html")

@@ -60,11 +60,11 @@ DECLARED = {
               "SITES": (False, str), "RECORDS": (False, list)},
     "analysis": {"CONFIG": (True, str), "CHECKS": (False, list), "USES": (False, list), "PER_RUN": (False, bool),
                  "RESOURCES": (False, dict)},
-    "figure": {"CONFIG": (True, str), "CHECKS": (False, list), "EXTRA_OUTPUTS": (False, list)},
+    "figure": {"CONFIG": (True, str), "CHECKS": (False, list), "EXTRA_OUTPUTS": (False, list), "PAPER": (False, str)},
 }
 SHAPE_KEYS = {"n_train", "n_test", "tokens", "T", "classes"}
 READS = {"trajectory", "weights", "dataset", "artifact"}
-RESERVED = {"dataset", "train", "report", "all"}  # rule names of the machinery
+RESERVED = {"dataset", "train", "all"}  # rule names of the machinery
 
 
 def _declaration(path: Path, kind: str) -> dict:

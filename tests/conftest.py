@@ -1,5 +1,6 @@
 import copy
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -8,7 +9,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-SMOKE = REPO / "config" / "smoke.yaml"
+SMOKE = REPO / ".test" / "config" / "config.yaml"
 
 
 def load_yaml(path):
@@ -20,6 +21,31 @@ def load_yaml(path):
 def smoke_raw():
     """The smoke config as a raw dict (a fresh copy per test)."""
     return copy.deepcopy(load_yaml(SMOKE))
+
+
+def hash_tree(root: Path) -> dict[str, str]:
+    """sha256 of every file under ``root`` (relative path -> hex digest)."""
+    import hashlib
+
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(Path(root).rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory):
+    """A finished smoke run, laid out as a checkout's real results would be: the smoke config is the
+    working directory's ``config/config.yaml`` (so plain ``snakemake`` runs it, with the same dataset
+    and run names as the default config), and also ``smoke.yaml`` for tests that pass it explicitly."""
+    import time
+
+    work = tmp_path_factory.mktemp("smoke")
+    (work / "config").mkdir()
+    shutil.copy(SMOKE, work / "config" / "config.yaml")
+    shutil.copy(SMOKE, work / "smoke.yaml")
+    t0 = time.perf_counter()
+    result = snakemake(work)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    return work, time.perf_counter() - t0
 
 
 def snakemake(workdir, *args, configfile=None, timeout=600):

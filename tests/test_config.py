@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from conftest import REPO, load_yaml
+from conftest import REPO, SMOKE, load_yaml
 from pipeline_lib.config import ConfigError, load_config, load_config_file
 from pipeline_lib.engine import recorded_epochs
 
@@ -29,7 +29,7 @@ def test_default_and_smoke_configs_are_valid():
     assert cfg.runs["curriculum_p2_p4"].seeds == tuple(range(10))
     assert cfg.lineage("curriculum_p2_p4") == ["pretrain_p2", "curriculum_p2_p4"]
     assert cfg.start_epoch("curriculum_p2_p4") == 3000
-    load_config_file(REPO / "config" / "smoke.yaml")
+    load_config_file(SMOKE)
 
 
 def test_defaults_are_filled(smoke_raw):
@@ -145,3 +145,42 @@ def test_schedule_is_dense_early_sparse_late():
     assert max(gaps) <= 500
     shifted = recorded_epochs(cfg.runs["scratch_p4"].record_attention, 3000, 10000)
     assert shifted[0] == 3000 and shifted[-1] == 10000 and 3100 in shifted
+
+
+def test_device_auto_is_resolved_before_the_params(smoke_raw, monkeypatch):
+    from pipeline_lib.config import _torch_build_has_gpu, resolve_device_setting
+
+    smoke_raw["device"] = "auto"
+    cfg = load_config(smoke_raw)
+    expected = "cuda" if _torch_build_has_gpu() and __import__("torch").cuda.is_available() else "cpu"
+    assert cfg.device == expected and cfg.run_slice("scratch_p4")["device"] == expected
+    assert cfg.run_spec("scratch_p4").device == expected
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert resolve_device_setting("auto") == "cpu" and resolve_device_setting("cuda") == "cuda"
+
+
+def test_strings_from_nested_config_overrides_are_read_as_numbers(smoke_raw):
+    # snakemake --config 'runs={scratch_p4: {...}}' gives every nested scalar as a string
+    run = smoke_raw["runs"]["scratch_p4"]
+    run.update(epochs="7", seeds="[0, 1, 2]", optimizer={"lr": "1e-2", "betas": ["0.8", "0.99"]},
+               attention={"tau": "0.5"})
+    cfg = load_config(smoke_raw)
+    rc = cfg.runs["scratch_p4"]
+    assert (rc.epochs, rc.seeds, rc.optimizer.lr, rc.optimizer.betas, rc.attention.tau) == (
+        7, (0, 1, 2), 0.01, (0.8, 0.99), 0.5)
+    smoke_raw["runs"]["pretrain_p2"]["log_every"] = "often"
+    with pytest.raises(ConfigError, match=r"runs\.pretrain_p2\.log_every.*'often' is not of type 'integer'"):
+        load_config(smoke_raw)
+
+
+def test_standalone_configs_are_found_and_results_folder_is_configurable(tmp_path, smoke_raw):
+    from pipeline_lib.config import standalone_files
+
+    assert standalone_files([REPO / "config" / "eureka_paper.yaml"]) == [str(REPO / "config" / "eureka_paper.yaml")]
+    assert standalone_files([REPO / "config" / "config.yaml", SMOKE]) == []
+    assert load_config_file(REPO / "config" / "eureka_paper.yaml").paths.dataset("x") == "results/eureka_paper/datasets/x.h5"
+    with pytest.raises(ConfigError, match="cannot read config file .*missing.yaml"):
+        standalone_files([tmp_path / "missing.yaml"])
+    smoke_raw["results"] = "has space"
+    with pytest.raises(ConfigError, match="config key 'results'"):
+        load_config(smoke_raw)

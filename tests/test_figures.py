@@ -3,6 +3,7 @@ import csv
 import dataclasses
 import importlib
 import inspect
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -242,3 +243,20 @@ def test_figure_modules_never_pick_a_backend_or_import_pyplot():
             assert not any(n.startswith("matplotlib.pyplot") for n in names), path.name
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 assert node.func.attr != "use", f"{path.name}: matplotlib.use"
+
+
+def test_report_caption_escapes_rst_and_jinja_and_states_the_numbers():
+    from docutils.core import publish_parts
+
+    from pipeline_lib.stages.figure import caption_rst
+
+    attrs = {"config_hash": "c0ffee", "code_hash": "deadbeef", "git_commit": "abc", "created_at": "now"}
+    rst = caption_rst("The weights theta_a *and* `b` {{ x }} [0, 1].\n\nSecond   paragraph.",
+                      {"summary": "ratio 3/5 [0.23, 0.88] for W_Q"}, attrs)
+    from jinja2 import Environment
+
+    text = publish_parts(Environment().from_string(rst).render(), writer="html")["body"]
+    plain = " ".join(re.sub(r"<[^>]+>", " ", text).split())
+    assert "The weights theta_a *and* `b` {{ x }} [0, 1]." in plain and "Second paragraph." in plain
+    assert "Measured: ratio 3/5 [0.23, 0.88] for W_Q" in plain and "code deadbeef" in plain
+    assert "<strong>Measured:</strong>" in text

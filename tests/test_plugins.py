@@ -28,7 +28,7 @@ def test_the_smoke_config_exercises_every_plugin(smoke):
     used = {"task": {e.plugin for e in smoke.datasets.values()}, "model": {e.plugin for e in smoke.models.values()},
             "analysis": set(smoke.raw["analyses"]), "figure": set(smoke.raw["figures"])}
     for kind in registry.PACKAGES:
-        assert used[kind] >= set(registry.plugins(kind)), f"{kind}s not in config/smoke.yaml"
+        assert used[kind] >= set(registry.plugins(kind)), f"{kind}s not in .test/config/config.yaml"
 
 
 @pytest.mark.parametrize("kind,name", ALL, ids=[f"{k}:{n}" for k, n in ALL])

@@ -149,18 +149,18 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     for part in ("config.py", "config_checks.py", "registry.py", "jobs.py", "paths.py", "store.py", "lineage.py"):
         _append(repo / "pipeline_lib" / part, "\n# a change to the plumbing\n")
     assert _planned(work, repo) == {}
-    # a new figure module and its config block: only that figure and the report
+    # a new figure module and its config block: only that figure
     (repo / "pipeline_lib/figures/final_loss.py").write_text(NEW_FIGURE)
     fig_cfg = _with(work, "fig.yaml", lambda r: r["figures"].update(final_loss={"arms": {"scratch": "scratch_p4"}}))
-    assert _planned(work, repo, fig_cfg) == {"final_loss": 1, "report": 1, "all": 1}
+    assert _planned(work, repo, fig_cfg) == {"final_loss": 1, "all": 1}
     built = tmp_path / "built"  # it really builds, captioned by its docstring (in a copy: keep `work` as it is)
     shutil.copytree(work, built)
     res = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(repo / "Snakefile"), "-d", str(built),
-                          "--configfile", str(built / fig_cfg), "--cores", "1", "final_loss", "report"],
+                          "--configfile", str(built / fig_cfg), "--cores", "1", "final_loss"],
                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(repo)), cwd=built)
     assert res.returncode == 0, res.stderr[-3000:]
-    report = (built / "results/report.html").read_text()
-    assert 'id="final_loss"' in report and "one dot per seed" in report
+    caption = (built / "results/figures/final_loss.rst").read_text()  # its report caption
+    assert "one dot per seed" in caption and "**Measured:** scratch: 3 seeds" in caption
     assert _planned(work, repo) == {}  # a module no config uses changes nothing
     # a new task family and a dataset of it: only that dataset
     (repo / "pipeline_lib/tasks/parity.py").write_text(NEW_TASK)
@@ -168,12 +168,12 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
         parity_T6={"task": "parity", "T": 6, "k": 3, "n_train": 64, "n_test": 32}))
     assert _planned(work, repo, task_cfg) == {"dataset": 1, "all": 1}
     assert _planned(work, repo) == {}
-    # a figure's own code: that figure and the report
+    # a figure's own code: that figure
     _append(repo / "pipeline_lib/figures/fig7_param_tsne.py", "\n# a change to Fig. 7\n")
-    assert _planned(work, repo) == {"fig7_param_tsne": 1, "report": 1, "all": 1}
+    assert _planned(work, repo) == {"fig7_param_tsne": 1, "all": 1}
     _append(repo / "pipeline_lib/analysis/interpolation.py", "\n# a change to the interpolation analysis\n")
     assert _planned(work, repo) == {"interpolation": 1, "fig6_interpolation": 1, "fig7_param_tsne": 1,
-                                    "report": 1, "all": 1}
+                                    "all": 1}
     _restore(repo, "analysis/interpolation.py", "figures/fig7_param_tsne.py")
     assert _planned(work, repo) == {}
     # each model kind is its own module: the transformer's runs and what reads them, no circuit job

@@ -12,6 +12,7 @@ from . import style
 from .reading import entry_arms
 
 NAME = "eureka_accuracy"
+PAPER = "Eureka-Moments in Transformers"  # the report's category
 CONFIG = """
 description: >-
   Train/test accuracy over training per attention variant, one row per Eureka experiment

@@ -14,6 +14,7 @@ from . import style
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_attention_distribution"
+PAPER = "Eureka-Moments in Transformers"  # the report's category
 CONFIG = """
 description: Histogram of attention weights at several epochs, one panel per arm (Fig. 8 of the Eureka paper).
 required: [experiments]

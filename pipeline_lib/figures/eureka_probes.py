@@ -11,6 +11,7 @@ from . import style
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_probes"
+PAPER = "Eureka-Moments in Transformers"  # the report's category
 CONFIG = """
 description: >-
   Linear-probe accuracy of the first step over training per attention variant, one row per

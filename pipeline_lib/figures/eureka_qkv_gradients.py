@@ -12,6 +12,7 @@ from . import style
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_qkv_gradients"
+PAPER = "Eureka-Moments in Transformers"  # the report's category
 CONFIG = """
 description: >-
   Mean |gradient| of W_Q, W_K and W_V over training per attention variant, one row per Eureka

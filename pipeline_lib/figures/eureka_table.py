@@ -14,6 +14,7 @@ from ..store import atomic_path, read_dataset
 from . import style
 
 NAME = "eureka_table"
+PAPER = "Eureka-Moments in Transformers"  # the report's category
 CONFIG = """
 description: >-
   The Eureka paper's Table 1 (Eureka-ratio, accuracy, mean Eureka epoch per variant), one block

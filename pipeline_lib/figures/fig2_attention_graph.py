@@ -13,6 +13,7 @@ from . import style
 from .reading import arm_trajectory, recorded_attention
 
 NAME = "fig2_attention_graph"
+PAPER = "Easing Optimization Paths: a Circuit Perspective"  # the report's category
 CONFIG = """
 description: Bipartite attention graph of one probe sequence at several recorded epochs.
 required: [runs]

@@ -13,6 +13,7 @@ from . import style
 from .reading import arm_trajectory, recorded_attention
 
 NAME = "fig3_attention_heatmap"
+PAPER = "Easing Optimization Paths: a Circuit Perspective"  # the report's category
 CONFIG = """
 description: Attention per position over epochs, one panel per arm, the k boundary marked.
 required: [arms]

@@ -12,6 +12,7 @@ from ..store import read_dataset
 from . import style
 
 NAME = "fig4_embeddings"
+PAPER = "Easing Optimization Paths: a Circuit Perspective"  # the report's category
 CONFIG = """
 description: z_A of a d=2 model after pretraining and after finetuning, coloured by the sum of the first k tokens.
 required: [pretrain, finetune]

@@ -13,6 +13,7 @@ from . import style
 from .reading import arm_trajectory
 
 NAME = "fig5_accuracy"
+PAPER = "Easing Optimization Paths: a Circuit Perspective"  # the report's category
 CONFIG = """
 description: Train/test accuracy per arm (every seed thin, median bold), switch marked.
 required: [arms]

@@ -12,6 +12,7 @@ from ..store import read_dataset
 from . import style
 
 NAME = "fig6_interpolation"
+PAPER = "Easing Optimization Paths: a Circuit Perspective"  # the report's category
 CONFIG = """
 description: Loss along the interpolation between two solutions, every seed thin and the median bold.
 required: [interpolation]

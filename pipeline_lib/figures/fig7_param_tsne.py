@@ -12,6 +12,7 @@ from ..store import read_dataset
 from . import style
 
 NAME = "fig7_param_tsne"
+PAPER = "Easing Optimization Paths: a Circuit Perspective"  # the report's category
 CONFIG = """
 description: Joint 2-D embedding of parameter trajectories; start, switch and end marked.
 required: [param_embed]

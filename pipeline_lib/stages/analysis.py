@@ -12,8 +12,9 @@ from ..paths import Paths
 from ..store import provenance, write_dataset
 
 
-def run_analysis(cfg: Config, kind: str, name: str, out_path: str, paths: Paths = Paths(), threads: int = 1):
+def run_analysis(cfg: Config, kind: str, name: str, out_path: str, paths: Paths | None = None, threads: int = 1):
     module = registry.load("analysis", kind)
+    paths = paths or cfg.paths
     out, attrs = module.compute(cfg, name, cfg.params("analysis", kind, name), paths, threads)
     prov = provenance(cfg.analysis_slice(kind, name), analysis_inputs(cfg, kind, name, paths),
                       device=attrs.pop("device", "cpu"), code=analysis_code(cfg, kind, name))

@@ -1,24 +1,55 @@
-"""Stage of every figure: build one figure module's figure, save ``.pdf``/``.png`` and a ``.json``
-sidecar with the numbers the figure states (``stats``, with a one-line ``summary`` the report
-quotes) and its provenance, also embedded in the PNG and PDF metadata."""
+"""Stage of every figure: build one figure module's figure, save ``.pdf``/``.png``, a ``.json``
+sidecar with the numbers the figure states (``stats``, with a one-line ``summary``) and its
+provenance (also embedded in the PNG and PDF metadata), and ``.rst``: its caption for
+``snakemake --report`` (the caption text, the measured summary and the provenance)."""
 from __future__ import annotations
 
+import ast
 import json
+import re
 from pathlib import Path
 
 from .. import registry
+from ..codehash import parse
 from ..config import Config
 from ..jobs import FIGURE_OUTPUTS, figure_code, figure_inputs, figure_outputs
 from ..paths import Paths
 from ..store import atomic_path, provenance
 
-def build_figure(cfg: Config, name: str, paths: Paths = Paths()) -> dict:
+
+def build_figure(cfg: Config, name: str, paths: Paths | None = None, caption: str | None = None) -> dict:
+    """Build figure ``name``; ``caption``: its caption file (``workflow/report/<name>.txt``), else
+    the module's docstring is the caption."""
     module = registry.load("figure", name)
+    paths = paths or cfg.paths
     extra = {ext: paths.figure(name, ext) for ext in figure_outputs(name)[len(FIGURE_OUTPUTS):]}
     fig, stats = module.build(cfg, cfg.figures[name], paths, extra)
     attrs = provenance(cfg.figure_slice(name), figure_inputs(cfg, name, paths), device="none", code=figure_code(name))
-    save_figure(fig, stats, attrs, *(paths.figure(name, ext) for ext in FIGURE_OUTPUTS))
+    save_figure(fig, stats, attrs, *(paths.figure(name, ext) for ext in FIGURE_OUTPUTS[:3]))
+    with atomic_path(paths.figure(name, ".rst")) as tmp:
+        Path(tmp).write_text(caption_rst(caption_text(name, caption), stats, attrs))
     return stats
+
+
+def caption_text(name: str, caption: str | None) -> str:
+    """A figure's caption: its caption file, else its module's docstring."""
+    if caption:
+        return Path(caption).read_text()
+    return ast.get_docstring(parse(registry.plugin("figure", name).path)) or ""
+
+
+def _rst_escape(text: str) -> str:
+    return re.sub(r"([\\*`_|\[\]<>])", r"\\\1", text)
+
+
+def caption_rst(caption: str, stats: dict, attrs: dict) -> str:
+    """The report caption: the text, the measured numbers and the provenance, as reStructuredText
+    kept verbatim by Snakemake's Jinja pass (``{% raw %}``)."""
+    paragraphs = [_rst_escape(" ".join(p.split())) for p in caption.split("\n\n") if p.strip()]
+    paragraphs.append("**Measured:** " + _rst_escape(stats.get("summary", "")))
+    paragraphs.append(_rst_escape(f"config {attrs['config_hash']} · code {attrs['code_hash']} · "
+                                  f"commit {attrs['git_commit']} · {attrs['created_at']}"))
+    return "{% raw %}\n" + "\n\n".join(paragraphs) + "\n{% endraw %}\n"
 
 
 def save_figure(fig, stats: dict, attrs: dict, pdf: str, png: str, sidecar: str) -> None:

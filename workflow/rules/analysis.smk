@@ -8,11 +8,11 @@ for kind in ANALYSES:
         input:
             analysis_inputs(kind),
         output:
-            f"results/analysis/{kind}/{{name}}.h5",
+            P.analysis(kind, "{name}"),
         log:
-            f"results/logs/{kind}/{{name}}.log",
+            P.log(kind, "{name}"),
         benchmark:
-            f"results/benchmarks/{kind}/{{name}}.tsv"
+            P.benchmark(kind, "{name}")
         wildcard_constraints:
             name=names_regex(jobs.analysis_jobs(CFG, kind)),
         resources:

@@ -6,15 +6,27 @@ import re
 from snakemake.exceptions import WorkflowError
 
 from pipeline_lib import jobs, registry
-from pipeline_lib.config import ConfigError, canonical_json, load_config
-from pipeline_lib.paths import Paths
+from pipeline_lib.config import (
+    ConfigError,
+    canonical_json,
+    load_config,
+    standalone_files,
+)
 
 try:
+    if not workflow.config_settings.replace_workflow_config:
+        for path in standalone_files(workflow.overwrite_configfiles):
+            path = os.path.relpath(path)
+            raise WorkflowError(
+                f"{path} is a complete config (standalone: true), meant to replace "
+                "config/config.yaml, not to be merged into it: run it with "
+                f"--configfile {path} --replace-workflow-config"
+            )
     CFG = load_config(config)
 except (ConfigError, registry.PluginError) as exc:
     raise WorkflowError(str(exc)) from None
 
-P = Paths()
+P = CFG.paths
 ANALYSES = list(registry.plugins("analysis"))
 
 
@@ -48,31 +60,28 @@ def analysis_params(kind):
     }
 
 
+def caption_file(figure):
+    """The figure's caption text, part of the workflow's source (none: its module's docstring)."""
+    path = f"{workflow.basedir}/workflow/report/{figure}.txt"
+    return path if os.path.exists(path) else []
+
+
 def figure_files(name):
-    return multiext(P.figure(name, ""), *jobs.figure_outputs(name))
-
-
-def caption(figure):
-    return f"{workflow.basedir}/workflow/report/{figure}.txt"
-
-
-def report_inputs(wildcards):
-    return {
-        "figures": [
-            P.figure(n, ext) for n in CFG.raw["figures"] for ext in (".png", ".json")
-        ],
-        # captions are part of the workflow's source; a figure without one: its docstring
-        "captions": [
-            caption(n) for n in CFG.raw["figures"] if os.path.exists(caption(n))
-        ],
-    }
+    """A figure's outputs; its PNG goes into `snakemake --report` under its paper, with the
+    caption the figure job writes (text, measured numbers, provenance)."""
+    files = [P.figure(name, ext) for ext in jobs.figure_outputs(name)]
+    files[1] = report(
+        files[1],
+        caption=os.path.abspath(P.figure(name, ".rst")),
+        category=registry.plugin("figure", name).get("PAPER", "Other figures"),
+        labels={"figure": name},
+    )
+    return files
 
 
 def all_targets():
     targets = [P.dataset(d) for d in CFG.datasets] + [P.trajectory(r) for r in CFG.runs]
     targets += [P.analysis(k, n) for k in ANALYSES for n in jobs.analysis_jobs(CFG, k)]
     for name in CFG.raw["figures"]:
-        targets.extend(figure_files(name))
-    if CFG.raw["figures"]:
-        targets.append(P.report())
+        targets += [P.figure(name, ext) for ext in jobs.figure_outputs(name)]
     return targets

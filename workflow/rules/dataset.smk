@@ -1,10 +1,10 @@
 rule dataset:
     output:
-        "results/datasets/{dataset}.h5",
+        P.dataset("{dataset}"),
     log:
-        "results/logs/dataset/{dataset}.log",
+        P.log("dataset", "{dataset}"),
     benchmark:
-        "results/benchmarks/dataset/{dataset}.tsv"
+        P.benchmark("dataset", "{dataset}")
     resources:
         runtime=10,
         mem_mb=2000,

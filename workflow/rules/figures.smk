@@ -5,13 +5,14 @@ for fig in CFG.raw["figures"]:
         name:
             fig
         input:
-            jobs.figure_inputs(CFG, fig, P),
+            data=jobs.figure_inputs(CFG, fig, P),
+            caption=caption_file(fig),
         output:
             figure_files(fig),
         log:
-            f"results/logs/figures/{fig}.log",
+            P.log("figures", fig),
         benchmark:
-            f"results/benchmarks/figures/{fig}.tsv"
+            P.benchmark("figures", fig)
         resources:
             runtime=20,
             mem_mb=4000,
@@ -20,16 +21,3 @@ for fig in CFG.raw["figures"]:
             code=jobs.figure_code(fig),
         script:
             "../scripts/figure.py"
-
-
-rule report:
-    input:
-        unpack(report_inputs),
-    output:
-        "results/report.html",
-    log:
-        "results/logs/report.log",
-    params:
-        code=jobs.report_code(),
-    script:
-        "../scripts/report.py"

@@ -2,12 +2,12 @@ rule train:
     input:
         unpack(train_inputs),
     output:
-        trajectory="results/runs/{run}/trajectory.h5",
-        weights="results/runs/{run}/weights.h5",
+        trajectory=P.trajectory("{run}"),
+        weights=P.weights("{run}"),
     log:
-        "results/logs/train/{run}.log",
+        P.log("train", "{run}"),
     benchmark:
-        "results/benchmarks/train/{run}.tsv"
+        P.benchmark("train", "{run}")
     threads: 1
     resources:
         runtime=120,

@@ -1,0 +1,168 @@
+"""`snakemake --report` on the smoke results: every configured figure under its paper, with its
+caption and measured numbers; and the report rendered by a real headless Chromium."""
+import html
+import json
+import re
+import shutil
+import subprocess
+import zipfile
+
+import pytest
+
+from conftest import load_yaml, snakemake
+from pipeline_lib import registry
+
+pytestmark = pytest.mark.workflow
+
+
+def _embedded(page: str, var: str):
+    """A JSON object the report embeds as ``var <name> = {...};``."""
+    m = re.search(rf"var {var} = (\{{.*?\}});\s*</script>", page, re.S)
+    assert m, f"report has no {var}"
+    return json.loads(m[1])
+
+
+def _text(fragment: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+
+
+@pytest.fixture(scope="module")
+def native_report(smoke_run, tmp_path_factory):
+    work, _ = smoke_run
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    res = snakemake(work, "--report", str(out))
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    return work, out
+
+
+def test_native_report_files_every_figure_under_its_paper_with_caption_and_numbers(native_report):
+    work, out = native_report
+    page = out.read_text()
+    results, categories = _embedded(page, "results"), _embedded(page, "categories")
+    figures = load_yaml(work / "config" / "config.yaml")["figures"]
+    assert set(categories) == {"Easing Optimization Paths: a Circuit Perspective", "Eureka-Moments in Transformers"}
+    for fig in figures:
+        path = f"results/figures/{fig}.png"
+        paper = registry.plugin("figure", fig).get("PAPER")
+        assert path in [p for sub in categories[paper].values() for p in sub], (fig, paper)
+        entry = results[path]
+        assert entry["labels"] == {"figure": fig}
+        caption = _text(entry["caption"])
+        side = json.loads((work / "results" / "figures" / f"{fig}.json").read_text())
+        assert "Measured: " + " ".join(side["stats"]["summary"].split()) in caption, fig
+        assert side["provenance"]["code_hash"] in caption
+        text = (registry.plugin("figure", fig).path.parents[2] / "workflow" / "report" / f"{fig}.txt")
+        if text.exists():  # the existing caption text, its first sentence at least
+            assert " ".join(text.read_text().split())[:80] in caption, fig
+        assert entry["data_uri"].startswith("data:image/png;") and ";base64," in entry["data_uri"]
+
+
+def test_report_zip_and_a_report_of_missing_results_names_the_file(smoke_run, tmp_path):
+    work, _ = smoke_run
+    res = snakemake(work, "--report", str(tmp_path / "report.zip"))
+    assert res.returncode == 0, res.stderr[-3000:]
+    names = zipfile.ZipFile(tmp_path / "report.zip").namelist()
+    assert any(n.endswith("report.html") for n in names)
+    figures = load_yaml(work / "config" / "config.yaml")["figures"]
+    assert {n.rsplit("/", 1)[1] for n in names if n.endswith(".png")} == {f"{fig}.png" for fig in figures}
+    empty = tmp_path / "empty"
+    (empty / "config").mkdir(parents=True)
+    shutil.copy(work / "config" / "config.yaml", empty / "config" / "config.yaml")
+    bad = snakemake(empty, "--report", str(tmp_path / "r.html"))
+    assert bad.returncode != 0 and "results/figures/" in bad.stdout + bad.stderr
+
+
+# -- a real browser -------------------------------------------------------------------------------
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    if shutil.which("apt-get") is None:
+        pytest.skip("no Chromium and no apt-get to install it")
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("no Chromium, and installing it with apt-get needs root")
+    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        if res.returncode != 0:
+            pytest.skip(f"cannot install Chromium ({' '.join(cmd)}): {res.stderr[-500:]}")
+    return shutil.which("chromium")
+
+
+# Drives the report as a user does (back to the results menu, a category, then each figure's view
+# and its info panel), then writes what it saw into the page for --dump-dom.
+PROBE = r"""<script>
+window.addEventListener('load', () => { setTimeout(async () => {
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const out = {categories: {}, images: {}, captions: {}, broken: []};
+  for (const cat of Object.keys(categories)) {
+    app.setView({navbarMode: "menu"}); await sleep(300);
+    app.showCategory(cat); await sleep(600);
+    out.categories[cat] = document.querySelector('#app').innerText;
+  }
+  for (const [path, entry] of Object.entries(results)) {
+    app.setView({content: "img", contentPath: entry.data_uri, resultPath: path}); await sleep(300);
+    app.showResultInfo(path); await sleep(300);
+    const img = [...document.querySelectorAll('img')].find(i => i.getAttribute('src') === entry.data_uri);
+    out.images[path] = img ? [img.complete, img.naturalWidth, img.naturalHeight] : null;
+    out.captions[path] = document.querySelector('#app').innerText;
+    for (const i of document.querySelectorAll('img'))
+      if (!(i.complete && i.naturalWidth > 0)) out.broken.push(path + ': ' + (i.getAttribute('src') || '').slice(0, 60));
+  }
+  const pre = document.createElement('pre'); pre.id = 'probe-result'; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+}, 500); });
+</script>"""
+
+SHOW_FIG5 = r"""<script>
+window.addEventListener('load', () => { setTimeout(() => {
+  const path = Object.keys(results).find(p => p.endsWith('fig5_accuracy.png'));
+  app.setView({content: "img", contentPath: results[path].data_uri, resultPath: path});
+  app.showResultInfo(path);
+}, 500); });
+</script>"""
+
+
+def _with_script(page: str, script: str) -> str:
+    end = page.rfind("</body>")  # the last one: the page's scripts hold "</body>" in strings
+    return page[:end] + script + page[end:]
+
+
+def _headless(chromium, *args, timeout=120):
+    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=60000", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def test_report_renders_with_its_images_in_headless_chromium(native_report, tmp_path):
+    chromium = _chromium()
+    work, out = native_report
+    page = out.read_text()
+    figures = load_yaml(work / "config" / "config.yaml")["figures"]
+    probe = tmp_path / "probe.html"
+    probe.write_text(_with_script(page, PROBE))
+    res = _headless(chromium, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", probe.as_uri())
+    m = re.search(r'<pre id="probe-result">(.*?)</pre>', res.stdout, re.S)
+    assert m, res.stderr[-2000:]
+    seen = json.loads(html.unescape(m[1]))
+    assert seen["broken"] == []
+    for fig in figures:
+        path = f"results/figures/{fig}.png"
+        complete, width, height = seen["images"][path]
+        assert complete and width > 300 and height > 150, (fig, seen["images"][path])
+        paper = registry.plugin("figure", fig).get("PAPER")
+        assert fig in seen["categories"][paper], (fig, paper)
+        summary = json.loads((work / "results" / "figures" / f"{fig}.json").read_text())["stats"]["summary"]
+        assert " ".join(summary.split())[:40] in " ".join(seen["captions"][path].split()), fig
+    # and a screenshot of Fig. 5 in the report: a real image, not a blank page
+    show = tmp_path / "fig5.html"
+    show.write_text(_with_script(page, SHOW_FIG5))
+    shot = tmp_path / "fig5.png"
+    _headless(chromium, f"--user-data-dir={tmp_path / 'profile2'}", f"--screenshot={shot}",
+              "--window-size=1400,1000", show.as_uri())
+    import matplotlib.image as mpimg
+
+    pixels = mpimg.imread(shot)
+    assert pixels.shape[:2] == (1000, 1400)
+    assert len({tuple(p) for p in pixels[::7, ::7, :3].reshape(-1, 3).round(2)}) > 50  # a plot's many colours
