@@ -325,8 +325,11 @@ def resolve_device_setting(setting: str) -> str:
         return "cpu"
     if not _torch_build_has_gpu():
         return "cpu"
-    import torch
-
+    try:
+        import torch
+    except ImportError as exc:  # a broken install: training will say so; the plan is for the CPU
+        raise ConfigError(f"config key 'device' is 'auto' but torch cannot be imported ({exc}); "
+                          "fix the install or set device: cpu") from exc
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 

@@ -111,22 +111,28 @@ def _allowed_from_schema(schema: dict) -> str:
 
 
 def _read_scalar(text: str):
-    """A string as Snakemake reads a top-level ``--config`` value: int, float, else YAML."""
+    """A string as Snakemake reads a top-level ``--config`` value (int, float, else YAML), kept as
+    the string unless it reads as a finite number, a boolean, null, a list or a mapping."""
+    import math
+
     for parse in (int, float):
         try:
-            return parse(text)
+            value = parse(text)
+            return value if math.isfinite(value) else text
         except ValueError:
             pass
     try:
-        return yaml.safe_load(text)
+        value = yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+    return value if value is None or isinstance(value, (bool, int, float, list, dict)) else text
 
 
 def _coerce_strings(validator, data: dict, rounds: int = 5) -> list:
     """Snakemake reads nested ``--config`` values as strings (``runs={r: {epochs: 5}}`` gives
-    ``'5'``): where the schema rejects such a string and its YAML reading (a number, a boolean,
-    null) is accepted, use that. Returns the remaining validation errors."""
+    ``'5'``): where the schema rejects such a string, use its reading (``_read_scalar``) instead; a
+    reading that is still invalid is reported as such (naming the key path). A quoted number in a
+    YAML file is read the same way. Returns the remaining validation errors."""
     for _ in range(rounds):
         errors = list(validator.iter_errors(data))
         changed = False

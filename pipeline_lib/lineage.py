@@ -16,7 +16,7 @@ import h5py
 
 from .store import file_hash
 
-FIGURE_SUFFIXES = (".pdf", ".png", ".json")
+FIGURE_SUFFIXES = (".pdf", ".png", ".json", ".rst")  # a figure's files; its provenance: the .json
 
 
 @dataclass
@@ -47,7 +47,18 @@ def read_provenance(path: Path) -> dict:
 
 
 def _root_of(path: Path) -> Path:
-    """The workflow directory: recorded input paths are relative to it (the folder holding results/)."""
+    """The working directory the artifact was made in (its recorded input paths are relative to
+    it): the nearest folder above it from which its first recorded input exists, else the folder
+    holding a ``results`` folder, else the current directory."""
+    try:
+        inputs = json.loads(read_provenance(path).get("inputs_json", "[]"))
+    except (OSError, KeyError, ValueError):
+        inputs = []
+    first = Path(inputs[0]["path"]) if inputs else None
+    if first is not None and not first.is_absolute():
+        for parent in path.resolve().parents:
+            if (parent / first).exists():
+                return parent
     parts = path.resolve().parts
     return Path(*parts[: parts.index("results")]) if "results" in parts else Path.cwd()
 

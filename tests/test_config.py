@@ -148,15 +148,45 @@ def test_schedule_is_dense_early_sparse_late():
 
 
 def test_device_auto_is_resolved_before_the_params(smoke_raw, monkeypatch):
-    from pipeline_lib.config import _torch_build_has_gpu, resolve_device_setting
+    import torch
 
     smoke_raw["device"] = "auto"
     cfg = load_config(smoke_raw)
-    expected = "cuda" if _torch_build_has_gpu() and __import__("torch").cuda.is_available() else "cpu"
+    expected = "cuda" if torch.cuda.is_available() else "cpu"  # what torch itself says
     assert cfg.device == expected and cfg.run_slice("scratch_p4")["device"] == expected
     assert cfg.run_spec("scratch_p4").device == expected
+    assert cfg.raw["device"] == expected
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    from pipeline_lib.config import resolve_device_setting
+
     assert resolve_device_setting("auto") == "cpu" and resolve_device_setting("cuda") == "cuda"
+
+
+@pytest.mark.parametrize("cuda, hip, available, expected", [
+    ("None", "None", True, "cpu"),  # a CPU build: torch is not even asked
+    ("'12.4'", "None", True, "cuda"), ("'12.4'", "None", False, "cpu"), ("None", "'6.2'", True, "cuda")])
+def test_device_auto_reads_the_torch_build_and_asks_torch_only_for_a_gpu_build(
+        tmp_path, monkeypatch, cuda, hip, available, expected):
+    import importlib.util
+    import sys
+    import types
+
+    from pipeline_lib.config import resolve_device_setting
+
+    pkg = tmp_path / "torch"
+    pkg.mkdir()
+    (pkg / "version.py").write_text(f"from typing import Optional\n__version__ = '9.9'\n"
+                                    f"cuda: Optional[str] = {cuda}\nhip: Optional[str] = {hip}\n")
+    (pkg / "__init__.py").write_text("")
+    fake = types.ModuleType("torch")
+    fake.__spec__ = importlib.util.spec_from_file_location("torch", pkg / "__init__.py",
+                                                           submodule_search_locations=[str(pkg)])
+    asked = []
+    fake.cuda = types.SimpleNamespace(is_available=lambda: asked.append(1) or available)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert resolve_device_setting("auto") == expected
+    assert bool(asked) == (cuda != "None" or hip != "None")
 
 
 def test_strings_from_nested_config_overrides_are_read_as_numbers(smoke_raw):

@@ -251,12 +251,16 @@ def test_report_caption_escapes_rst_and_jinja_and_states_the_numbers():
     from pipeline_lib.stages.figure import caption_rst
 
     attrs = {"config_hash": "c0ffee", "code_hash": "deadbeef", "git_commit": "abc", "created_at": "now"}
-    rst = caption_rst("The weights theta_a *and* `b` {{ x }} [0, 1].\n\nSecond   paragraph.",
+    rst = caption_rst("The weights theta_a *and* `b` {{ x }} [0, 1].\n  \nSecond   paragraph::\n\n- not a list"
+                      "\n\n1. not enumerated\n\n.. not a comment\n\n:not: a field",
                       {"summary": "ratio 3/5 [0.23, 0.88] for W_Q"}, attrs)
     from jinja2 import Environment
 
     text = publish_parts(Environment().from_string(rst).render(), writer="html")["body"]
     plain = " ".join(re.sub(r"<[^>]+>", " ", text).split())
-    assert "The weights theta_a *and* `b` {{ x }} [0, 1]." in plain and "Second paragraph." in plain
+    assert "The weights theta_a *and* `b` {{ x }} [0, 1]." in plain and "Second paragraph::" in plain
+    for kept in ("- not a list", "1. not enumerated", ".. not a comment", ":not: a field"):
+        assert kept in plain, kept
+    assert "<ul" not in text and "<ol" not in text and "<table" not in text and text.count("<p>") == 8
     assert "Measured: ratio 3/5 [0.23, 0.88] for W_Q" in plain and "code deadbeef" in plain
     assert "<strong>Measured:</strong>" in text

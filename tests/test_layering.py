@@ -29,18 +29,27 @@ def test_the_test_config_never_touches_the_real_results(smoke_run):
     assert hash_tree(work / "results") == before
 
 
-def test_paper_config_writes_under_its_own_folder_and_refuses_to_be_merged(smoke_run):
-    work, _ = smoke_run
-    paper = REPO / "config" / "eureka_paper.yaml"
-    res = snakemake(work, "-n", "--replace-workflow-config", configfile=paper)
+def _planned_outputs(res) -> list[str]:
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-3000:]
-    outputs = [ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.strip().startswith("output:")]
-    files = [f for ln in outputs for f in ln.split(", ")]
-    assert len(files) > 50 and all(f.startswith("results/eureka_paper/") for f in files), files[:5]
-    merged = snakemake(work, "-n", configfile=paper)
-    said = merged.stdout + merged.stderr
-    assert merged.returncode != 0 and "eureka_paper.yaml" in said and "--replace-workflow-config" in said
+    lines = [ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.strip().startswith("output:")]
+    return [f for ln in lines for f in ln.split(", ")]
+
+
+def test_paper_config_replaces_the_default_and_writes_under_its_own_folder(smoke_run, tmp_path):
+    work, _ = smoke_run
+    paper = REPO / "config" / "eureka_paper.yaml"
+    # standalone: true -> it replaces config/config.yaml with or without --replace-workflow-config
+    # (the jobs Snakemake spawns on a cluster are not given that flag)
+    for extra in ((), ("--replace-workflow-config",)):
+        files = _planned_outputs(snakemake(work, "-n", *extra, configfile=paper))
+        assert len(files) > 50 and all(f.startswith("results/eureka_paper/") for f in files), files[:5]
+        assert not any("scratch_p4" in f or "fig5_accuracy" in f for f in files)  # nothing of the default's
+    # a file given after it is merged into it, as usual
+    more = tmp_path / "more.yaml"
+    more.write_text("results: results/eureka_paper_more\n")
+    files = _planned_outputs(snakemake(work, "-n", "--configfile", str(paper), str(more)))
+    assert files and all(f.startswith("results/eureka_paper_more/") for f in files)
 
 
 def test_configfile_merges_into_the_default_and_replace_replaces(smoke_run, tmp_path):

@@ -1,5 +1,6 @@
 """environment.yml and pyproject.toml name the same dependencies with the same versions, the
-distribution's name is not taken by another project, and the licence is there."""
+distribution is not named pipeline_lib (the index's pipeline-lib is another project; that the new
+name is free was checked with `pip index versions` when it was chosen), and the licence is there."""
 import re
 
 import pytest

@@ -171,6 +171,9 @@ def test_lineage_reaches_the_datasets_and_flags_tampering(smoke_run, tmp_path):
                  "results/runs/pretrain_p2/weights.h5", "results/datasets/sma_p4_T12.h5", "results/datasets/sma_p2_T12.h5"):
         assert path in ok.stdout, path
     assert "STALE" not in ok.stdout and "all match their records" in ok.stdout
+    rst = subprocess.run([*cmd[:-1], str(copy / "results/figures/fig6_interpolation.rst")], capture_output=True,
+                         text=True, cwd=tmp_path)  # a figure's caption file, from another directory
+    assert rst.returncode == 0 and "all match their records" in rst.stdout, rst.stdout + rst.stderr
     with open(copy / "results/datasets/sma_p2_T12.h5", "ab") as fh:
         fh.write(b"tampered")
     bad = subprocess.run(cmd, capture_output=True, text=True)

@@ -39,14 +39,17 @@ def caption_text(name: str, caption: str | None) -> str:
 
 
 def _rst_escape(text: str) -> str:
-    return re.sub(r"([\\*`_|\[\]<>])", r"\\\1", text)
+    """Plain text as one reStructuredText paragraph: inline markup escaped, and the leading
+    backslash-space (which docutils drops) keeps a start like "- ", "1. " or ".. " from being read
+    as a list or a comment."""
+    return "\\ " + re.sub(r"([\\*`_|\[\]<>:])", r"\\\1", text)
 
 
 def caption_rst(caption: str, stats: dict, attrs: dict) -> str:
     """The report caption: the text, the measured numbers and the provenance, as reStructuredText
     kept verbatim by Snakemake's Jinja pass (``{% raw %}``)."""
-    paragraphs = [_rst_escape(" ".join(p.split())) for p in caption.split("\n\n") if p.strip()]
-    paragraphs.append("**Measured:** " + _rst_escape(stats.get("summary", "")))
+    paragraphs = [_rst_escape(" ".join(p.split())) for p in re.split(r"\n\s*\n", caption) if p.strip()]
+    paragraphs.append("**Measured:** " + _rst_escape(stats.get("summary", "")).removeprefix("\\ "))
     paragraphs.append(_rst_escape(f"config {attrs['config_hash']} · code {attrs['code_hash']} · "
                                   f"commit {attrs['git_commit']} · {attrs['created_at']}"))
     return "{% raw %}\n" + "\n\n".join(paragraphs) + "\n{% endraw %}\n"

@@ -1,9 +1,11 @@
 # Validation, wildcard constraints, target expansion and input functions; nothing else. Nothing
 # here names a task, model, analysis or figure: they come from the plug-in registries and the config.
+import copy
 import os
 import re
 
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 
 from pipeline_lib import jobs, registry
 from pipeline_lib.config import (
@@ -14,14 +16,17 @@ from pipeline_lib.config import (
 )
 
 try:
-    if not workflow.config_settings.replace_workflow_config:
-        for path in standalone_files(workflow.overwrite_configfiles):
-            path = os.path.relpath(path)
-            raise WorkflowError(
-                f"{path} is a complete config (standalone: true), meant to replace "
-                "config/config.yaml, not to be merged into it: run it with "
-                f"--configfile {path} --replace-workflow-config"
-            )
+    # A complete config (standalone: true, e.g. config/eureka_paper.yaml) replaces
+    # config/config.yaml as --replace-workflow-config would; also in the jobs Snakemake spawns
+    # (SLURM), which get the --configfile files and --config but not that flag.
+    standalone = standalone_files(workflow.overwrite_configfiles)
+    if standalone:
+        logger.info(
+            f"{', '.join(map(os.path.relpath, standalone))}: a complete config (standalone: "
+            "true), replacing config/config.yaml"
+        )
+        config.clear()
+        config.update(copy.deepcopy(workflow.config_settings.overwrite_config))
     CFG = load_config(config)
 except (ConfigError, registry.PluginError) as exc:
     raise WorkflowError(str(exc)) from None
