@@ -42,7 +42,7 @@ def _rst_escape(text: str) -> str:
     """Plain text as one reStructuredText paragraph: inline markup escaped, and the leading
     backslash-space (which docutils drops) keeps a start like "- ", "1. " or ".. " from being read
     as a list or a comment."""
-    return "\\ " + re.sub(r"([\\*`_|\[\]<>:])", r"\\\1", text)
+    return "\\ " + re.sub(r"([\\*`_|\[\]<>])", r"\\\1", text).replace("::", "\\:\\:")
 
 
 def caption_rst(caption: str, stats: dict, attrs: dict) -> str:
