@@ -357,22 +357,21 @@ def standalone_files(paths) -> list[str]:
     meant to replace the default one rather than be merged into it)."""
     out = []
     for path in paths:
-        try:
-            with open(path) as fh:
-                raw = yaml.safe_load(fh)
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+        raw = read_config_file(path)
         if isinstance(raw, Mapping) and raw.get("standalone") is True:
             out.append(str(path))
     return out
 
 
-def load_config_file(path: str | Path) -> Config:
-    """Read a YAML config file and validate it."""
-    path = Path(path)
+def read_config_file(path: str | Path) -> Any:
+    """A YAML config file's content, unvalidated (an unreadable file: ConfigError naming it)."""
     try:
         with open(path) as fh:
-            raw = yaml.safe_load(fh)
+            return yaml.safe_load(fh)
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
-    return load_config(raw or {})
+
+
+def load_config_file(path: str | Path) -> Config:
+    """Read a YAML config file and validate it."""
+    return load_config(read_config_file(path) or {})

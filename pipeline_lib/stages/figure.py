@@ -25,8 +25,9 @@ def build_figure(cfg: Config, name: str, paths: Paths | None = None, caption: st
     extra = {ext: paths.figure(name, ext) for ext in figure_outputs(name)[len(FIGURE_OUTPUTS):]}
     fig, stats = module.build(cfg, cfg.figures[name], paths, extra)
     attrs = provenance(cfg.figure_slice(name), figure_inputs(cfg, name, paths), device="none", code=figure_code(name))
-    save_figure(fig, stats, attrs, *(paths.figure(name, ext) for ext in FIGURE_OUTPUTS[:3]))
-    with atomic_path(paths.figure(name, ".rst")) as tmp:
+    pdf, png, sidecar, rst = (paths.figure(name, ext) for ext in FIGURE_OUTPUTS)
+    save_figure(fig, stats, attrs, pdf, png, sidecar)
+    with atomic_path(rst) as tmp:
         Path(tmp).write_text(caption_rst(caption_text(name, caption), stats, attrs))
     return stats
 

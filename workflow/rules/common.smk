@@ -71,22 +71,24 @@ def caption_file(figure):
     return path if os.path.exists(path) else []
 
 
+def figure_paths(name):
+    return [P.figure(name, ext) for ext in jobs.figure_outputs(name)]
+
+
 def figure_files(name):
     """A figure's outputs; its PNG goes into `snakemake --report` under its paper, with the
     caption the figure job writes (text, measured numbers, provenance)."""
-    files = [P.figure(name, ext) for ext in jobs.figure_outputs(name)]
-    files[1] = report(
-        files[1],
+    flag = dict(
         caption=os.path.abspath(P.figure(name, ".rst")),
         category=registry.plugin("figure", name).get("PAPER", "Other figures"),
         labels={"figure": name},
     )
-    return files
+    return [report(f, **flag) if f.endswith(".png") else f for f in figure_paths(name)]
 
 
 def all_targets():
     targets = [P.dataset(d) for d in CFG.datasets] + [P.trajectory(r) for r in CFG.runs]
     targets += [P.analysis(k, n) for k in ANALYSES for n in jobs.analysis_jobs(CFG, k)]
     for name in CFG.raw["figures"]:
-        targets += [P.figure(name, ext) for ext in jobs.figure_outputs(name)]
+        targets += figure_paths(name)
     return targets
