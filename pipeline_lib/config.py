@@ -59,6 +59,7 @@ class OptimizerConfig:
     betas: tuple[float, float] = (0.9, 0.999)
     momentum: float = 0.0
     warmup_epochs: int = 0
+    lr_ratio: tuple[tuple[str, float], ...] = ()  # parameter name -> multiple of lr (online runs)
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,21 @@ class RunConfig:
     record_weights: ScheduleConfig = field(default_factory=ScheduleConfig)
     log_every: int = 500
     checkpoint_every: int = 500
+    sweep: tuple[tuple[str, Any], ...] = ()  # ('lr', (...)), ('lr_ratio.<param>', (...)): a grid of slots
+
+    def slots(self) -> list[dict]:
+        """One entry per trained slot, cell-major: run_seed, lr and lr_ratio (param -> multiple).
+        Without a sweep the slots are the seeds."""
+        import itertools
+
+        base = {"lr": self.optimizer.lr, "lr_ratio": dict(self.optimizer.lr_ratio)}
+        keys = [k for k, _ in self.sweep]
+        cells = [dict(zip(keys, combo)) for combo in itertools.product(*(v for _, v in self.sweep))] or [{}]
+        out = []
+        for cell in cells:
+            ratio = dict(base["lr_ratio"], **{k.split(".", 1)[1]: v for k, v in cell.items() if k != "lr"})
+            out += [{"run_seed": s, "lr": cell.get("lr", base["lr"]), "lr_ratio": ratio} for s in self.seeds]
+        return out
 
 
 @dataclass(frozen=True)
@@ -295,7 +311,11 @@ def load_config(raw: Mapping[str, Any]) -> Config:
         _fail(check(data))
     runs = {}
     for n, r in data["runs"].items():
-        opt = dict(r["optimizer"], betas=tuple(r["optimizer"]["betas"]))
+        opt = dict(r["optimizer"], betas=tuple(r["optimizer"]["betas"]),
+                   lr_ratio=tuple(sorted(r["optimizer"].get("lr_ratio", {}).items())))
+        sweep = r.get("sweep", {})
+        sweep = tuple(([("lr", tuple(sweep["lr"]))] if "lr" in sweep else [])
+                      + [(f"lr_ratio.{k}", tuple(v)) for k, v in sorted(sweep.get("lr_ratio", {}).items())])
         runs[n] = RunConfig(
             name=n, dataset=r["dataset"], model=r["model"], epochs=r["epochs"],
             seeds=seed_list(r["seeds"]), batch_size=r["batch_size"], init_from=r["init_from"],
@@ -303,7 +323,7 @@ def load_config(raw: Mapping[str, Any]) -> Config:
             n_probe=r["n_probe"], n_stats=r["n_stats"], n_embed=r["n_embed"],
             record_attention=ScheduleConfig(**r["record_attention"]),
             record_weights=ScheduleConfig(**r["record_weights"]), log_every=r["log_every"],
-            checkpoint_every=r["checkpoint_every"])
+            checkpoint_every=r["checkpoint_every"], sweep=sweep)
     datasets = {n: Entry(n, d["task"], {k: v for k, v in d.items() if k != "task"})
                 for n, d in data["datasets"].items()}
     models = {n: Entry(n, m["kind"], {k: v for k, v in m.items() if k != "kind"}) for n, m in data["models"].items()}

@@ -119,6 +119,31 @@ def _run_checks(data: dict, name: str, run: dict) -> list[str]:
                         f"of dataset '{run['dataset']}'; allowed batch_size <= that or 'full'")
     if run["init_from"] is not None:
         problems += _finetune_checks(data, name, run)
+    return problems + _online_checks(data, name, run)
+
+
+def _online_checks(data: dict, name: str, run: dict) -> list[str]:
+    """Per-parameter learning rates and sweeps exist in the online trainer only (pipeline_lib.online);
+    online tasks draw fresh batches, so they need an integer batch size and start from scratch."""
+    key = f"runs.{name}"
+    task = data["datasets"][run["dataset"]]["task"]
+    online = bool(registry.plugin("task", task).get("ONLINE", False))
+    problems = []
+    if not online:
+        for k, present in (("optimizer.lr_ratio", "lr_ratio" in run["optimizer"]), ("sweep", "sweep" in run)):
+            if present:
+                problems.append(f"config key '{key}.{k}': only runs of online tasks (fresh samples every step, e.g. "
+                                f"scan_snap) take it; dataset '{run['dataset']}' is task {task}")
+        return problems
+    if run["batch_size"] == "full":
+        problems.append(f"config key '{key}.batch_size': task {task} draws fresh samples every step, so there is no "
+                        "full batch; allowed: an integer")
+    if run["init_from"] is not None:
+        problems.append(f"config key '{key}.init_from': runs of online task {task} start from their initialisation; "
+                        "allowed: null")
+    if "sweep" in run and run["optimizer"]["name"] != "sgd":
+        problems.append(f"config key '{key}.sweep': a sweep sets each slot's learning rate, which only SGD takes "
+                        f"per slot here; optimizer is {run['optimizer']['name']}; allowed: sgd")
     return problems
 
 

@@ -17,9 +17,10 @@ SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "co
 
 
 
-def _entry_schema(kind: str, key: str, description: str, common: dict) -> dict:
+def _entry_schema(kind: str, key: str, description: str, common: dict, required: tuple = ()) -> dict:
     """Schema of a dataset (key 'task') or model (key 'kind') entry: the plug-in named by ``key``
-    decides which other keys are allowed."""
+    decides which other keys are allowed; ``required`` common keys are required unless the plug-in's
+    fragment declares them itself (e.g. a model kind without an embedding width)."""
     plugs = registry.plugins(kind)
     props = {key: {"description": description, "type": "string", "enum": list(plugs)}, **common}
     branches = []
@@ -27,7 +28,8 @@ def _entry_schema(kind: str, key: str, description: str, common: dict) -> dict:
         frag = plug.schema
         branches.append({"if": {"properties": {key: {"const": name}}, "required": [key]},
                          "then": {"properties": {**props, **frag.get("properties", {})},
-                                  "required": list(frag.get("required", [])), "additionalProperties": False,
+                                  "required": [k for k in required if k not in frag.get("properties", {})]
+                                  + list(frag.get("required", [])), "additionalProperties": False,
                                   "x-plugin": f"{key} {name}"}})
     return {"type": "object", "required": [key] if key == "task" else [], "properties": props, "allOf": branches}
 
@@ -42,9 +44,8 @@ def schema() -> dict:
         {"seed": {"description": "Seed of the generator.", "type": "integer", "minimum": 0, "default": 0}})
     base["$defs"]["model"] = _entry_schema(
         "model", "kind", "Architecture: a model kind of pipeline_lib/models.",
-        {"d": {"description": "Embedding width (d_model).", "type": "integer", "minimum": 1}})
+        {"d": {"description": "Embedding width (d_model).", "type": "integer", "minimum": 1}}, required=("d",))
     base["$defs"]["model"]["properties"]["kind"]["default"] = "circuit"
-    base["$defs"]["model"]["required"] = ["d"]
     analyses = base["properties"]["analyses"]["properties"]
     for name, plug in registry.plugins("analysis").items():
         block = {"type": "object", "additionalProperties": False, **plug.schema}

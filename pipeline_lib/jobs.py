@@ -121,7 +121,20 @@ def dataset_code(cfg: Config, name: str) -> str:
     return code_hash("pipeline_lib.stages.dataset", registry.plugin("task", cfg.datasets[name].plugin).module)
 
 
+def online(cfg: Config, run: str) -> bool:
+    """Whether a run's task is online (fresh samples every step: rule train_online, not train)."""
+    return bool(registry.plugin("task", cfg.datasets[cfg.runs[run].dataset].plugin).get("ONLINE", False))
+
+
+def train_runs(cfg: Config, online_runs: bool) -> list[str]:
+    """The runs of rule train_online (``online_runs``) or of rule train."""
+    return [r for r in cfg.runs if online(cfg, r) == online_runs]
+
+
 def train_code(cfg: Config, run: str) -> str:
+    if online(cfg, run):  # the online trainer samples through the task module
+        task = registry.plugin("task", cfg.datasets[cfg.runs[run].dataset].plugin).module
+        return code_hash("pipeline_lib.stages.train_online", _model_module(cfg, run), task)
     return code_hash("pipeline_lib.stages.train", _model_module(cfg, run))
 
 

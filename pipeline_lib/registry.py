@@ -55,7 +55,7 @@ class Plugin:
 # what each kind of plug-in declares: key -> (required, type of its literal)
 DECLARED = {
     "task": {"CONFIG": (True, str), "SHAPE": (True, dict), "MODELS": (False, list), "CHECKS": (False, list),
-             "PROBE_TARGETS": (False, str)},
+             "PROBE_TARGETS": (False, str), "ONLINE": (False, bool)},
     "model": {"CONFIG": (True, str), "TASKS": (False, list), "CHECKS": (False, list), "ARCH": (False, str),
               "SITES": (False, str), "RECORDS": (False, list)},
     "analysis": {"CONFIG": (True, str), "CHECKS": (False, list), "USES": (False, list), "PER_RUN": (False, bool),
@@ -64,7 +64,7 @@ DECLARED = {
 }
 SHAPE_KEYS = {"n_train", "n_test", "tokens", "T", "classes"}
 READS = {"trajectory", "weights", "dataset", "artifact"}
-RESERVED = {"dataset", "train", "all"}  # rule names of the machinery
+RESERVED = {"dataset", "train", "train_online", "all"}  # rule names of the machinery
 
 
 def _declaration(path: Path, kind: str) -> dict:

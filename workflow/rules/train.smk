@@ -8,6 +8,8 @@ rule train:
         P.log("train", "{run}"),
     benchmark:
         P.benchmark("train", "{run}")
+    wildcard_constraints:
+        run=names_regex(jobs.train_runs(CFG, False)),
     threads: 1
     resources:
         runtime=120,
@@ -17,3 +19,27 @@ rule train:
         code=lambda wc: jobs.train_code(CFG, wc.run),
     script:
         "../scripts/train.py"
+
+
+# Runs of online tasks (fresh samples every step, e.g. scan_snap): pipeline_lib.online's trainer.
+rule train_online:
+    input:
+        dataset=lambda wc: P.dataset(CFG.runs[wc.run].dataset),
+    output:
+        trajectory=P.trajectory("{run}"),
+        weights=P.weights("{run}"),
+    log:
+        P.log("train", "{run}"),
+    benchmark:
+        P.benchmark("train", "{run}")
+    wildcard_constraints:
+        run=names_regex(jobs.train_runs(CFG, True)),
+    threads: 1
+    resources:
+        runtime=30,
+        mem_mb=4000,
+    params:
+        config=lambda wc: canonical_json(CFG.run_slice(wc.run)),
+        code=lambda wc: jobs.train_code(CFG, wc.run),
+    script:
+        "../scripts/train_online.py"

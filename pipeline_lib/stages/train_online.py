@@ -1,0 +1,86 @@
+"""Stage `train_online`: train a run of an online task (fresh samples every step, see
+``pipeline_lib.online``); writes runs/<run>/trajectory.h5 and weights.h5 in the layout of stage
+`train` ("epoch" = step).
+
+Without a sweep the ``seed`` axis holds the run's seeds. With one, it holds the slots (cell x seed,
+cell-major) numbered 0..n-1, with coordinates ``run_seed`` (the seed a slot's initialisation and data
+come from: the same in every cell), ``lr`` and ``lr_ratio_<param>``. Runs take seconds to minutes, so
+no resume checkpoint is kept (an interrupted job simply reruns).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+import xarray as xr
+from tqdm import tqdm
+
+from .. import registry
+from ..attention import describe
+from ..config import Config
+from ..engine import resolve_device
+from ..jobs import train_code
+from ..models import build_run_model, param_dims, run_inputs, seed_generator
+from ..online import train_online
+from ..store import dataset_split, provenance, read_dataset, write_dataset
+from .train import _logger, trajectory_dataset, weights_dataset
+
+
+def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
+                     threads: int = 1, log_path: str | None = None):
+    spec = cfg.run_spec(run)
+    torch.set_num_threads(max(1, threads))
+    device = resolve_device(spec.device)
+    log = _logger(log_path)
+    ds = read_dataset(dataset_path, rule="dataset")
+    slots = spec.run.slots()
+    seeds = [s["run_seed"] for s in slots]
+    model = build_run_model(spec, len(slots))
+    model.init_seeds(seeds)
+    model.to(device)
+    x_te, y_te = dataset_split(ds, "test")
+    data = {"x_test": run_inputs(spec, x_te), "y_test": torch.as_tensor(y_te, dtype=torch.long),
+            "probe_x": run_inputs(spec, x_te[: spec.run.n_probe])}
+    sample = registry.load("task", spec.task).sampler(ds, [seed_generator(s, "data") for s in seeds])
+    log.info(f"run {run}: {spec.model_kind} model, {len(slots)} slots ({len(spec.seeds)} seeds x "
+             f"{len(slots) // len(spec.seeds)} sweep cells), {spec.run.epochs} steps of {spec.run.batch_size} fresh "
+             f"samples, device {device}, threads {torch.get_num_threads()}")
+    bar = tqdm(total=spec.run.epochs + 1, desc=run, unit="step", disable=None, mininterval=1.0)
+    t0 = time.perf_counter()
+
+    def callback(step: int, metrics: dict | None) -> None:
+        bar.update(1)
+        if metrics is not None:
+            log.info(f"step {step}: " + " ".join(f"{k}={v:.4f}" for k, v in metrics.items())
+                     + f" ({time.perf_counter() - t0:.1f} s)")
+
+    try:
+        rec = train_online(model, sample, data, spec.run, slots, device, callback)
+    except BaseException:
+        log.exception("training failed")
+        raise
+    finally:
+        bar.close()
+    log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged slots: {int((rec.diverged_epoch >= 0).sum())}/{len(slots)}")
+    ids = list(spec.seeds) if not spec.run.sweep else list(range(len(slots)))
+    attrs = provenance(cfg.run_slice(run), [dataset_path], device=str(device), code=train_code(cfg, run))
+    attrs.update(run=run, start_epoch=0, init_from="", dataset=spec.dataset, threads=torch.get_num_threads(),
+                 model_kind=spec.model_kind, attention=describe(spec.attention), online=1,
+                 swept=", ".join(k for k, _ in spec.run.sweep),
+                 **{k: v for k, v in ds.attrs.items() if k.startswith("task_")})
+    coords = slot_coords(slots) if spec.run.sweep else {}
+    write_dataset(weights_dataset(rec, ids, attrs, param_dims(spec)).assign_coords(coords), weights_path, {})
+    traj = trajectory_dataset(rec, ids, x_te[: spec.run.n_probe], attrs).assign_coords(coords)
+    traj["epoch"].attrs["description"] = "training step (online task: a fresh batch every step)"
+    write_dataset(traj, trajectory_path, {})
+    return rec
+
+
+def slot_coords(slots: list[dict]) -> dict:
+    """Coordinates along ``seed`` that say which seed and learning rates each slot has."""
+    coords = {"run_seed": ("seed", np.array([s["run_seed"] for s in slots])),
+              "lr": ("seed", np.array([s["lr"] for s in slots], dtype=np.float64))}
+    for name in sorted({n for s in slots for n in s["lr_ratio"]}):
+        coords[f"lr_ratio_{name}"] = ("seed", np.array([s["lr_ratio"].get(name, 1.0) for s in slots]))
+    return {k: xr.Variable(*v) for k, v in coords.items()}
