@@ -1,0 +1,103 @@
+"""Scan&Snap learning-rate sweep (Tian's talk, "Larger learning rate eta_Z leads to faster phase
+transition"): entropy of the attention over each class's distinct tokens after the last step, mean
+over classes, against lr_Z, one line per eta_Y/eta_Z, one panel per number of last tokens; mean and
+standard deviation over seeds, the talk's values as open markers."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..store import read_dataset
+from . import style
+
+NAME = "scan_snap_lr_sweep"
+PAPER = "Tian: training dynamics of attention (Scan&Snap, JoMA)"
+CONFIG = """
+description: Final distinct-token entropy of swept Scan&Snap runs against lr_Z per eta_Y/eta_Z.
+required: [runs]
+properties:
+  runs:
+    description: "Swept runs (sweep over lr and lr_ratio.Y), each listed in analyses.scan_snap.runs; one panel each."
+    type: array
+    minItems: 1
+    items: {type: string, x-ref: run, x-reads: [analysis/scan_snap], x-requires: {properties: {run: {required: [sweep]}}}, x-requires-message: "has no sweep"}
+"""
+# the talk's values after 100 steps (10 seeds): num_last -> lr_Z -> entropy for eta_Y/eta_Z = 1, 2, 5, 10
+REFERENCE_RATIOS = (1, 2, 5, 10)
+REFERENCE = {1: {0.5: (1.971, 2.007, 2.066, 2.092), 1: (1.871, 1.937, 2.022, 2.053), 2: (1.699, 1.810, 1.934, 1.900),
+                 3: (1.551, 1.708, 1.786, 1.825)},
+             10: {0.5: (2.033, 2.012, 2.018, 2.051), 3: (1.940, 1.805, 1.829, 1.875)}}
+
+
+REFERENCE_DATA = {"num_next_per_last": 2, "num_common": 10, "num_distinct": 10, "common_weight": 1.0,
+                  "distinct_min": 0.1, "distinct_max": 1.0, "T": 128}
+
+
+@dataclass(frozen=True)
+class Params:
+    runs: tuple[str, ...]
+
+
+def reference_values(cfg, run: str) -> dict:
+    """The talk's values for this run's num_last, if the run is the talk's setting (else none)."""
+    rc = cfg.runs[run]
+    data = cfg.datasets[rc.dataset].params
+    same = (all(data.get(k) == v for k, v in REFERENCE_DATA.items()) and rc.epochs == 100 and rc.batch_size == 128
+            and rc.optimizer.momentum == 0.9 and cfg.models[rc.model].params.get("init") == "uniform")
+    return REFERENCE.get(int(data["num_last"]), {}) if same else {}
+
+
+def sweep_table(an) -> dict:
+    """(lr, ratio) -> (mean, std, n) of the final distinct entropy over the slots of that cell."""
+    final = an.distinct_entropy.isel(step=-1).values
+    lr, ratio = an.lr.values, an.lr_ratio_Y.values
+    return {(float(a), float(r)): (float(final[(lr == a) & (ratio == r)].mean()),
+                                   float(final[(lr == a) & (ratio == r)].std(ddof=1)) if ((lr == a) & (ratio == r)).sum() > 1 else 0.0,
+                                   int(((lr == a) & (ratio == r)).sum()))
+            for a in np.unique(lr) for r in np.unique(ratio)}
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    fig, axes = style.figure(ncols=len(params.runs), width=3.0)
+    stats: dict = {}
+    lines = []
+    for ax, run in zip(axes[0], params.runs):
+        an = read_dataset(paths.analysis("scan_snap", run), rule="scan_snap")
+        num_last = int(cfg.datasets[cfg.runs[run].dataset].params.get("num_last", 2))
+        table = sweep_table(an)
+        lrs, ratios = sorted({a for a, _ in table}), sorted({r for _, r in table})
+        ref = reference_values(cfg, run)
+        cells = []
+        for i, r in enumerate(ratios):
+            color = style.ARM_COLORS[i % len(style.ARM_COLORS)]
+            mean = [table[(a, r)][0] for a in lrs]
+            std = [table[(a, r)][1] for a in lrs]
+            ax.errorbar(lrs, mean, yerr=std, color=color, lw=1.4, capsize=2, label=f"eta_Y/eta_Z = {r:g}")
+            if r in REFERENCE_RATIOS:
+                j = REFERENCE_RATIOS.index(r)
+                pts = [(a, ref[a][j]) for a in lrs if a in ref]
+                if pts:
+                    ax.scatter(*zip(*pts), facecolors="none", edgecolors=color, marker="o", s=28)
+        for (a, r), (m, s, n) in table.items():
+            refv = ref.get(a, (None,) * 4)[REFERENCE_RATIOS.index(r)] if r in REFERENCE_RATIOS and a in ref else None
+            cells.append({"lr_Z": a, "ratio": r, "mean": m, "std": s, "n": n, "reference": refv})
+        init = float(an.distinct_entropy_init)
+        ax.axhline(init, color="0.5", ls="--", lw=0.8)
+        ax.set_title(f"num_last = {num_last}", fontsize=9)
+        ax.set_xlabel("lr_Z")
+        ax.set_ylabel("distinct-token entropy after the last step")
+        stats[run] = {"num_last": num_last, "initial_entropy": init, "cells": cells, "reference_setting": bool(ref)}
+        diffs = [c["mean"] - c["reference"] for c in cells if c["reference"] is not None]
+        trend_lr = all(table[(lrs[-1], r)][0] < table[(lrs[0], r)][0] for r in ratios)
+        trend_ratio = np.mean([table[(a, ratios[-1])][0] - table[(a, ratios[0])][0] for a in lrs])
+        stats[run].update(larger_lr_sparser_every_ratio=bool(trend_lr), mean_entropy_gain_largest_vs_smallest_ratio=float(trend_ratio))
+        lines.append(f"num_last={num_last}: entropy at lr_Z {lrs[0]:g}->{lrs[-1]:g} (ratio {ratios[0]:g}) "
+                     f"{table[(lrs[0], ratios[0])][0]:.3f}->{table[(lrs[-1], ratios[0])][0]:.3f}"
+                     + (f", mean |measured - reference| {np.mean(np.abs(diffs)):.3f} over {len(diffs)} cells" if diffs else "")
+                     + f"; larger lr_Z sparser at every ratio: {trend_lr}; largest vs smallest ratio {trend_ratio:+.3f}"
+                     + f" (initial entropy {init:.3f})")
+    axes[0, 0].legend(fontsize=7)
+    stats["summary"] = "; ".join(lines) + " (open markers: the talk's values, where a run is the talk's setting)"
+    return fig, stats
