@@ -28,7 +28,8 @@ def test_smoke_produces_artifacts_and_figure(smoke_run):
     res = work / "results"
     figures = ["fig2_attention_graph", "fig3_attention_heatmap", "fig4_embeddings", "fig5_accuracy",
                "fig6_interpolation", "fig7_param_tsne", "eureka_accuracy", "eureka_table", "eureka_qkv_gradients",
-               "eureka_attention_distribution", "eureka_probes"]
+               "eureka_attention_distribution", "eureka_probes",
+               "scan_snap_attention", "scan_snap_lr_sweep", "joma_logits", "attention_entropy"]
     for fig in figures:
         for ext in ("pdf", "png"):
             assert (res / "figures" / f"{fig}.{ext}").stat().st_size > 1000, (fig, ext)
