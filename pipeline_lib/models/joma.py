@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from . import seed_generator
+from .direct import DirectModel
 
 NAME = "joma"
 CONFIG = """
@@ -50,11 +51,7 @@ class Internals(NamedTuple):
     logits: torch.Tensor  # (S, B, K)
 
 
-class JomaModel(nn.Module):
-    records_gradients = False
-    records_attention_histogram = False
-    embed_site = None
-
+class JomaModel(DirectModel):
     def __init__(self, n_seeds: int, n_context: int, d: int, n_classes: int, temperature: float = 0.5,
                  init_std: float = 0.01):
         super().__init__()
@@ -79,26 +76,12 @@ class JomaModel(nn.Module):
                 p = getattr(self, name)[i]
                 p.copy_(torch.randn(p.shape, generator=g) * self.init_std)
 
-    @torch.no_grad()
-    def load_arrays(self, arrays) -> None:
-        for name in self.param_names():
-            getattr(self, name).copy_(torch.as_tensor(np.asarray(arrays[name])))
-
     def internals(self, x: torch.Tensor) -> Internals:
         x = x.expand(self.S, *x.shape) if x.dim() == 2 else x  # (S, B, M_c) frequencies
         b = torch.softmax(self.z[:, None, :] / self.tau + torch.log(x), dim=-1)
         U = self.embeddings().to(b)
         f = b @ U[:, : self.Mc].T + U[:, self.Mc]  # (S, B, d)
         return Internals(b, f, torch.bmm(f, self.W))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.internals(x).logits
-
-    def site(self, internals: Internals, name: str) -> torch.Tensor:
-        return getattr(internals, name)
-
-    def attention(self, x: torch.Tensor) -> torch.Tensor:
-        return self.internals(x).attention
 
 
 def build(params: Params, n_seeds: int, shape: dict, attention) -> JomaModel:

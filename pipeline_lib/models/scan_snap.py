@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from . import seed_generator
+from .direct import DirectModel
 
 NAME = "scan_snap"
 CONFIG = """
@@ -48,12 +49,8 @@ class Internals(NamedTuple):
     logits: torch.Tensor  # (S, B, M)
 
 
-class ScanSnapModel(nn.Module):
+class ScanSnapModel(DirectModel):
     """Z (S, M, M) and Y (S, M, M) for S seeds."""
-
-    records_gradients = False
-    records_attention_histogram = False
-    embed_site = None
 
     def __init__(self, n_seeds: int, M: int, init: str = "zero", normalize: bool = True):
         super().__init__()
@@ -75,11 +72,6 @@ class ScanSnapModel(nn.Module):
                 p.copy_(torch.zeros(p.shape) if self.init == "zero"
                         else (torch.rand(p.shape, generator=g) * 2 - 1) / math.sqrt(self.M))
 
-    @torch.no_grad()
-    def load_arrays(self, arrays) -> None:
-        for name in self.param_names():
-            getattr(self, name).copy_(torch.as_tensor(np.asarray(arrays[name])))
-
     def _per_seed(self, x: torch.Tensor) -> torch.Tensor:
         return x.expand(self.S, *x.shape) if x.dim() == 2 else x
 
@@ -93,15 +85,6 @@ class ScanSnapModel(nn.Module):
         if self.normalize:
             h = h / h.norm(dim=-1, keepdim=True)
         return Internals(attention, h, torch.einsum("som,sbm->sbo", self.Y, h))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.internals(x).logits
-
-    def site(self, internals: Internals, name: str) -> torch.Tensor:
-        return getattr(internals, name)
-
-    def attention(self, x: torch.Tensor) -> torch.Tensor:
-        return self.internals(x).attention
 
 
 def build(params: Params, n_seeds: int, shape: dict, attention) -> ScanSnapModel:
