@@ -8,6 +8,7 @@ from pipeline_lib.engine import recorded_epochs
 
 EUREKA_FIGURES = ("eureka_accuracy", "eureka_table", "eureka_qkv_gradients", "eureka_attention_distribution",
                   "eureka_probes")
+TIAN_FIGURES = ("scan_snap_attention", "scan_snap_lr_sweep", "joma_logits", "attention_entropy")
 
 
 def test_default_and_smoke_configs_are_valid():
@@ -15,7 +16,9 @@ def test_default_and_smoke_configs_are_valid():
     circuit = {"scratch_p4", "pretrain_p2", "curriculum_p2_p4", "pretrain_p2_d2", "curriculum_p2_p4_d2"}
     assert circuit <= set(cfg.runs)
     assert set(cfg.figures) == {"fig2_attention_graph", "fig3_attention_heatmap", "fig4_embeddings", "fig5_accuracy",
-                                "fig6_interpolation", "fig7_param_tsne", *EUREKA_FIGURES}
+                                "fig6_interpolation", "fig7_param_tsne", *EUREKA_FIGURES, *TIAN_FIGURES}
+    # the attention entropy is measured on every run of the default config
+    assert set(cfg.analyses["attention_sparsity"].runs) == set(cfg.runs)
     # the five attention variants, >= 10 seeds on the reasoning task and >= 5 on the digits task
     for exp, min_seeds in (("reasoning", 10), ("digits", 5)):
         arms = [cfg.runs[r] for _, r in cfg.analyses["eureka"][exp].arms]
