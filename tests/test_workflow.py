@@ -90,10 +90,10 @@ def test_editing_the_finetune_reruns_only_it_and_its_figure(smoke_run):
     edited = work / "edited.yaml"
     edited.write_text(yaml.safe_dump(raw))
     jobs = planned_jobs(snakemake(work, "-n", configfile=edited))  # keys re-sorted by safe_dump too
-    # the finetune, and what reads it: interpolation, param_embed, figures
-    assert jobs == {"train": 1, "interpolation": 1, "param_embed": 1, "fig2_attention_graph": 1,
+    # the finetune, and what reads it: interpolation, param_embed, its attention entropy, figures
+    assert jobs == {"train": 1, "interpolation": 1, "param_embed": 1, "attention_sparsity": 1, "fig2_attention_graph": 1,
                     "fig3_attention_heatmap": 1, "fig5_accuracy": 1, "fig6_interpolation": 1,
-                    "fig7_param_tsne": 1, "all": 1}
+                    "fig7_param_tsne": 1, "attention_entropy": 1, "all": 1}
     out = snakemake(work, "-n", configfile=edited).stdout
     assert "wildcards: run=curriculum_p2_p4" in out and "run=pretrain_p2" not in out
 
