@@ -147,6 +147,12 @@ def dataset_split(ds: xr.Dataset, which: str) -> tuple[np.ndarray, np.ndarray]:
     return ds.x.values[sel], ds.y.values[sel]
 
 
+def seed_coords(ds: xr.Dataset) -> dict:
+    """The coordinates along ``seed`` besides ``seed`` itself (a swept run's run_seed, lr, lr_ratio_*),
+    for an analysis to carry into its artifact."""
+    return {k: v for k, v in ds.coords.items() if v.dims == ("seed",) and k != "seed"}
+
+
 def snapshot_arrays(weights: xr.Dataset, index: int) -> dict[str, np.ndarray]:
     """Every variable with a ``snapshot`` dim at one snapshot (by position), as (seed, ...) arrays."""
     return {n: v.isel(snapshot=index).values for n, v in weights.data_vars.items() if "snapshot" in v.dims}

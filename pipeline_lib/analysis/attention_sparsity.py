@@ -18,7 +18,7 @@ import torch
 import xarray as xr
 
 from ..models import build_run_model, run_inputs
-from ..store import dataset_split, read_dataset, snapshot_arrays
+from ..store import dataset_split, read_dataset, seed_coords, snapshot_arrays
 
 NAME = "attention_sparsity"
 PER_RUN = True
@@ -70,12 +70,11 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
         layers = attention_layers(model.internals(x).attention)
         per_snap.append(torch.stack([normalised_entropy(a).mean(1) for a in layers], 1).numpy())  # (S, L, H, Q)
     ent = np.stack(per_snap, 1)  # (S, K, L, H, Q)
-    slot = {k: v for k, v in w.coords.items() if w[k].dims == ("seed",) and k != "seed"}
     out = xr.Dataset(
         {"entropy": (("seed", "snapshot", "layer", "head", "query"), ent.astype(np.float32)),
          "mean_entropy": (("seed", "snapshot"), ent.mean((2, 3, 4)).astype(np.float32))},
         coords={"seed": w.seed.values, "snapshot": w.snapshot.values, "layer": np.arange(ent.shape[2]),
-                "head": np.arange(ent.shape[3]), "query": np.arange(ent.shape[4]), **slot},
+                "head": np.arange(ent.shape[3]), "query": np.arange(ent.shape[4]), **seed_coords(w)},
     )
     out["entropy"].attrs["description"] = ("entropy of the attention distribution / log(number of keys), mean over "
                                            f"{len(x)} test inputs: 1 uniform, 0 one-hot")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from ..store import read_dataset
+from ..store import read_dataset, seed_coords
 
 NAME = "scan_snap"
 PER_RUN = True
@@ -67,17 +67,16 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     c = token_attention(w.Z.values.astype(np.float64), probs, last)  # (snapshot, seed, class, M)
     c = np.moveaxis(c, 0, 1)  # (seed, step, class, M)
     parts = summarise(c, data.distinct.values, data.common.values)
-    slot = {k: v for k, v in w.coords.items() if k not in ("snapshot",) and w[k].dims == ("seed",) and k != "seed"}
     out = xr.Dataset(
         {"c": (("seed", "step", "class", "token"), c.astype(np.float32)),
          "common_mass": (("seed", "step", "class"), parts["common_mass"]),
          "top_distinct": (("seed", "step", "class"), parts["top_distinct"]),
          "distinct_c": (("seed", "step", "class", "rank"), parts["distinct_c"]),
          "distinct_entropy": (("seed", "step"), parts["distinct_entropy"]),
-         "distinct_entropy_init": ((), float(entropy(summarise(probs[None], data.distinct.values,
-                                                               data.common.values)["distinct_c"]).mean()))},
+         "distinct_entropy_init": ((), float(summarise(probs, data.distinct.values,
+                                                       data.common.values)["distinct_entropy"]))},
         coords={"seed": w.seed.values, "step": w.snapshot.values, "class": np.arange(len(last)),
-                "rank": np.arange(data.sizes["rank"]), **slot},
+                "rank": np.arange(data.sizes["rank"]), **seed_coords(w)},
     )
     out["c"].attrs["description"] = "c_l = exp(Z[last_n, l]) p(l|n) / sum: expected attention to context token l"
     out["distinct_c"].attrs["description"] = "c over the class's distinct tokens, renormalised; rank 0 least frequent"
