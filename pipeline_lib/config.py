@@ -60,6 +60,7 @@ class OptimizerConfig:
     momentum: float = 0.0
     warmup_epochs: int = 0
     lr_ratio: tuple[tuple[str, float], ...] = ()  # parameter name -> multiple of lr (online runs)
+    options: tuple[tuple[str, Any], ...] = ()  # an optimizer plug-in's own keys (e.g. galore_adam's rank)
 
 
 @dataclass(frozen=True)
@@ -311,8 +312,10 @@ def load_config(raw: Mapping[str, Any]) -> Config:
         _fail(check(data))
     runs = {}
     for n, r in data["runs"].items():
-        opt = dict(r["optimizer"], betas=tuple(r["optimizer"]["betas"]),
-                   lr_ratio=tuple(sorted(r["optimizer"].get("lr_ratio", {}).items())))
+        base_keys = {f.name for f in fields(OptimizerConfig)}
+        opt = {k: v for k, v in r["optimizer"].items() if k in base_keys}
+        opt.update(betas=tuple(r["optimizer"]["betas"]), lr_ratio=tuple(sorted(r["optimizer"].get("lr_ratio", {}).items())),
+                   options=tuple(sorted((k, v) for k, v in r["optimizer"].items() if k not in base_keys)))
         sweep = r.get("sweep", {})
         sweep = tuple(([("lr", tuple(sweep["lr"]))] if "lr" in sweep else [])
                       + [(f"lr_ratio.{k}", tuple(v)) for k, v in sorted(sweep.get("lr_ratio", {}).items())])

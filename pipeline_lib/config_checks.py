@@ -119,7 +119,22 @@ def _run_checks(data: dict, name: str, run: dict) -> list[str]:
                         f"of dataset '{run['dataset']}'; allowed batch_size <= that or 'full'")
     if run["init_from"] is not None:
         problems += _finetune_checks(data, name, run)
-    return problems + _online_checks(data, name, run)
+    return problems + _online_checks(data, name, run) + _optimizer_checks(name, run)
+
+
+def _optimizer_checks(name: str, run: dict) -> list[str]:
+    """An optimizer plug-in's keys (e.g. galore_adam's rank) only with that optimizer."""
+    opt = run["optimizer"]
+    problems = []
+    for other, plug in registry.plugins("optimizer").items():
+        if other == opt["name"]:
+            continue
+        own = set(registry.plugin("optimizer", opt["name"]).schema.get("properties", {})) \
+            if opt["name"] in registry.plugins("optimizer") else set()
+        for key in sorted(set(plug.schema.get("properties", {})) & set(opt) - own):
+            problems.append(f"config key 'runs.{name}.optimizer.{key}' belongs to optimizer {other}; this run's "
+                            f"optimizer is {opt['name']}")
+    return problems
 
 
 def _online_checks(data: dict, name: str, run: dict) -> list[str]:

@@ -57,7 +57,22 @@ def schema() -> dict:
     figures = base["properties"]["figures"]["properties"]
     for name, plug in registry.plugins("figure").items():
         figures[name] = {"type": "object", "additionalProperties": False, **plug.schema}
+    _add_optimizers(base["$defs"]["run"]["properties"]["optimizer"])
     return base
+
+
+def _add_optimizers(opt: dict) -> None:
+    """Optimizer plug-ins: their names join ``optimizer.name`` and their keys the block's, each key
+    allowed only with its optimizer (``config_checks``). The keys carry no defaults here (the
+    plug-in's ``Params`` holds them), so a new optimizer leaves every other run's config slice as it was."""
+    for name, plug in registry.plugins("optimizer").items():
+        opt["properties"]["name"]["enum"].append(name)
+        opt["properties"]["name"]["description"] += f", {name}"
+        for key, sub in plug.schema.get("properties", {}).items():
+            opt["properties"].setdefault(key, {k: v for k, v in sub.items() if k != "default"})
+        if plug.schema.get("required"):
+            opt.setdefault("allOf", []).append({"if": {"properties": {"name": {"const": name}}, "required": ["name"]},
+                                                "then": {"required": list(plug.schema["required"])}})
 
 
 def _validator_class():

@@ -66,17 +66,27 @@ class Recording:
     test_loss: np.ndarray
     test_acc: np.ndarray
     attention_epochs: np.ndarray  # (A,)
-    attention: np.ndarray  # (S, A, n_probe, positions)
+    attention: Optional[np.ndarray]  # (S, A, n_probe, positions); None for a model without attention
     snapshot_epochs: np.ndarray  # (K,)
     weights: dict  # name -> (K, S, ...)
     diverged_epoch: np.ndarray  # (S,) first epoch with a non-finite loss, -1 if none
     temperature: np.ndarray  # (E+1,) attention temperature used in epoch e (1/beta under Heat Treatment)
     grads: Optional[dict] = None  # name -> (S, E+1, ...): mean |grad| during epoch e (models with grad_summary)
     attention_hist: Optional[np.ndarray] = None  # (S, E+1, L, bins): attention weights of stats_x at epoch e
+    optimizer_state: Optional[dict] = None  # elements and bytes of the optimizer's state at the end (all seeds)
 
 
-def build_optimizer(params, opt_cfg) -> torch.optim.Optimizer:
+def build_optimizer(params, opt_cfg, dims: Optional[list] = None) -> torch.optim.Optimizer:
+    """torch's Adam, AdamW or SGD; any other name is an optimizer plug-in of ``pipeline_lib/optimizers``
+    (its ``build(params, opt_cfg, dims)``, ``dims``: each parameter's dim names after the seed axis;
+    the run's code hash includes that module, see ``jobs.train_code``)."""
     name = opt_cfg.name
+    if name not in BUILTIN_OPTIMIZERS:
+        from . import registry  # plumbing: looks the plug-in up by name
+
+        if dims is None:
+            raise ValueError(f"optimizer {name!r} needs the parameters' dim names (train_seeds(param_dims=...))")
+        return registry.load("optimizer", name).build(params, opt_cfg, dims)
     if name == "adam":
         return torch.optim.Adam(params, lr=opt_cfg.lr, betas=opt_cfg.betas, weight_decay=opt_cfg.weight_decay)
     if name == "adamw":
@@ -84,6 +94,23 @@ def build_optimizer(params, opt_cfg) -> torch.optim.Optimizer:
     if name == "sgd":
         return torch.optim.SGD(params, lr=opt_cfg.lr, momentum=opt_cfg.momentum, weight_decay=opt_cfg.weight_decay)
     raise ValueError(f"unknown optimizer {name!r}; allowed: adam, adamw, sgd")
+
+
+BUILTIN_OPTIMIZERS = ("adam", "adamw", "sgd")
+
+
+def optimizer_state_size(opt: torch.optim.Optimizer) -> dict:
+    """Elements and bytes of every tensor the optimizer keeps per parameter (moments, projectors,
+    step counters), measured on the live state."""
+    tensors = [v for st in opt.state.values() for v in st.values() if torch.is_tensor(v)]
+    return {"elements": int(sum(t.numel() for t in tensors)),
+            "bytes": int(sum(t.numel() * t.element_size() for t in tensors))}
+
+
+def loss_fn(model) -> Callable:
+    """The model's per-seed (loss, accuracy) of its outputs and the labels: its ``loss_acc`` when it
+    declares one (e.g. a centred MSE), else cross-entropy (:func:`per_seed_loss_acc`)."""
+    return getattr(model, "loss_acc", per_seed_loss_acc)
 
 
 def per_seed_loss_acc(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -175,16 +202,21 @@ class Recorder:
     def __init__(self, model, data: dict, run_cfg, start_epoch: int, device):
         E = run_cfg.epochs
         self.start_epoch = start_epoch
-        self.att_epochs = [e - start_epoch for e in recorded_epochs(run_cfg.record_attention, start_epoch, start_epoch + E)]
+        self.probe_x = data["probe_x"].to(device)
+        with torch.no_grad():
+            probe_att = model.attention(self.probe_x)  # None: the model has no attention to record
+        self.att_epochs = ([] if probe_att is None else
+                           [e - start_epoch for e in recorded_epochs(run_cfg.record_attention, start_epoch, start_epoch + E)])
         self.snap_epochs = [e - start_epoch for e in recorded_epochs(run_cfg.record_weights, start_epoch, start_epoch + E)]
         self.att_index = {e: i for i, e in enumerate(self.att_epochs)}
         self.snap_index = {e: i for i, e in enumerate(self.snap_epochs)}
-        self.probe_x = data["probe_x"].to(device)
+        self.loss_acc = loss_fn(model)
         self.stats_x = data["stats_x"].to(device) if "stats_x" in data and model.records_attention_histogram else None
         with torch.no_grad():
             self.state = {
                 "metrics": torch.full((4, E + 1, model.S), float("nan"), device=device),  # train/test loss/acc
-                "attention": torch.zeros(len(self.att_epochs), *model.attention(self.probe_x).shape, device=device),
+                "attention": (None if probe_att is None else
+                              torch.zeros(len(self.att_epochs), *probe_att.shape, device=device)),
                 "weights": {n: np.zeros((len(self.snap_epochs), *getattr(model, n).shape), dtype=np.float32)
                             for n in model.param_names()},
                 "hist": (torch.zeros(E + 1, *model.attention_histogram(self.stats_x).shape, device=device)
@@ -203,7 +235,7 @@ class Recorder:
         st = self.state
         if st["hist"] is not None:
             st["hist"][e] = model.attention_histogram(self.stats_x)
-        te_loss, te_acc = per_seed_loss_acc(model(x_te), y_te)
+        te_loss, te_acc = self.loss_acc(model(x_te), y_te)
         st["metrics"][2, e], st["metrics"][3, e] = freezer.mask(te_loss), freezer.mask(te_acc)
         if e in self.att_index:
             st["attention"][self.att_index[e]] = model.attention(self.probe_x)
@@ -239,7 +271,7 @@ class Recorder:
             epochs=np.arange(self.start_epoch, self.start_epoch + E + 1),
             train_loss=m[0], train_acc=m[1], test_loss=m[2], test_acc=m[3],
             attention_epochs=np.array(self.att_epochs) + self.start_epoch,
-            attention=st["attention"].cpu().numpy().transpose(1, 0, 2, 3),
+            attention=None if st["attention"] is None else st["attention"].cpu().numpy().transpose(1, 0, 2, 3),
             snapshot_epochs=np.array(self.snap_epochs) + self.start_epoch,
             weights=st["weights"], diverged_epoch=freezer.diverged_epoch.cpu().numpy(),
             temperature=self.temperature,
@@ -271,9 +303,10 @@ class _Training:
         self.freezer.alive, self.freezer.diverged_epoch = st["alive"], st["diverged_epoch"]
 
 
-def _training(model, run_cfg, seeds, device, steps_per_epoch: int) -> _Training:
+def _training(model, run_cfg, seeds, device, steps_per_epoch: int, param_dims: Optional[dict] = None) -> _Training:
     params = [getattr(model, n) for n in model.param_names()]
-    opt = build_optimizer(params, run_cfg.optimizer)
+    opt = build_optimizer(params, run_cfg.optimizer,
+                          None if param_dims is None else [tuple(param_dims[n]) for n in model.param_names()])
     warmup_steps = run_cfg.optimizer.warmup_epochs * steps_per_epoch
     sched = (torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup_steps))
              if warmup_steps else None)
@@ -289,6 +322,7 @@ def train_seeds(
     start_epoch: int = 0,
     callback: Optional[Callable[[int, Optional[dict]], None]] = None,
     checkpoint: Optional[Checkpointing] = None,
+    param_dims: Optional[dict] = None,
 ) -> Recording:
     """Train ``model`` (already initialised, on ``device``) for ``run_cfg.epochs`` epochs.
 
@@ -300,7 +334,8 @@ def train_seeds(
     of every epoch. ``callback(epoch, metrics)`` is called every epoch (metrics None) and every
     ``log_every`` epochs with per-seed-median metrics. With ``checkpoint``, the loop's whole state is
     saved every ``checkpoint.every`` epochs and a matching saved state is resumed from: the result
-    equals an uninterrupted run's bit for bit (same device and thread count).
+    equals an uninterrupted run's bit for bit (same device and thread count). ``param_dims`` (name ->
+    dim names after the seed axis, the model kind's PARAM_DIMS) is passed to optimizer plug-ins.
     """
     E = run_cfg.epochs
     x_tr, y_tr = data["x_train"].to(device), data["y_train"].to(device)
@@ -309,7 +344,7 @@ def train_seeds(
     full_batch = run_cfg.batch_size == "full" or run_cfg.batch_size >= N
     B = N if full_batch else run_cfg.batch_size
     steps_per_epoch = 1 if full_batch else math.ceil(N / B)
-    tr = _training(model, run_cfg, seeds, device, steps_per_epoch)
+    tr = _training(model, run_cfg, seeds, device, steps_per_epoch, param_dims)
     rec = Recorder(model, data, run_cfg, start_epoch, device)
     first = _resume(checkpoint, device, model, tr, rec)
     for e in range(first, E + 1):
@@ -330,7 +365,9 @@ def train_seeds(
             _minibatch_epoch(model, tr, x_tr, y_tr, B, steps_per_epoch, start_epoch + e + 1, on_grad, device)
     if rec.heat:  # after training the model holds the schedule's final temperature, its tau
         model.beta = None
-    return rec.result(seeds, E, tr.freezer)
+    out = rec.result(seeds, E, tr.freezer)
+    out.optimizer_state = optimizer_state_size(tr.opt)
+    return out
 
 
 def _resume(checkpoint, device, model, tr: _Training, rec: Recorder) -> int:
@@ -348,12 +385,12 @@ def _train_metrics(model, rec: Recorder, freezer: "_Freezer", e: int, x_tr, y_tr
     """Training metrics at epoch e. In full-batch mode this forward pass is also the training step's,
     so its loss (summed over the alive seeds) is returned for the backward pass."""
     if full_batch:
-        loss_s, acc_s = per_seed_loss_acc(model(x_tr), y_tr)
+        loss_s, acc_s = rec.loss_acc(model(x_tr), y_tr)
         total = freezer.observe(loss_s, start_epoch + e)
         rec.train_metrics(e, loss_s, acc_s, freezer)
         return total
     with torch.no_grad():
-        loss_s, acc_s = per_seed_loss_acc(model(x_tr), y_tr)
+        loss_s, acc_s = rec.loss_acc(model(x_tr), y_tr)
         freezer.observe(loss_s, start_epoch + e)
         rec.train_metrics(e, loss_s, acc_s, freezer)
     return None
@@ -362,11 +399,12 @@ def _train_metrics(model, rec: Recorder, freezer: "_Freezer", e: int, x_tr, y_tr
 def _minibatch_epoch(model, tr: _Training, x_tr, y_tr, B: int, steps: int, epoch_after: int, on_grad, device) -> None:
     """One epoch of mini-batch steps; each seed draws its own order of the training set."""
     N = x_tr.shape[0]
+    loss_acc = loss_fn(model)
     perm = torch.stack([torch.randperm(N, generator=g) for g in tr.data_gens]).to(device)  # (S, N)
     for j in range(steps):
         idx = perm[:, j * B:(j + 1) * B]  # (S, b): each seed its own order
         scale = idx.shape[1] / N  # the epoch's mean gradient weighs each step by its size
-        loss_s, _ = per_seed_loss_acc(model(x_tr[idx]), y_tr[idx])
+        loss_s, _ = loss_acc(model(x_tr[idx]), y_tr[idx])
         _step(tr.opt, tr.sched, tr.freezer, tr.freezer.observe(loss_s, epoch_after),
               None if on_grad is None else (lambda s=scale: on_grad(s)))
 

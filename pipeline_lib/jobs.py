@@ -135,7 +135,13 @@ def train_code(cfg: Config, run: str) -> str:
     if online(cfg, run):  # the online trainer samples through the task module
         task = registry.plugin("task", cfg.datasets[cfg.runs[run].dataset].plugin).module
         return code_hash("pipeline_lib.stages.train_online", _model_module(cfg, run), task)
-    return code_hash("pipeline_lib.stages.train", _model_module(cfg, run))
+    return code_hash("pipeline_lib.stages.train", _model_module(cfg, run), *_optimizer_module(cfg, run))
+
+
+def _optimizer_module(cfg: Config, run: str) -> tuple[str, ...]:
+    """The optimizer plug-in a run names (none for torch's adam, adamw, sgd)."""
+    name = cfg.runs[run].optimizer.name
+    return (registry.plugin("optimizer", name).module,) if name in registry.plugins("optimizer") else ()
 
 
 def analysis_code(cfg: Config, kind: str, name: str) -> str:

@@ -1,6 +1,6 @@
-"""The plug-in registries: task families, model kinds, analyses and figures, one module each.
+"""The plug-in registries: task families, model kinds, analyses, figures and optimizers, one module each.
 
-A module of ``pipeline_lib/tasks``, ``models``, ``analysis`` or ``figures`` is a plug-in when it
+A module of ``pipeline_lib/tasks``, ``models``, ``analysis``, ``figures`` or ``optimizers`` is a plug-in when it
 declares ``NAME`` at its top level. Its *declaration* is the set of its upper-case module-level
 constants whose values are literals (``NAME``, ``CONFIG``, ``INPUTS``, ``SHAPE``, ...; see the
 README's "Add your own experiment"); the registry reads them with ``ast`` and never imports a
@@ -26,7 +26,7 @@ from .codehash import parse
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 # registry kind -> the package whose modules are its plug-ins
-PACKAGES = {"task": "tasks", "model": "models", "analysis": "analysis", "figure": "figures"}
+PACKAGES = {"task": "tasks", "model": "models", "analysis": "analysis", "figure": "figures", "optimizer": "optimizers"}
 
 
 class PluginError(ValueError):
@@ -61,6 +61,7 @@ DECLARED = {
     "analysis": {"CONFIG": (True, str), "CHECKS": (False, list), "USES": (False, list), "PER_RUN": (False, bool),
                  "RESOURCES": (False, dict)},
     "figure": {"CONFIG": (True, str), "CHECKS": (False, list), "EXTRA_OUTPUTS": (False, list), "PAPER": (False, str)},
+    "optimizer": {"CONFIG": (True, str)},
 }
 SHAPE_KEYS = {"n_train", "n_test", "tokens", "T", "classes"}
 READS = {"trajectory", "weights", "dataset", "artifact"}

@@ -49,5 +49,9 @@ class SeedModel(Protocol):
     def site(self, internals: Any, name: str) -> torch.Tensor:
         """One of the SITES as (S, B, features), from ``internals``."""
 
-    def attention(self, x: torch.Tensor) -> torch.Tensor:
-        """Attention weights recorded for probe inputs: (S, B, positions)."""
+    def attention(self, x: torch.Tensor) -> torch.Tensor | None:
+        """Attention weights recorded for probe inputs: (S, B, positions); None for a model without
+        attention (its RECORDS lack 'attention'; its runs then record none)."""
+
+    # optional: loss_acc(outputs, y) -> (loss (S,), accuracy (S,)), the model's own per-seed loss
+    # (e.g. quadratic_mlp's centred MSE); without it the engine uses cross-entropy on the logits

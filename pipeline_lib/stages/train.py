@@ -55,20 +55,22 @@ def trajectory_dataset(rec: Recording, seeds, probe_x: np.ndarray, attrs: dict,
     schedule did not record it (``attention_recorded`` marks the recorded epochs); for transformer
     models also the Q/K/V gradient summaries (seed, epoch, layer, head) and the attention-weight
     histograms (seed, epoch, layer, bin)."""
-    S, n_probe, T = len(seeds), probe_x.shape[0], rec.attention.shape[-1]
-    recorded = np.isin(rec.epochs, rec.attention_epochs)
-    attention = np.full((S, len(rec.epochs), n_probe, T), np.nan, dtype=np.float32)
-    attention[:, recorded] = rec.attention
+    S, n_probe = len(seeds), probe_x.shape[0]
+    T = rec.attention.shape[-1] if rec.attention is not None else None
     data = {m: (("seed", "epoch"), getattr(rec, m).astype(np.float32)) for m in METRICS}
     data.update({
-        "attention": (("seed", "epoch", "probe", "position"), attention),
         "probe_x": (("probe", "position" if probe_x.shape[1] == T else "input"), probe_x),
         "diverged": (("seed",), rec.diverged_epoch >= 0),
         "diverged_epoch": (("seed",), rec.diverged_epoch),
         "temperature": (("epoch",), rec.temperature.astype(np.float32)),
     })
-    coords = {"seed": list(seeds), "epoch": rec.epochs, "probe": np.arange(n_probe),
-              "position": np.arange(T), "attention_recorded": ("epoch", recorded)}
+    coords = {"seed": list(seeds), "epoch": rec.epochs, "probe": np.arange(n_probe)}
+    if rec.attention is not None:  # a model without attention (e.g. quadratic_mlp) records none
+        recorded = np.isin(rec.epochs, rec.attention_epochs)
+        attention = np.full((S, len(rec.epochs), n_probe, T), np.nan, dtype=np.float32)
+        attention[:, recorded] = rec.attention
+        data["attention"] = (("seed", "epoch", "probe", "position"), attention)
+        coords.update(position=np.arange(T), attention_recorded=("epoch", recorded))
     for name, g in (rec.grads or {}).items():
         data[f"grad_{name}"] = (("seed", "epoch", "layer", "head"), g.astype(np.float32))
     if rec.attention_hist is not None:
@@ -85,7 +87,8 @@ def trajectory_dataset(rec: Recording, seeds, probe_x: np.ndarray, attrs: dict,
         coords.update(snapshot=rec.snapshot_epochs, sample=np.arange(len(embed_x)))
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update(attrs)
-    ds["attention"].attrs["description"] = "softmax attention weights of the probe sequences over positions"
+    if "attention" in ds:
+        ds["attention"].attrs["description"] = "softmax attention weights of the probe sequences over positions"
     ds["diverged_epoch"].attrs["description"] = "first epoch with a non-finite loss (-1: never); the seed is frozen from then on"
     ds["temperature"].attrs["description"] = "attention temperature during epoch e (1/beta under Heat Treatment)"
     for name in rec.grads or {}:
@@ -122,7 +125,7 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
     log.info(f"run {run}: {spec.model_kind} model, {len(spec.seeds)} seeds, {spec.run.epochs} epochs from epoch "
              f"{spec.start_epoch}, device {device}, threads {torch.get_num_threads()}, batch {spec.run.batch_size}, "
              f"attention {describe(spec.attention)}")
-    rec = _train_with_progress(model, tensors, spec, device, ckpt, log)
+    rec = _train_with_progress(model, tensors, spec, device, ckpt, log, param_dims(spec))
     embed = None
     if spec.run.n_embed and model.embed_site is not None:  # e.g. z_A of fixed inputs at every snapshot (Fig. 4)
         embed_x = x_te[: spec.run.n_embed]
@@ -131,6 +134,8 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
     attrs = provenance(cfg.run_slice(run), inputs, device=str(device), code=train_code(cfg, run))
     attrs.update(run=run, start_epoch=spec.start_epoch, init_from=spec.run.init_from or "", dataset=spec.dataset,
                  threads=torch.get_num_threads(), model_kind=spec.model_kind, attention=describe(spec.attention),
+                 optimizer_state_elements=rec.optimizer_state["elements"],
+                 optimizer_state_bytes=rec.optimizer_state["bytes"],
                  **{k: v for k, v in ds.attrs.items() if k.startswith("task_")})
     write_dataset(weights_dataset(rec, spec.seeds, attrs, param_dims(spec)), weights_path, {})
     write_dataset(trajectory_dataset(rec, spec.seeds, tensors["probe_x_raw"], attrs, embed), trajectory_path, {})
@@ -171,7 +176,7 @@ def _checkpointing(cfg: Config, spec: RunSpec, inputs: list[str], trajectory_pat
     return ckpt
 
 
-def _train_with_progress(model, tensors: dict, spec: RunSpec, device, ckpt, log) -> Recording:
+def _train_with_progress(model, tensors: dict, spec: RunSpec, device, ckpt, log, dims: dict | None = None) -> Recording:
     """The engine's loop with a progress bar on a terminal and a plain line every log_every epochs."""
     bar = tqdm(total=spec.run.epochs + 1, desc=spec.name, unit="epoch", disable=None, mininterval=1.0)
     t0 = time.perf_counter()
@@ -185,7 +190,7 @@ def _train_with_progress(model, tensors: dict, spec: RunSpec, device, ckpt, log)
 
     try:
         rec = train_seeds(model, tensors, spec.run, list(spec.seeds), device, start_epoch=spec.start_epoch,
-                          callback=callback, checkpoint=ckpt)
+                          callback=callback, checkpoint=ckpt, param_dims=dims)
     except BaseException:
         log.exception("training failed")
         raise
