@@ -2,16 +2,14 @@
 from the analyses.eureka artifacts; drawn as a table and also written as CSV and Markdown."""
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from ..store import atomic_path, read_dataset
-from . import style
+from ..store import read_dataset
+from .tables import table_figure, write_table
 
 NAME = "eureka_table"
 PAPER = "Eureka-Moments in Transformers"  # the report's category
@@ -41,15 +39,10 @@ class Params:
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     stats_ds = {exp: read_dataset(paths.analysis("eureka", exp), rule="eureka") for exp in params.experiments}
     rows = table_rows(stats_ds)
-    with atomic_path(outputs[".csv"]) as tmp, open(tmp, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(COLUMNS)
-        writer.writerows(rows)
-    with atomic_path(outputs[".md"]) as tmp:
-        Path(tmp).write_text(to_markdown(rows))
+    write_table(COLUMNS, rows, outputs)
     stats = {"rows": [dict(zip(COLUMNS, r)) for r in rows]}
     stats["summary"] = "; ".join(f"{r[0]} {r[1]}: Eureka {r[3]} {r[4]}, mean epoch {r[7]}" for r in rows)
-    return plot_eureka_table(rows), stats
+    return table_figure(COLUMNS, rows), stats
 
 
 def table_rows(stats: dict[str, xr.Dataset]) -> list[list[str]]:
@@ -65,19 +58,3 @@ def table_rows(stats: dict[str, xr.Dataset]) -> list[list[str]]:
                          fmt(float(a.acc_after_eureka), ".3f"), fmt(float(a.mean_final_test_acc), ".3f"),
                          fmt(float(a.mean_eureka_epoch), ".0f")])
     return rows
-
-
-def to_markdown(rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
-
-
-def plot_eureka_table(rows: list[list[str]]) -> Figure:
-    fig, axes = style.figure(width=9.5, height=0.35 * (len(rows) + 2))
-    ax = axes[0][0]
-    ax.axis("off")
-    table = ax.table(cellText=rows, colLabels=COLUMNS, loc="center", cellLoc="left")
-    table.auto_set_font_size(False)
-    table.set_fontsize(7)
-    table.auto_set_column_width(list(range(len(COLUMNS))))
-    return fig

@@ -1,0 +1,100 @@
+"""GaLore against Adam (Tian's talk: "the weight gradient can be even more low-rank", the premise of
+GaLore's gradient projection). Per comparison (a model trained with Adam and with galore_adam, same
+data and seeds), left: the stable rank ||G||_F^2 / ||G||_2^2 of each weight matrix's full-batch
+gradient over training (median over seeds; dotted: the matrix's full rank min(m, n)); right: final
+test accuracy per seed and the optimizer state each arm kept, measured on the live optimizer at the
+end of training (elements, bytes per seed)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..store import read_dataset
+from . import style
+
+NAME = "galore_lowrank"
+PAPER = "Tian: algebraic structure of solutions (CoGO, GaLore)"
+CONFIG = """
+description: Adam against GaLore per comparison (gradient stable rank over training, accuracy, optimizer state).
+required: [comparisons]
+properties:
+  comparisons:
+    description: "Label -> {adam: run, galore: run}, both listed in analyses.gradient_rank.runs."
+    type: object
+    minProperties: 1
+    additionalProperties:
+      type: object
+      additionalProperties: false
+      required: [adam, galore]
+      properties:
+        adam: {type: string, x-ref: run, x-reads: [analysis/gradient_rank, trajectory]}
+        galore: {type: string, x-ref: run, x-reads: [analysis/gradient_rank, trajectory]}
+"""
+ARMS = ("adam", "galore")
+
+
+@dataclass(frozen=True)
+class Params:
+    comparisons: tuple[tuple[str, dict], ...]
+
+
+def arm_stats(cfg, run: str, paths) -> tuple[dict, object]:
+    gr = read_dataset(paths.analysis("gradient_rank", run), rule="gradient_rank")
+    traj = read_dataset(paths.trajectory(run), rule="train")
+    S = traj.sizes["seed"]
+    last = traj.isel(epoch=-1)
+    opt = cfg.runs[run].optimizer
+    elements, nbytes = int(gr.attrs["optimizer_state_elements"]), int(gr.attrs["optimizer_state_bytes"])
+    sr = gr.stable_rank.median("seed")
+    return {"run": run, "optimizer": opt.name, "options": dict(opt.options), "seeds": S,
+            "final_test_acc": [float(v) for v in last.test_acc.values],
+            "final_train_acc": [float(v) for v in last.train_acc.values],
+            "state_elements_per_seed": elements / S, "state_bytes_per_seed": nbytes / S,
+            "stable_rank_first": {str(p): float(v) for p, v in zip(gr.param.values, sr.isel(epoch=0).values)},
+            "stable_rank_final": {str(p): float(v) for p, v in zip(gr.param.values, sr.isel(epoch=-1).values)},
+            "stable_rank_median_over_training": {str(p): float(v) for p, v in
+                                                 zip(gr.param.values, sr.isel(epoch=slice(1, None)).median("epoch").values)},
+            "max_rank": {str(p): int(v) for p, v in zip(gr.param.values, gr.max_rank.values)}}, gr
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    n = len(params.comparisons)
+    fig, axes = style.figure(ncols=2, nrows=n, width=4.0, height=2.9)
+    stats: dict = {}
+    for row, (label, pair) in enumerate(params.comparisons):
+        stats[label] = {}
+        ax, ax_acc = axes[row, 0], axes[row, 1]
+        for i, arm in enumerate(ARMS):
+            st, gr = arm_stats(cfg, pair[arm], paths)
+            stats[label][arm] = st
+            x = np.maximum(gr.epoch.values, 1)
+            sr = gr.stable_rank.median("seed")
+            for j, p in enumerate(gr.param.values):
+                ax.plot(x, sr.sel(param=p), color=style.ARM_COLORS[i], lw=1.2, alpha=0.9,
+                        ls=("-", "--", "-.", ":")[j % 4], label=f"{arm}: {p}" if len(gr.param) <= 4 or j == 0 else None)
+            acc = st["final_test_acc"]
+            ax_acc.scatter(np.full(len(acc), i) + np.linspace(-0.1, 0.1, len(acc)), acc, color=style.ARM_COLORS[i], s=14)
+            ax_acc.text(i, 0.02, f"{st['state_elements_per_seed']:.0f} el.\n{st['state_bytes_per_seed'] / 1024:.1f} KiB",
+                        ha="center", fontsize=7, transform=ax_acc.get_xaxis_transform())
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("gradient stable rank")
+        ax.set_title(label, fontsize=9)
+        ax.legend(fontsize=6, ncol=2)
+        ax_acc.set_xticks(range(len(ARMS)), [f"{a}\n{pair[a]}" for a in ARMS], fontsize=7)
+        ax_acc.set_xlim(-0.6, len(ARMS) - 0.4)
+        ax_acc.set_ylim(-0.05, 1.05)
+        ax_acc.set_ylabel("final test accuracy (per seed); state per seed")
+        a, g = stats[label]["adam"], stats[label]["galore"]
+        stats[label]["state_bytes_ratio_galore_over_adam"] = g["state_bytes_per_seed"] / a["state_bytes_per_seed"]
+    stats["summary"] = "; ".join(
+        f"{label}: test acc median Adam {np.median(s['adam']['final_test_acc']):.3f} vs GaLore "
+        f"{np.median(s['galore']['final_test_acc']):.3f}; optimizer state per seed {s['adam']['state_bytes_per_seed']:.0f} B "
+        f"vs {s['galore']['state_bytes_per_seed']:.0f} B (x{s['state_bytes_ratio_galore_over_adam']:.2f}); gradient "
+        f"stable rank (median over training, Adam run) "
+        + ", ".join(f"{p} {v:.2f}/{s['adam']['max_rank'][p]}" for p, v in s["adam"]["stable_rank_median_over_training"].items())
+        for label, s in stats.items())
+    return fig, stats
