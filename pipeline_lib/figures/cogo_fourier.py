@@ -35,7 +35,8 @@ class Params:
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
-    fig, axes = style.figure(ncols=4, width=3.3, height=2.9)
+    fig, axes = style.figure(ncols=4, width=3.6, height=2.9)
+    fig.subplots_adjust(wspace=0.45)
     first = read_dataset(paths.analysis("fourier", params.runs[0]), rule="fourier")
     solved = first.seed.values[first.solved.values.astype(bool)]
     seed = params.seed if params.seed is not None else int(solved[0]) if len(solved) else int(first.seed.values[0])
@@ -46,12 +47,14 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     for ax, m in zip(axes[0, :3], ("A", "B", "C")):
         mag = one[f"{m}_mag"].values[:, order] if len(order) else one[f"{m}_mag"].values
         im = ax.imshow(mag, aspect="auto", cmap="magma", interpolation="nearest")
-        ax.set_xlabel(f"hidden node ({len(order)} of {one.sizes['node']} above threshold, by frequency)")
-        ax.set_ylabel("frequency k")
+        ax.set_xlabel(f"node ({len(order)} of {one.sizes['node']} above threshold)" if len(order) else
+                      "node (seed not solved: not analysed)" if not bool(one.solved) else
+                      f"node (none of {one.sizes['node']} above threshold)", fontsize=8)
+        if m == "A":
+            ax.set_ylabel("frequency k")
         ax.set_title(f"|{m}[k, j]|, {params.runs[0]} seed {seed}", fontsize=8)
-        fig.colorbar(im, ax=ax, fraction=0.05)
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.02)
     ax = axes[0, 3]
-    bins = np.arange(-0.5, 11.5, 1.0)
     stats: dict = {"heatmap": {"run": params.runs[0], "seed": seed, "active_nodes": int(len(order)),
                                "solved": bool(one.solved)}, "runs": {}}
     for i, run in enumerate(params.runs):
@@ -59,6 +62,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         ok = an.solved.values.astype(bool)
         orders = an.order.isel(snapshot=-1).values[ok].ravel()
         orders = orders[np.isfinite(orders)].astype(int)
+        bins = np.arange(-0.5, max(10, orders.max(initial=0)) + 1.5, 1.0)
         ax.hist(orders, bins=bins, alpha=0.6, color=style.ARM_COLORS[i % len(style.ARM_COLORS)],
                 label=f"d={an.attrs['d']} ({int(ok.sum())} seeds)")
         counts = np.bincount(orders, minlength=11)
@@ -67,8 +71,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                               "frac_order_4_or_6": float(np.isin(orders, (4, 6)).mean()) if len(orders) else float("nan")}
     for v in (4, 6):
         ax.axvline(v, color="r", ls="--", lw=0.8)
-    ax.set_xlabel("order of a frequency (#nodes with |A| > threshold)")
-    ax.set_ylabel("frequencies (all solved seeds)")
+    ax.set_xlabel("order (#nodes with |A[k, j]| > threshold)", fontsize=8)
+    ax.set_ylabel("frequencies (solved seeds)")
     ax.legend(fontsize=7)
     stats["summary"] = "; ".join(
         f"d={s['d']}: {s['solved_seeds']}/{s['seeds']} seeds solved, {100 * s['frac_order_4_or_6']:.1f}% of their "

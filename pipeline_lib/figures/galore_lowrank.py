@@ -61,33 +61,36 @@ def arm_stats(cfg, run: str, paths) -> tuple[dict, object]:
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     n = len(params.comparisons)
-    fig, axes = style.figure(ncols=2, nrows=n, width=4.0, height=2.9)
+    fig, axes = style.figure(ncols=2, nrows=n, width=4.0, height=3.4)
+    fig.subplots_adjust(hspace=0.75)
     stats: dict = {}
     for row, (label, pair) in enumerate(params.comparisons):
         stats[label] = {}
         ax, ax_acc = axes[row, 0], axes[row, 1]
+        ticks = []
         for i, arm in enumerate(ARMS):
             st, gr = arm_stats(cfg, pair[arm], paths)
             stats[label][arm] = st
             x = np.maximum(gr.epoch.values, 1)
             sr = gr.stable_rank.median("seed")
-            for j, p in enumerate(gr.param.values):
-                ax.plot(x, sr.sel(param=p), color=style.ARM_COLORS[i], lw=1.2, alpha=0.9,
-                        ls=("-", "--", "-.", ":")[j % 4], label=f"{arm}: {p}" if len(gr.param) <= 4 or j == 0 else None)
+            for p in gr.param.values:  # each weight matrix thin, their mean bold
+                ax.plot(x, sr.sel(param=p), color=style.ARM_COLORS[i], lw=style.SEED_LW, alpha=style.SEED_ALPHA)
+            ax.plot(x, sr.mean("param"), color=style.ARM_COLORS[i], lw=style.MEDIAN_LW,
+                    label=f"{arm} ({pair[arm]}): mean of {gr.sizes['param']} matrices")
             acc = st["final_test_acc"]
             ax_acc.scatter(np.full(len(acc), i) + np.linspace(-0.1, 0.1, len(acc)), acc, color=style.ARM_COLORS[i], s=14)
-            ax_acc.text(i, 0.02, f"{st['state_elements_per_seed']:.0f} el.\n{st['state_bytes_per_seed'] / 1024:.1f} KiB",
-                        ha="center", fontsize=7, transform=ax_acc.get_xaxis_transform())
+            ticks.append(f"{arm}\n{pair[arm]}\nstate/seed: {st['state_elements_per_seed']:.0f} el.,\n"
+                         f"{st['state_bytes_per_seed'] / 1024:.1f} KiB")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("epoch")
-        ax.set_ylabel("gradient stable rank")
+        ax.set_ylabel("gradient stable rank (median over seeds)")
         ax.set_title(label, fontsize=9)
-        ax.legend(fontsize=6, ncol=2)
-        ax_acc.set_xticks(range(len(ARMS)), [f"{a}\n{pair[a]}" for a in ARMS], fontsize=7)
+        ax.legend(fontsize=6)
+        ax_acc.set_xticks(range(len(ARMS)), ticks, fontsize=7)
         ax_acc.set_xlim(-0.6, len(ARMS) - 0.4)
         ax_acc.set_ylim(-0.05, 1.05)
-        ax_acc.set_ylabel("final test accuracy (per seed); state per seed")
+        ax_acc.set_ylabel("final test accuracy (per seed)")
         a, g = stats[label]["adam"], stats[label]["galore"]
         stats[label]["state_bytes_ratio_galore_over_adam"] = g["state_bytes_per_seed"] / a["state_bytes_per_seed"]
     stats["summary"] = "; ".join(
