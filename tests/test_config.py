@@ -3,12 +3,14 @@ import time
 import pytest
 
 from conftest import REPO, SMOKE, load_yaml
+from pipeline_lib import registry
 from pipeline_lib.config import ConfigError, load_config, load_config_file
 from pipeline_lib.engine import recorded_epochs
 
 EUREKA_FIGURES = ("eureka_accuracy", "eureka_table", "eureka_qkv_gradients", "eureka_attention_distribution",
                   "eureka_probes")
-TIAN_FIGURES = ("scan_snap_attention", "scan_snap_lr_sweep", "joma_logits", "attention_entropy")
+TIAN_FIGURES = ("scan_snap_attention", "scan_snap_lr_sweep", "joma_logits", "attention_entropy", "cogo_fourier",
+                "cogo_table", "cogo_dynamics", "galore_lowrank")
 
 
 def test_default_and_smoke_configs_are_valid():
@@ -17,8 +19,9 @@ def test_default_and_smoke_configs_are_valid():
     assert circuit <= set(cfg.runs)
     assert set(cfg.figures) == {"fig2_attention_graph", "fig3_attention_heatmap", "fig4_embeddings", "fig5_accuracy",
                                 "fig6_interpolation", "fig7_param_tsne", *EUREKA_FIGURES, *TIAN_FIGURES}
-    # the attention entropy is measured on every run of the default config
-    assert set(cfg.analyses["attention_sparsity"].runs) == set(cfg.runs)
+    # the attention entropy is measured on every run of the default config whose model has attention
+    with_attention = {r for r in cfg.runs if "attention" in registry.plugin("model", cfg.models[cfg.runs[r].model].plugin).get("RECORDS", [])}
+    assert set(cfg.analyses["attention_sparsity"].runs) == with_attention and len(with_attention) == len(cfg.runs) - 3
     # the issue's five attention variants, >= 10 seeds on the reasoning task and >= 5 on the digits task
     for exp, min_seeds in (("reasoning", 10), ("digits", 5)):
         arms = [cfg.runs[r] for _, r in cfg.analyses["eureka"][exp].arms]
@@ -217,3 +220,25 @@ def test_standalone_configs_are_found_and_results_folder_is_configurable(tmp_pat
     smoke_raw["results"] = "has space"
     with pytest.raises(ConfigError, match="config key 'results'"):
         load_config(smoke_raw)
+
+
+def test_cogo_paper_config_is_the_talks_sweep():
+    """config/cogo_paper.yaml: d x wd x q, 5 seeds each, the talk's optimizer and length; the table
+    reads every run and the Fourier analysis covers them."""
+    cfg = load_config_file(REPO / "config" / "cogo_paper.yaml")
+    grid = set()
+    for rc in cfg.runs.values():
+        assert rc.epochs == 10000 and len(rc.seeds) == 5 and rc.batch_size == "full"
+        assert rc.optimizer.name == "adam" and rc.optimizer.lr == 1e-2
+        grid.add((cfg.params("task", rc.dataset).d, cfg.params("model", rc.model).q, rc.optimizer.weight_decay))
+    assert grid == {(d, q, wd) for d in (23, 71, 127) for q in (256, 512, 1024)
+                    for wd in (1e-5, 5e-5, 1e-4, 2e-4, 5e-4)}
+    assert set(cfg.analyses["fourier"].runs) == set(cfg.runs) == set(cfg.figures["cogo_table"].runs)
+    talk = [r for r in cfg.runs if cfg.params("model", cfg.runs[r].model).q == 512
+            and cfg.runs[r].optimizer.weight_decay == 5e-5]
+    assert sorted(cfg.params("task", cfg.runs[r].dataset).d for r in talk) == [23, 71, 127]
+    # the default config runs the talk's setting at d = 23 and one more odd d
+    default = load_config_file(REPO / "config" / "config.yaml")
+    ds = sorted(default.params("task", default.runs[r].dataset).d for r in default.analyses["fourier"].runs
+                if default.runs[r].optimizer.name == "adam")
+    assert ds[0] == 23 and len(set(ds)) >= 2 and all(d % 2 for d in ds)

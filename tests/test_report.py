@@ -41,7 +41,8 @@ def test_native_report_files_every_figure_under_its_paper_with_caption_and_numbe
     results, categories = _embedded(page, "results"), _embedded(page, "categories")
     figures = load_yaml(work / "config" / "config.yaml")["figures"]
     assert set(categories) == {"Easing Optimization Paths: a Circuit Perspective", "Eureka-Moments in Transformers",
-                               "Tian: training dynamics of attention (Scan&Snap, JoMA)"}
+                               "Tian: training dynamics of attention (Scan&Snap, JoMA)",
+                               "Tian: algebraic structure of solutions (CoGO, GaLore)"}
     for fig in figures:
         path = f"results/figures/{fig}.png"
         paper = registry.plugin("figure", fig).get("PAPER")
