@@ -8,6 +8,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from . import seed_generator
+
 
 class DirectModel(nn.Module):
     """Base of a seed-batched model computed by ``internals`` alone (subclasses define it and
@@ -16,6 +18,17 @@ class DirectModel(nn.Module):
     records_gradients = False
     records_attention_histogram = False
     embed_site = None
+
+    @torch.no_grad()
+    def init_each(self, seeds: list[int], draw) -> None:
+        """Slot i from ``seeds[i]`` alone: every parameter (in ``param_names`` order) of the slot set to
+        ``draw(name, shape, generator)``, the generator being ``seed_generator(seed, 'init')``."""
+        assert len(seeds) == self.S
+        for i, seed in enumerate(seeds):
+            g = seed_generator(seed, "init")
+            for name in self.param_names():
+                p = getattr(self, name)[i]
+                p.copy_(draw(name, p.shape, g))
 
     @torch.no_grad()
     def load_arrays(self, arrays) -> None:

@@ -21,7 +21,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import seed_generator
 from .direct import DirectModel
 
 NAME = "quadratic_mlp"
@@ -63,15 +62,9 @@ class QuadraticMLP(DirectModel):
     def param_names(self) -> list[str]:
         return ["W_a", "W_b", "W_c"]
 
-    @torch.no_grad()
     def init_seeds(self, seeds: list[int]) -> None:
-        assert len(seeds) == self.S
-        for i, seed in enumerate(seeds):
-            g = seed_generator(seed, "init")
-            for name in self.param_names():
-                p = getattr(self, name)[i]
-                bound = 1.0 / math.sqrt(p.shape[1])
-                p.copy_((torch.rand(p.shape, generator=g) * 2 - 1) * bound)
+        # U(-1/sqrt(fan_in), 1/sqrt(fan_in)); fan_in is each matrix's second dim (d for W_a, W_b; q for W_c)
+        self.init_each(seeds, lambda name, shape, g: (torch.rand(shape, generator=g) * 2 - 1) * (1.0 / math.sqrt(shape[1])))
 
     def internals(self, x: torch.Tensor) -> Internals:
         """x (B, 2) token pairs shared by the seeds, or (S, B, 2) a batch per seed."""

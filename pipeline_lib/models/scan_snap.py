@@ -19,7 +19,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import seed_generator
 from .direct import DirectModel
 
 NAME = "scan_snap"
@@ -62,15 +61,9 @@ class ScanSnapModel(DirectModel):
     def param_names(self) -> list[str]:
         return ["Z", "Y"]
 
-    @torch.no_grad()
     def init_seeds(self, seeds: list[int]) -> None:
-        assert len(seeds) == self.S
-        for i, seed in enumerate(seeds):
-            g = seed_generator(seed, "init")
-            for name in self.param_names():
-                p = getattr(self, name)[i]
-                p.copy_(torch.zeros(p.shape) if self.init == "zero"
-                        else (torch.rand(p.shape, generator=g) * 2 - 1) / math.sqrt(self.M))
+        self.init_each(seeds, lambda name, shape, g: torch.zeros(shape) if self.init == "zero"
+                       else (torch.rand(shape, generator=g) * 2 - 1) / math.sqrt(self.M))
 
     def _per_seed(self, x: torch.Tensor) -> torch.Tensor:
         return x.expand(self.S, *x.shape) if x.dim() == 2 else x
