@@ -334,3 +334,9 @@ def test_bad_optimizer_settings_fail_naming_the_key(opt, words):
     with pytest.raises(ConfigError) as err:
         load_config(_raw(opt))
     assert all(w in str(err.value) for w in words), str(err.value)
+
+
+def test_attention_entropy_of_a_model_without_attention_is_refused_at_config_time(smoke_raw):
+    smoke_raw["analyses"]["attention_sparsity"]["runs"].append("cogo_d7")
+    with pytest.raises(ConfigError, match="analyses.attention_sparsity.runs.*cogo_d7.*without attention"):
+        load_config(smoke_raw)

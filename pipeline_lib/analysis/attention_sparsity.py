@@ -25,7 +25,7 @@ PER_RUN = True
 CONFIG = """
 description: "Normalised entropy of every attention of the listed runs at their weight snapshots."
 properties:
-  runs: {description: "Runs to measure (any model whose internals return attention).", type: array, items: {type: string, x-ref: run, x-reads: [weights, dataset, trajectory]}, default: []}
+  runs: {description: "Runs to measure (any model whose internals return attention).", type: array, items: {type: string, x-ref: run, x-reads: [weights, dataset, trajectory], x-requires: {properties: {records: {contains: {const: attention}}}}, x-requires-message: "is a run of a model without attention (its RECORDS lack 'attention')"}, default: []}
   n_inputs: {description: "Fixed test inputs the attention is averaged over.", type: integer, minimum: 1, default: 256}
 """
 USES = ["model"]
