@@ -13,6 +13,7 @@ from pipeline_lib.analysis.gradient_rank import picked, stable_rank
 from pipeline_lib.config import ConfigError, OptimizerConfig, RunConfig, ScheduleConfig, load_config
 from pipeline_lib.engine import optimizer_state_size, train_seeds
 from pipeline_lib.models.quadratic_mlp import QuadraticMLP
+from pipeline_lib.optimizers import galore_adam
 from pipeline_lib.optimizers.galore_adam import GaLoreAdam, build, is_matrix
 from pipeline_lib.tasks import modular_addition as ma
 
@@ -340,3 +341,27 @@ def test_attention_entropy_of_a_model_without_attention_is_refused_at_config_tim
     smoke_raw["analyses"]["attention_sparsity"]["runs"].append("cogo_d7")
     with pytest.raises(ConfigError, match="analyses.attention_sparsity.runs.*cogo_d7.*without attention"):
         load_config(smoke_raw)
+
+
+def test_per_head_slices_are_projected_as_one_matrix():
+    dims_q, dims_o = ("layer", "head", "d_model", "d_head"), ("layer", "head", "d_head", "d_model")
+    t = torch.randn(3, 1, 4, 8, 2)  # (seed, layer, head, d_model, d_head)
+    m = galore_adam.to_matrix(t, dims_q)
+    assert m.shape == (3, 1, 8, 8)
+    torch.testing.assert_close(m[:, :, :, 2:4], t[:, :, 1])  # head 1's columns, side by side with the others
+    torch.testing.assert_close(galore_adam.from_matrix(m, dims_q, t.shape), t)
+    o = torch.randn(3, 1, 4, 2, 8)
+    assert galore_adam.to_matrix(o, dims_o).shape == (3, 1, 8, 8)
+    torch.testing.assert_close(galore_adam.from_matrix(galore_adam.to_matrix(o, dims_o), dims_o, o.shape), o)
+    params = [torch.nn.Parameter(torch.randn(3, 1, 4, 8, 2))]
+    opt = build(params, OptimizerConfig(name="galore_adam", lr=0.1, options=(("rank", 3),)), [dims_q])
+    _steps(opt, params, n=1)
+    assert opt.state[params[0]]["projector"].shape == (3, 1, 3, 8)  # rank 3 of the 8 x 8 merged matrix
+
+
+def test_coupled_weight_decay_at_full_rank_with_an_sgd_base_is_sgd_with_l2():
+    a, b = _params(), _params()
+    _steps(GaLoreAdam(a, lr=0.1, rank=100, scale=1.0, base="sgd", weight_decay=0.05, weight_decay_mode="coupled"), a)
+    _steps(torch.optim.SGD(b, lr=0.1, weight_decay=0.05), b)
+    for x, y in zip(a, b):
+        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6)

@@ -51,7 +51,8 @@ def test_declaration_and_params_mirror_the_config_schema(kind, name):
             assert key not in plug.schema.get("required", []), key
         elif kind == "optimizer" and key not in plug.schema.get("required", []):
             # an optimizer's keys carry no schema default (other runs' config slices must not change): Params has it
-            assert default is not dataclasses.MISSING and f"default {default:g}" in sub["description"], key
+            shown = f"{default:g}" if isinstance(default, (int, float)) else str(default)
+            assert default is not dataclasses.MISSING and f"default {shown}" in sub["description"], key
         else:
             assert default is dataclasses.MISSING and key in plug.schema.get("required", []), key
 

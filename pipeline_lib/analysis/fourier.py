@@ -94,7 +94,11 @@ def split_factors(F: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     c = F[2][perms]  # (P, q)
     ratio = c[:, :h] / c[:, h:]
     errs = np.sqrt((np.abs(ratio - ratio.mean(1, keepdims=True)) ** 2).sum(1))
-    F = F[:, perms[int(np.argmin(errs))]].copy()  # the first permutation of least spread
+    # the first permutation (itertools order) of least spread, as the reference's strict '<' loop picks in
+    # exact arithmetic: permutations of equal spread (e.g. reordering the pairs) must not be chosen by the
+    # last bit, since the choice decides the sign flips below; NaN spreads (a zero C coefficient) are skipped
+    best = np.nanmin(errs)
+    F = F[:, perms[int(np.flatnonzero(errs <= best * (1 + 1e-9) + 1e-300)[0])]].copy()
     test = F[0, h:] / F[0, :h]
     flip = np.abs(test - test[0]) > 0.2
     F[:2, :h][:, flip] *= -1  # (-1, -1, 1) on a column leaves its contribution a b c unchanged

@@ -5,8 +5,9 @@ At each weight snapshot (at most ``max_snapshots``, evenly spread, the last alwa
 of the full training set's loss (the model's own loss: cross-entropy, or the quadratic MLP's
 centred MSE) is recomputed per seed, and for every weight matrix (GaLore's ``is_matrix``: a stack of
 per-layer or per-head matrices is averaged over the stack) its stable rank ||G||_F^2 / ||G||_2^2 is
-recorded. For a full-batch run this is exactly the gradient its optimizer saw after that epoch; for
-a mini-batch run it is the gradient of the whole training set. Models with an attention
+recorded. For a full-batch run this is the gradient of the loss its optimizer saw after that epoch
+(torch's Adam then adds a coupled weight decay wd * p, which is not part of G here); for a mini-batch
+run it is the gradient of the whole training set. Models with an attention
 temperature use tau (a Heat Treatment run's schedule is not replayed). The run's optimizer and its
 measured state size (recorded by the training stage) are carried into the attrs.
 """

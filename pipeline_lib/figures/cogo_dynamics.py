@@ -1,6 +1,6 @@
 """Modular addition (Tian's CoGO analysis): how the algebraic structure forms over training. Per weight
 snapshot of one run: training and test loss; the share of frequencies whose node count q_k is 4 or 6
-and the mean order; the mean factorisation error of the order-4/6 frequencies (every solved seed
+(or 0: no node, as the table counts) and the mean order; the mean factorisation error of the order-4/6 frequencies (every solved seed
 thin, median bold). The talk's solutions are read off the final weights; this shows when they
 appear."""
 from __future__ import annotations
@@ -52,10 +52,11 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     ax.set_yscale("log")
     ax.set_ylabel("centred MSE loss")
     ax.legend(fontsize=7)
-    share = xr.DataArray(np.isin(an.q_k.values, (4, 6)).mean(-1), dims=("seed", "snapshot"),
+    # as the table counts: a frequency with no node (q_k = 0) is not a "not order-4/6" one
+    share = xr.DataArray(np.isin(an.q_k.values, (0, 4, 6)).mean(-1), dims=("seed", "snapshot"),
                          coords={"seed": an.seed.values})
     ax = axes[0, 1]
-    style.seeds_and_median(ax, x, share, style.ARM_COLORS[2], label="share with q_k in {4, 6}")
+    style.seeds_and_median(ax, x, share, style.ARM_COLORS[2], label="share with q_k in {0, 4, 6}")
     ax.set_ylim(-0.05, 1.05)
     ax2 = ax.twinx()
     mean_order = an.order.mean("freq")
@@ -81,7 +82,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
              "mean_error": {int(e): float(v) for e, v in zip(an.snapshot.values, err.median("seed").values)},
              "first_epoch_all_46": int(an.snapshot.values[reach[0]]) if len(reach) else None}
     final_err = float(err.isel(snapshot=-1).median())
-    stats["summary"] = (f"{params.run}: {stats['solved_seeds']} solved seeds; median share of frequencies with q_k 4 or 6 "
+    stats["summary"] = (f"{params.run}: {stats['solved_seeds']} solved seeds; median share of frequencies with q_k 0, 4 or 6 "
                         f"{med_share[0]:.2f} at epoch {int(an.snapshot.values[0])}, {med_share[-1]:.2f} at the end"
                         + (f" (all of them from epoch {stats['first_epoch_all_46']})" if len(reach) else "")
                         + f"; median mean factorisation error at the end {final_err:.2e}")

@@ -1,5 +1,6 @@
 """Tian's table "Gradient Descent solutions matches with construction" (CoGO, modular addition): per
-configured modulus d, the % of frequencies whose node count q_k is not 0, 4 or 6; the % of order-4
+configured modulus d, the % of frequencies whose node count q_k is not 0, 4 or 6 (the reference code
+prints their count; both are 0 in the talk's table); the % of order-4
 and order-6 frequencies that do not factorise; the mean factorisation error (x 1e-2) of those that
 do; and the share of each constructed solution type among the factorable ones; mean +- std/sqrt(n)
 over the solved seeds (both accuracies 1). The talk's values (q = 512, wd = 5e-5, 5 seeds) are

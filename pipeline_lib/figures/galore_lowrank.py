@@ -1,6 +1,6 @@
 """GaLore against Adam (Tian's talk: "the weight gradient can be even more low-rank", the premise of
 GaLore's gradient projection). Per comparison (a model trained with Adam and with galore_adam, same
-data and seeds), left: the stable rank ||G||_F^2 / ||G||_2^2 of each weight matrix's full-batch
+data; only the seeds both runs trained are shown), left: the stable rank ||G||_F^2 / ||G||_2^2 of each weight matrix's full-batch
 gradient over training (median over seeds; dotted: the matrix's full rank min(m, n)); right: final
 test accuracy per seed and the optimizer state each arm kept, measured on the live optimizer at the
 end of training (elements, bytes per seed)."""
@@ -40,15 +40,17 @@ class Params:
     comparisons: tuple[tuple[str, dict], ...]
 
 
-def arm_stats(cfg, run: str, paths) -> tuple[dict, object]:
+def arm_stats(cfg, run: str, paths, seeds: list[int]) -> tuple[dict, object]:
+    """One arm's numbers over ``seeds`` (the seeds both arms trained); the state size is per seed."""
     gr = read_dataset(paths.analysis("gradient_rank", run), rule="gradient_rank")
     traj = read_dataset(paths.trajectory(run), rule="train")
-    S = traj.sizes["seed"]
+    S = traj.sizes["seed"]  # the optimizer state was measured over all of the run's seeds
+    gr, traj = gr.sel(seed=seeds), traj.sel(seed=seeds)
     last = traj.isel(epoch=-1)
     opt = cfg.runs[run].optimizer
     elements, nbytes = int(gr.attrs["optimizer_state_elements"]), int(gr.attrs["optimizer_state_bytes"])
     sr = gr.stable_rank.median("seed")
-    return {"run": run, "optimizer": opt.name, "options": dict(opt.options), "seeds": S,
+    return {"run": run, "optimizer": opt.name, "options": dict(opt.options), "seeds": list(seeds),
             "final_test_acc": [float(v) for v in last.test_acc.values],
             "final_train_acc": [float(v) for v in last.train_acc.values],
             "state_elements_per_seed": elements / S, "state_bytes_per_seed": nbytes / S,
@@ -68,8 +70,12 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         stats[label] = {}
         ax, ax_acc = axes[row, 0], axes[row, 1]
         ticks = []
+        seeds = sorted(set(cfg.runs[pair["adam"]].seeds) & set(cfg.runs[pair["galore"]].seeds))
+        if not seeds:
+            raise ValueError(f"config key 'figures.galore_lowrank.comparisons.{label}': runs {pair['adam']} and "
+                             f"{pair['galore']} share no seed; allowed: runs with common seeds")
         for i, arm in enumerate(ARMS):
-            st, gr = arm_stats(cfg, pair[arm], paths)
+            st, gr = arm_stats(cfg, pair[arm], paths, seeds)
             stats[label][arm] = st
             x = np.maximum(gr.epoch.values, 1)
             sr = gr.stable_rank.median("seed")

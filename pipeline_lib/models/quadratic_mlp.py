@@ -1,5 +1,6 @@
 """The two-layer network with quadratic activation of Tian's modular-addition analysis (CoGO;
-luckmatters ``cogo/modular_addition_simple2.py`` read, not copied), seed-batched.
+luckmatters ``ssl/real-dataset/modular_addition_simple2.py`` read, not copied: separate ``layera``,
+``layerb``, ``layerc``), seed-batched.
 
 For a pair (a, b) over d tokens with fixed one-hot embeddings e_a, e_b, q hidden nodes, no bias:
 

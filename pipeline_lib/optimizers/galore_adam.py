@@ -11,8 +11,13 @@ smaller side is projected:
 
 Adam runs on R (its moments have R's shape and are kept, not re-projected, when P changes); the
 normalised update N is projected back, scaled by ``scale`` and applied with Adam's bias-corrected
-step size; then decoupled weight decay p <- p - lr wd p. Parameters that are not matrices per seed
-(biases, gains) get the same Adam update unprojected and unscaled. The per-seed SVDs are batched
+step size; then decoupled weight decay p <- p - lr wd p (``weight_decay_mode: coupled`` instead adds
+wd p to the gradient first, as torch's Adam does, so a comparison with an Adam run differs only in
+the projection). Per-head slices (head, ..., d_head) are projected as one matrix of H * d_head
+columns or rows (:func:`to_matrix`), as the reference projects a whole q_proj. Parameters that are
+not matrices per seed (biases, gains) get the same Adam update unprojected and unscaled. Unlike the
+reference's usual setup (the blocks' linear layers only), every weight matrix is projected,
+embeddings included. The per-seed SVDs are batched
 (torch.linalg.svd over the seed axis), so seed i's update depends on seed i alone.
 
 ``base='sgd'`` replaces Adam by plain SGD on R (step lr, no moments): with rank = min(m, n) and
@@ -32,6 +37,7 @@ properties:
   update_gap: {description: "GaLore: steps between recomputations of the projector from the gradient's SVD (default 200).", type: integer, minimum: 1}
   scale: {description: "GaLore: alpha, the scale of the projected-back update (default 0.25, the paper's).", type: number, exclusiveMinimum: 0}
   eps: {description: "GaLore: Adam's epsilon (default 1e-06, the reference's).", type: number, exclusiveMinimum: 0}
+  weight_decay_mode: {description: "GaLore: decoupled (default decoupled: p -= lr wd p after the update, the reference's AdamW) or coupled (wd p added to the gradient before projecting, as torch's Adam).", type: string, enum: [decoupled, coupled]}
 required: [rank]
 """
 
@@ -42,6 +48,7 @@ class Params:
     update_gap: int = 200
     scale: float = 0.25
     eps: float = 1e-6
+    weight_decay_mode: str = "decoupled"
 
 
 # dims that stack matrices (a matrix per layer or head), never one of a matrix's two sides
@@ -54,22 +61,57 @@ def is_matrix(dims: tuple) -> bool:
     return len(dims) >= 2 and not set(dims[-2:]) & set(STACK_DIMS)
 
 
+def _merges_heads(dims) -> bool:
+    return dims is not None and "head" in dims and "d_head" in dims[-2:]
+
+
+def to_matrix(t: torch.Tensor, dims) -> torch.Tensor:
+    """(S, *dims) -> the matrices GaLore projects. Per-head slices (head, ..., d_head) are merged into
+    one side of H * d_head, as the reference projects a whole q_proj / o_proj: W_Q (layer, head,
+    d_model, d_head) -> (S, layer, d_model, H d_head); W_O (layer, head, d_head, d_model) ->
+    (S, layer, H d_head, d_model)."""
+    if not _merges_heads(dims):
+        return t
+    h = 1 + list(dims).index("head")
+    if dims[-1] == "d_head":
+        t = t.movedim(h, -2)
+        return t.reshape(*t.shape[:-2], -1)
+    t = t.movedim(h, -3)
+    return t.reshape(*t.shape[:-3], -1, t.shape[-1])
+
+
+def from_matrix(t: torch.Tensor, dims, shape) -> torch.Tensor:
+    """The inverse of :func:`to_matrix` for a parameter of ``shape``."""
+    if not _merges_heads(dims):
+        return t
+    h = 1 + list(dims).index("head")
+    H = shape[h]
+    if dims[-1] == "d_head":
+        return t.reshape(*t.shape[:-1], H, -1).movedim(-2, h)
+    return t.reshape(*t.shape[:-2], H, -1, t.shape[-1]).movedim(-3, h)
+
+
 def build(params, opt_cfg, dims: list) -> "GaLoreAdam":
     p = Params(**dict(opt_cfg.options))
-    groups = [{"params": [w], "matrix": is_matrix(d)} for w, d in zip(params, dims)]
+    groups = [{"params": [w], "matrix": is_matrix(d), "dims": tuple(d)} for w, d in zip(params, dims)]
     return GaLoreAdam(groups, lr=opt_cfg.lr, rank=p.rank, update_gap=p.update_gap, scale=p.scale,
-                      betas=opt_cfg.betas, eps=p.eps, weight_decay=opt_cfg.weight_decay)
+                      betas=opt_cfg.betas, eps=p.eps, weight_decay=opt_cfg.weight_decay,
+                      weight_decay_mode=p.weight_decay_mode)
 
 
 class GaLoreAdam(torch.optim.Optimizer):
     """GaLore with an Adam (or, for tests, plain SGD) base on seed-batched parameters (see module)."""
 
     def __init__(self, params, lr: float, rank: int, update_gap: int = 200, scale: float = 0.25,
-                 betas=(0.9, 0.999), eps: float = 1e-6, weight_decay: float = 0.0, base: str = "adam"):
+                 betas=(0.9, 0.999), eps: float = 1e-6, weight_decay: float = 0.0, base: str = "adam",
+                 weight_decay_mode: str = "decoupled"):
         if base not in ("adam", "sgd"):
             raise ValueError(f"GaLore base {base!r}: allowed adam, sgd")
+        if weight_decay_mode not in ("decoupled", "coupled"):
+            raise ValueError(f"GaLore weight_decay_mode {weight_decay_mode!r}: allowed decoupled, coupled")
         super().__init__(params, dict(lr=lr, rank=rank, update_gap=update_gap, scale=scale, betas=tuple(betas),
-                                      eps=eps, weight_decay=weight_decay, base=base, matrix=None))
+                                      eps=eps, weight_decay=weight_decay, base=base, matrix=None, dims=None,
+                                      weight_decay_mode=weight_decay_mode))
 
     @staticmethod
     def projector(grad: torch.Tensor, rank: int) -> torch.Tensor:
@@ -103,8 +145,10 @@ class GaLoreAdam(torch.optim.Optimizer):
                     st["step"] = torch.zeros((), dtype=torch.float32)
                 # a matrix per seed (seed, ..., m, n); by default any parameter of 2+ dims after the seed
                 matrix = p.dim() >= 3 if group["matrix"] is None else group["matrix"]
-                grad = p.grad
+                coupled = group["weight_decay"] and group["weight_decay_mode"] == "coupled"
+                grad = p.grad + group["weight_decay"] * p if coupled else p.grad  # torch Adam's L2
                 if matrix:
+                    grad = to_matrix(grad, group["dims"])
                     if "projector" not in st or int(st["step"]) % group["update_gap"] == 0:
                         st["projector"] = self.projector(grad, group["rank"])
                     grad = self.project(grad, st["projector"])
@@ -121,8 +165,9 @@ class GaLoreAdam(torch.optim.Optimizer):
                 else:
                     step_size, update = lr, grad
                 if matrix:
-                    update = self.project_back(update, st["projector"], p.shape) * group["scale"]
+                    back = self.project_back(update, st["projector"], to_matrix(p, group["dims"]).shape)
+                    update = from_matrix(back, group["dims"], p.shape) * group["scale"]
                 p.add_(update, alpha=-step_size)
-                if group["weight_decay"]:
+                if group["weight_decay"] and not coupled:
                     p.add_(p, alpha=-lr * group["weight_decay"])
         return loss

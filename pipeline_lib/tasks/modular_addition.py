@@ -1,5 +1,6 @@
 """Modular addition a + b = c mod d, the setting of Tian's "composing global optimizers" (CoGO)
-analysis of algebraic solutions (luckmatters ``cogo/modular_addition_simple2.py`` read, not copied).
+analysis of algebraic solutions (luckmatters ``ssl/real-dataset/modular_addition_simple2.py`` read, not
+copied).
 
 All d^2 pairs (a, b) with label (a + b) mod d; a random ``train_fraction`` of them (the dataset's
 ``seed``) is the training set, the rest the test set (disjoint by construction). ``x`` is (a, b).
