@@ -124,13 +124,10 @@ def _run_checks(data: dict, name: str, run: dict) -> list[str]:
 
 def _optimizer_checks(name: str, run: dict) -> list[str]:
     """An optimizer plug-in's keys (e.g. galore_adam's rank) only with that optimizer."""
-    opt = run["optimizer"]
+    opt, plugs = run["optimizer"], registry.plugins("optimizer")
+    own = set(plugs[opt["name"]].schema.get("properties", {})) if opt["name"] in plugs else set()
     problems = []
-    for other, plug in registry.plugins("optimizer").items():
-        if other == opt["name"]:
-            continue
-        own = set(registry.plugin("optimizer", opt["name"]).schema.get("properties", {})) \
-            if opt["name"] in registry.plugins("optimizer") else set()
+    for other, plug in plugs.items():
         for key in sorted(set(plug.schema.get("properties", {})) & set(opt) - own):
             problems.append(f"config key 'runs.{name}.optimizer.{key}' belongs to optimizer {other}; this run's "
                             f"optimizer is {opt['name']}")

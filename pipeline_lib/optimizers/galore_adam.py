@@ -149,6 +149,7 @@ class GaLoreAdam(torch.optim.Optimizer):
                 grad = p.grad + group["weight_decay"] * p if coupled else p.grad  # torch Adam's L2
                 if matrix:
                     grad = to_matrix(grad, group["dims"])
+                    matrix_shape = grad.shape  # the side to project back to
                     if "projector" not in st or int(st["step"]) % group["update_gap"] == 0:
                         st["projector"] = self.projector(grad, group["rank"])
                     grad = self.project(grad, st["projector"])
@@ -165,7 +166,7 @@ class GaLoreAdam(torch.optim.Optimizer):
                 else:
                     step_size, update = lr, grad
                 if matrix:
-                    back = self.project_back(update, st["projector"], to_matrix(p, group["dims"]).shape)
+                    back = self.project_back(update, st["projector"], matrix_shape)
                     update = from_matrix(back, group["dims"], p.shape) * group["scale"]
                 p.add_(update, alpha=-step_size)
                 if group["weight_decay"] and not coupled:
