@@ -68,3 +68,57 @@ def test_seed_initialisation_depends_only_on_the_seed():
     for n in a.param_names():
         torch.testing.assert_close(getattr(a, n)[1], getattr(b, n)[0], rtol=0, atol=0)
     assert not torch.equal(a.W_E[0], a.W_E[1])
+
+
+def reference_code_forward(m: CircuitModel, s: int, x: torch.Tensor) -> torch.Tensor:
+    """The forward pass of the paper's code (facebookresearch/pal, softmax_model.Model) for seed s,
+    written with its torch modules and float64 weights copied from ``m``."""
+    d, h, V = m.d, m.h, m.V
+    token_emb, pos_emb = torch.nn.Embedding(V, d).double(), torch.nn.Embedding(m.T, d).double()
+    query, value = torch.nn.Linear(d, 1, bias=False).double(), torch.nn.Linear(d, d, bias=False).double()
+    fc1, fc2 = torch.nn.Linear(d, h).double(), torch.nn.Linear(h, d).double()
+    with torch.no_grad():
+        token_emb.weight.copy_(m.W_E[s]), pos_emb.weight.copy_(m.P[s])
+        query.weight.copy_(m.w_Q[s][None]), value.weight.copy_(m.W_V[s])
+        fc1.weight.copy_(m.W_1[s]), fc1.bias.copy_(m.b_1[s])
+        fc2.weight.copy_(m.W_2[s].T), fc2.bias.copy_(m.b_2[s])
+
+    def rms(v):  # RMSNorm(eps=1e-5): the epsilon added to the root
+        return v / ((v**2).mean(dim=-1, keepdim=True).sqrt() + 1e-5)
+
+    with torch.no_grad():
+        out = token_emb(x) + pos_emb.weight
+        keys = rms(out)
+        attn = torch.softmax(query.weight @ keys.transpose(-1, -2) / math.sqrt(d), dim=-1)
+        out = (attn @ value(keys)).squeeze(1)
+        out = out + fc2(torch.nn.functional.gelu(fc1(rms(out))))
+        return out @ token_emb.weight.T  # output.weight = token_emb.weight
+
+
+def test_paper_code_architecture_equals_the_reference_code_forward_pass():
+    m = CircuitModel(n_seeds=3, vocab=4, T=8, d=6, tied_unembed=True, architecture="paper_code").double()
+    m.init_seeds([0, 3, 8])
+    assert {"b_1", "b_2"} <= set(m.param_names()) and "W_U" not in m.param_names()
+    x = torch.randint(0, 4, (9, 8), generator=torch.Generator().manual_seed(1))
+    fast, ref = m(x).detach(), m.forward_reference(x).detach()
+    for s in range(3):
+        expected = reference_code_forward(m, s, x)
+        torch.testing.assert_close(fast[s], expected, rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(ref[s], expected, rtol=1e-10, atol=1e-10)
+    # and it is another function than the paper's equations on the same weights
+    text = CircuitModel(n_seeds=3, vocab=4, T=8, d=6, tied_unembed=True).double()
+    text.load_arrays({n: getattr(m, n).detach().numpy() for n in text.param_names()})
+    assert (text(x) - fast).abs().max() > 1e-3
+
+
+def test_paper_code_draws_its_biases_after_the_shared_parameters():
+    text = CircuitModel(2, 4, 5, 8)
+    code = CircuitModel(2, 4, 5, 8, architecture="paper_code")
+    text.init_seeds([4, 6])
+    code.init_seeds([4, 6])
+    for n in text.param_names():  # the same initial weights: the arms differ only in the forward pass
+        torch.testing.assert_close(getattr(code, n), getattr(text, n), rtol=0, atol=0)
+    assert code.b_1.abs().max() <= 1 / math.sqrt(8) and code.b_2.abs().max() <= 1 / math.sqrt(32)
+    assert code.b_1.std() > 0.1 / math.sqrt(8)
+    with pytest.raises(ValueError, match="architecture"):
+        CircuitModel(1, 4, 5, 8, architecture="paper")
