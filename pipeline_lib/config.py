@@ -88,6 +88,7 @@ class RunConfig:
     n_embed: int = 256
     record_attention: ScheduleConfig = field(default_factory=ScheduleConfig)
     record_weights: ScheduleConfig = field(default_factory=ScheduleConfig)
+    step_attention_epochs: int = 0
     log_every: int = 500
     checkpoint_every: int = 500
     sweep: tuple[tuple[str, Any], ...] = ()  # ('lr', (...)), ('lr_ratio.<param>', (...)): a grid of slots
@@ -325,7 +326,8 @@ def load_config(raw: Mapping[str, Any]) -> Config:
             optimizer=OptimizerConfig(**opt), attention=AttentionConfig(**r["attention"]),
             n_probe=r["n_probe"], n_stats=r["n_stats"], n_embed=r["n_embed"],
             record_attention=ScheduleConfig(**r["record_attention"]),
-            record_weights=ScheduleConfig(**r["record_weights"]), log_every=r["log_every"],
+            record_weights=ScheduleConfig(**r["record_weights"]), step_attention_epochs=r["step_attention_epochs"],
+            log_every=r["log_every"],
             checkpoint_every=r["checkpoint_every"], sweep=sweep)
     datasets = {n: Entry(n, d["task"], {k: v for k, v in d.items() if k != "task"})
                 for n, d in data["datasets"].items()}

@@ -147,6 +147,9 @@ def _online_checks(data: dict, name: str, run: dict) -> list[str]:
                 problems.append(f"config key '{key}.{k}': only runs of online tasks (fresh samples every step, e.g. "
                                 f"scan_snap) take it; dataset '{run['dataset']}' is task {task}")
         return problems
+    if run.get("step_attention_epochs", 0):
+        problems.append(f"config key '{key}.step_attention_epochs': a run of online task {task} trains one step per "
+                        "epoch, so record_attention already picks steps; allowed: 0")
     if run["batch_size"] == "full":
         problems.append(f"config key '{key}.batch_size': task {task} draws fresh samples every step, so there is no "
                         "full batch; allowed: an integer")

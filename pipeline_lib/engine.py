@@ -74,6 +74,8 @@ class Recording:
     grads: Optional[dict] = None  # name -> (S, E+1, ...): mean |grad| during epoch e (models with grad_summary)
     attention_hist: Optional[np.ndarray] = None  # (S, E+1, L, bins): attention weights of stats_x at epoch e
     optimizer_state: Optional[dict] = None  # elements and bytes of the optimizer's state at the end (all seeds)
+    step_attention: Optional[np.ndarray] = None  # (S, n+1, n_probe, positions): after each of the first n steps
+    steps_per_epoch: int = 1
 
 
 def build_optimizer(params, opt_cfg, dims: Optional[list] = None) -> torch.optim.Optimizer:
@@ -199,7 +201,7 @@ class Recorder:
     """What a run records, preallocated on the device and written into once per epoch (no host sync
     except at weight snapshots); its state is what a resume checkpoint saves besides the model's."""
 
-    def __init__(self, model, data: dict, run_cfg, start_epoch: int, device):
+    def __init__(self, model, data: dict, run_cfg, start_epoch: int, device, steps_per_epoch: int = 1):
         E = run_cfg.epochs
         self.start_epoch = start_epoch
         self.probe_x = data["probe_x"].to(device)
@@ -211,12 +213,16 @@ class Recorder:
         self.att_index = {e: i for i, e in enumerate(self.att_epochs)}
         self.snap_index = {e: i for i, e in enumerate(self.snap_epochs)}
         self.loss_acc = loss_fn(model)
+        self.steps_per_epoch = steps_per_epoch
+        self.step_epochs = 0 if probe_att is None else min(run_cfg.step_attention_epochs, E)
         self.stats_x = data["stats_x"].to(device) if "stats_x" in data and model.records_attention_histogram else None
         with torch.no_grad():
             self.state = {
                 "metrics": torch.full((4, E + 1, model.S), float("nan"), device=device),  # train/test loss/acc
                 "attention": (None if probe_att is None else
                               torch.zeros(len(self.att_epochs), *probe_att.shape, device=device)),
+                "step_attention": (torch.zeros(self.step_epochs * steps_per_epoch + 1, *probe_att.shape, device=device)
+                                   if self.step_epochs else None),
                 "weights": {n: np.zeros((len(self.snap_epochs), *getattr(model, n).shape), dtype=np.float32)
                             for n in model.param_names()},
                 "hist": (torch.zeros(E + 1, *model.attention_histogram(self.stats_x).shape, device=device)
@@ -252,6 +258,21 @@ class Recorder:
         return {k: float(np.nanmedian(v)) if np.isfinite(v).any() else float("nan")
                 for k, v in zip(("train_loss", "train_acc", "test_loss", "test_acc"), m)}
 
+    def step_hook(self, model, e: int) -> Optional[Callable[[int], None]]:
+        """For the epochs of ``step_attention_epochs``: records the probes' attention after step j of
+        epoch e (and, before epoch 0's first step, at the start)."""
+        if e >= self.step_epochs:
+            return None
+        att = self.state["step_attention"]
+        if e == 0:
+            with torch.no_grad():
+                att[0] = model.attention(self.probe_x)
+
+        @torch.no_grad()
+        def after_step(j: int, first=e * self.steps_per_epoch + 1):
+            att[first + j] = model.attention(self.probe_x)
+        return after_step
+
     def grad_hook(self, model, e: int, steps_per_epoch: int) -> Optional[Callable]:
         """Called after each backward pass of epoch e: adds the step's share of the mean |grad|."""
         grads = self.state["grads"]
@@ -277,6 +298,8 @@ class Recorder:
             temperature=self.temperature,
             grads=None if st["grads"] is None else {n: seed_first(g) for n, g in st["grads"].items()},
             attention_hist=None if st["hist"] is None else seed_first(st["hist"]),
+            step_attention=None if st["step_attention"] is None else seed_first(st["step_attention"]),
+            steps_per_epoch=self.steps_per_epoch,
         )
 
 
@@ -345,7 +368,7 @@ def train_seeds(
     B = N if full_batch else run_cfg.batch_size
     steps_per_epoch = 1 if full_batch else math.ceil(N / B)
     tr = _training(model, run_cfg, seeds, device, steps_per_epoch, param_dims)
-    rec = Recorder(model, data, run_cfg, start_epoch, device)
+    rec = Recorder(model, data, run_cfg, start_epoch, device, steps_per_epoch)
     first = _resume(checkpoint, device, model, tr, rec)
     for e in range(first, E + 1):
         if checkpoint is not None and e > first and e % checkpoint.every == 0:
@@ -359,10 +382,13 @@ def train_seeds(
         if e == E:
             break
         on_grad = rec.grad_hook(model, e, steps_per_epoch)
+        on_step = rec.step_hook(model, e)
         if full_batch:
             _step(tr.opt, tr.sched, tr.freezer, total, on_grad)
+            if on_step is not None:
+                on_step(0)
         else:
-            _minibatch_epoch(model, tr, x_tr, y_tr, B, steps_per_epoch, start_epoch + e + 1, on_grad, device)
+            _minibatch_epoch(model, tr, x_tr, y_tr, B, steps_per_epoch, start_epoch + e + 1, on_grad, device, on_step)
     if rec.heat:  # after training the model holds the schedule's final temperature, its tau
         model.beta = None
     out = rec.result(seeds, E, tr.freezer)
@@ -373,7 +399,7 @@ def train_seeds(
 def _resume(checkpoint, device, model, tr: _Training, rec: Recorder) -> int:
     """Restore a matching checkpoint's state; the epoch to continue from (0 without one)."""
     resumed = _load_checkpoint(checkpoint, device)
-    if resumed is None:
+    if resumed is None or any(k not in resumed for k in rec.state):  # none, or from a version recording less
         return 0
     model.load_state_dict(resumed["model"])
     tr.load_state_dict(resumed)
@@ -396,8 +422,10 @@ def _train_metrics(model, rec: Recorder, freezer: "_Freezer", e: int, x_tr, y_tr
     return None
 
 
-def _minibatch_epoch(model, tr: _Training, x_tr, y_tr, B: int, steps: int, epoch_after: int, on_grad, device) -> None:
-    """One epoch of mini-batch steps; each seed draws its own order of the training set."""
+def _minibatch_epoch(model, tr: _Training, x_tr, y_tr, B: int, steps: int, epoch_after: int, on_grad, device,
+                     on_step: Optional[Callable[[int], None]] = None) -> None:
+    """One epoch of mini-batch steps; each seed draws its own order of the training set; ``on_step(j)``
+    is called after step j (the Recorder's per-step attention)."""
     N = x_tr.shape[0]
     loss_acc = loss_fn(model)
     perm = torch.stack([torch.randperm(N, generator=g) for g in tr.data_gens]).to(device)  # (S, N)
@@ -407,6 +435,8 @@ def _minibatch_epoch(model, tr: _Training, x_tr, y_tr, B: int, steps: int, epoch
         loss_s, _ = loss_acc(model(x_tr[idx]), y_tr[idx])
         _step(tr.opt, tr.sched, tr.freezer, tr.freezer.observe(loss_s, epoch_after),
               None if on_grad is None else (lambda s=scale: on_grad(s)))
+        if on_step is not None:
+            on_step(j)
 
 
 def _step(opt, sched, freezer: _Freezer, loss: torch.Tensor, on_grad: Optional[Callable] = None) -> None:

@@ -127,3 +127,22 @@ def test_checkpoint_with_another_key_is_ignored(smoke_raw, tmp_path):
     train_seeds(model, tensors, rc1, [0], torch.device("cpu"), callback=lambda e, _: seen.append(e),
                 checkpoint=Checkpointing(tmp_path / "ck.pt", 5, "new"))
     assert seen[0] == 0
+
+
+@pytest.mark.parametrize("batch_size", ["full", 64])
+def test_step_attention_is_recorded_after_every_step_and_changes_nothing_else(smoke_raw, batch_size):
+    torch.set_num_threads(1)
+    cfg, rc, d, tensors = _setup(smoke_raw, epochs=6, batch_size=batch_size)
+    rc = dataclasses.replace(rc, record_attention=dataclasses.replace(rc.record_attention, dense_until=6))
+    _, plain = _train(cfg, rc, d, tensors, [0, 1])
+    _, stepped = _train(cfg, dataclasses.replace(rc, step_attention_epochs=3), d, tensors, [0, 1])
+    assert plain.step_attention is None
+    spe = 1 if batch_size == "full" else -(-d.n_train // batch_size)
+    assert stepped.steps_per_epoch == spe
+    assert stepped.step_attention.shape == (2, 3 * spe + 1, 4, d.T)
+    for name in ("train_loss", "test_loss", "attention"):  # recording every step does not touch training
+        np.testing.assert_array_equal(getattr(stepped, name), getattr(plain, name), err_msg=name)
+    for e in range(4):  # the step ending epoch e is the epoch-e attention
+        np.testing.assert_array_equal(stepped.step_attention[:, e * spe], plain.attention[:, e])
+    # between epoch ends it records the states in between: every step moves the attention
+    assert (np.abs(np.diff(stepped.step_attention, axis=1)).max(axis=(0, 2, 3)) > 0).all()

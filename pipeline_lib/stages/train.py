@@ -80,6 +80,10 @@ def trajectory_dataset(rec: Recording, seeds, probe_x: np.ndarray, attrs: dict,
     if rec.grads or rec.attention_hist is not None:
         coords["layer"] = np.arange(rec.attention_hist.shape[2] if rec.attention_hist is not None
                                     else next(iter(rec.grads.values())).shape[2])
+    if rec.step_attention is not None:  # after every optimizer step of the first epochs (step_attention_epochs)
+        n_steps = rec.step_attention.shape[1]
+        data["step_attention"] = (("seed", "step", "probe", "position"), rec.step_attention.astype(np.float32))
+        coords.update(step=np.arange(n_steps), step_epoch=("step", rec.epochs[0] + np.arange(n_steps) / rec.steps_per_epoch))
     if embed is not None:  # z_A of fixed inputs at every weight snapshot (Fig. 4 reads it)
         z_A, embed_x, embed_y = embed
         data.update({"z_A": (("seed", "snapshot", "sample", "d_model"), z_A),
@@ -94,6 +98,9 @@ def trajectory_dataset(rec: Recording, seeds, probe_x: np.ndarray, attrs: dict,
     for name in rec.grads or {}:
         ds[f"grad_{name}"].attrs["description"] = (f"mean |gradient| of {name} per layer and head, averaged over the "
                                                    "steps of epoch e (during training from epoch e to e+1)")
+    if "step_attention" in ds:
+        ds["step_attention"].attrs["description"] = ("attention of the probe sequences after each optimizer step "
+                                                     f"({rec.steps_per_epoch} per epoch); step 0 = the run's start")
     if "attention_hist" in ds:
         ds["attention_hist"].attrs["description"] = ("fraction of attention weights (all queries, keys, heads of the "
                                                      "stats examples) per equal bin over [0, 1]; bin = its centre")
