@@ -74,7 +74,7 @@ def test_every_circuit_figure_renders_from_synthetic_data():
 
     rng = np.random.default_rng(0)
     att = rng.dirichlet(np.ones(6), size=3)
-    fig = plot_fig2_attention_graph({"a": {"epochs": [0, 5, 9], "attention": att, "previous": att[::-1],
+    fig = plot_fig2_attention_graph({"a": {"titles": ["epoch 0", "epoch 5", "epoch 9"], "attention": att, "previous": att[::-1],
                                            "tokens": [1, 0, 2, 3, 1, 0]}}, k=3)
     assert len(fig.axes) == 3 and len(fig.axes[0].lines) == 6  # one edge per position
     heat = xr.DataArray(rng.dirichlet(np.ones(6), size=4), dims=("epoch", "position"),
@@ -226,7 +226,9 @@ def test_every_figure_is_one_plugin_module_whose_params_mirror_its_config():
         assert [f.name for f in fields] == list(schema["properties"]), name
         for f in fields:
             default = schema["properties"][f.name].get("default", dataclasses.MISSING)
-            assert f.default == (tuple(default) if isinstance(default, list) else default), (name, f.name)
+            as_param = (tuple(default) if isinstance(default, list) else tuple(default.items())
+                        if isinstance(default, dict) else default)  # config.to_params' conversion
+            assert f.default == as_param, (name, f.name)
         required = [f.name for f in fields if f.default is dataclasses.MISSING]
         assert sorted(schema.get("required", [])) == sorted(required), name
         assert list(inspect.signature(mod.build).parameters) == ["cfg", "params", "paths", "outputs"], name
@@ -265,3 +267,35 @@ def test_report_caption_escapes_rst_and_jinja_and_states_the_numbers():
     assert "<ul" not in text and "<ol" not in text and "<table" not in text and text.count("<p>") == 8
     assert "Measured: ratio 3/5 [0.23, 0.88] for W_Q" in plain and "code deadbeef" in plain
     assert "<strong>Measured:</strong>" in text
+
+
+def test_fig2_step_stats_count_the_steps_that_raise_each_side():
+    from pipeline_lib.figures.fig2_attention_graph import step_stats
+
+    # one seed, one probe, T=4, k=2; first-k mass 0.5 -> 0.6 -> 0.55 -> 0.7 -> 0.8 over 4 steps, 2 per epoch
+    mass = np.array([0.5, 0.6, 0.55, 0.7, 0.8])
+    att = np.stack([mass / 2, mass / 2, (1 - mass) / 2, (1 - mass) / 2], axis=-1)[None, :, None, :]
+    da = xr.DataArray(att, dims=("seed", "step", "probe", "position"),
+                      coords={"step": np.arange(5), "step_epoch": ("step", np.arange(5) / 2)})
+    st = step_stats(da, k=2)
+    assert st["steps"] == 4 and st["steps_per_epoch"] == 2 and st["epochs"] == 2
+    assert st["share_raising_first_k"] == pytest.approx(0.75) and st["share_raising_rest"] == pytest.approx(0.25)
+    assert st["first_k_mass_start"] == pytest.approx(0.5) and st["first_k_mass_end"] == pytest.approx(0.8)
+
+
+def test_fig3_draws_a_per_step_row_and_fig4_one_row_per_setting():
+    from pipeline_lib.figures.fig3_attention_heatmap import plot_fig3_attention_heatmap
+    from pipeline_lib.figures.fig4_embeddings import plot_fig4_embeddings
+
+    rng = np.random.default_rng(1)
+    heat = xr.DataArray(rng.dirichlet(np.ones(6), size=4), dims=("epoch", "position"), coords={"epoch": [0, 1, 10, 100]})
+    steps = xr.DataArray(rng.dirichlet(np.ones(6), size=9), dims=("step", "position"),
+                         coords={"step": np.arange(9), "step_epoch": ("step", np.arange(9) / 4)})
+    fig = plot_fig3_attention_heatmap({"x": heat, "y": heat}, k=3, switches={}, steps={"x per step": steps})
+    titled = [ax.get_title() for ax in fig.axes]
+    assert titled[:4] == ["x", "y", "x per step", ""]  # the empty 4th panel is switched off
+    mesh = fig.axes[2].collections[0]
+    assert mesh.get_array().size == 6 * 9  # one column per recorded step
+    panel = {"title": "t", "z": rng.normal(size=(20, 2)), "color": rng.integers(0, 4, 20), "clusters": 2}
+    fig = plot_fig4_embeddings([panel] * 6, ncols=2)
+    assert sum(ax.get_xlabel() == "z_A[0]" for ax in fig.axes) == 6  # 3 rows of 2 panels

@@ -46,7 +46,8 @@ def test_declaration_and_params_mirror_the_config_schema(kind, name):
         default = fields[key].default
         if "default" in sub:
             expected = sub["default"]
-            assert default == (tuple(expected) if isinstance(expected, list) else expected), key
+            assert default == (tuple(expected) if isinstance(expected, list) else tuple(expected.items())
+                               if isinstance(expected, dict) else expected), key  # config.to_params' conversion
         elif key in COMMON[kind]:  # a common key the plug-in redeclares to make it optional (scan_snap's d)
             assert key not in plug.schema.get("required", []), key
         elif kind == "optimizer" and key not in plug.schema.get("required", []):

@@ -188,8 +188,8 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     assert jobs["train"] == 2 and "dataset=digits" not in _dry_run_text(work, repo)  # the two digits runs
     _restore(repo, "models/vit.py")
     _append(repo / "pipeline_lib/models/circuit.py", "\n# a change to the circuit model\n")
-    jobs = _planned(work, repo)  # the five circuit runs and what reads them, no Eureka job
-    assert jobs["train"] == 5 and jobs["interpolation"] == 1 and "dataset" not in jobs
+    jobs = _planned(work, repo)  # the eight circuit runs (3 of the paper's code's architecture), no Eureka job
+    assert jobs["train"] == 8 and jobs["interpolation"] == 1 and "dataset" not in jobs
     assert not {"eureka", "eureka_accuracy", "eureka_qkv_gradients"} & set(jobs)
     # a task family's module: its datasets and what reads them, nothing of the other families
     repo2, work2 = repo, work
@@ -197,15 +197,15 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     assert _planned(work2, repo2) == {}
     _append(repo2 / "pipeline_lib/tasks/sma.py", "\n# a change to the sparse modular addition generator\n")
     jobs = _planned(work2, repo2)
-    assert jobs["dataset"] == 2 and jobs["train"] == 5  # the two SMA datasets and the five circuit runs
+    assert jobs["dataset"] == 2 and jobs["train"] == 8  # the two SMA datasets and the eight circuit runs
     assert not {"eureka", "eureka_accuracy", "eureka_table"} & set(jobs)
     out = _dry_run_text(work2, repo2)
     assert "dataset=reasoning" not in out and "dataset=digits" not in out
     _append(repo2 / "pipeline_lib/engine.py", "\n# a change to the engine\n")  # training code: every run
     jobs = _planned(work2, repo2)
-    # the 10 epoch-engine runs of the original families, the 2 JoMA runs, the 4 modular-addition and GaLore
+    # the 13 epoch-engine runs of the original families, the 2 JoMA runs, the 4 modular-addition and GaLore
     # runs, and the 2 online runs (whose trainer reuses the engine's Recorder)
-    assert jobs["train"] == 16 and jobs["train_online"] == 2 and jobs["dataset"] == 2
+    assert jobs["train"] == 19 and jobs["train_online"] == 2 and jobs["dataset"] == 2
 
 
 def _restore(repo, *parts):

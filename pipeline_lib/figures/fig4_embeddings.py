@@ -1,5 +1,6 @@
 """Fig. 4 of 'Easing Optimization Paths': z_A of a d=2 circuit model after pretraining and after
-finetuning, coloured by the sum of the first k tokens, with the cluster count of every seed."""
+finetuning, coloured by the sum of the first k tokens, with the cluster count of every seed; one row
+per training setting (``pretrain``/``finetune`` first, then each of ``settings``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,6 +34,17 @@ properties:
     x-ref: run
     x-requires: *d2
     x-requires-message: *d2message
+  settings:
+    description: "Further rows: label -> {pretrain, finetune} pair of runs (e.g. another architecture or training setting)."
+    type: object
+    default: {}
+    additionalProperties:
+      type: object
+      required: [pretrain, finetune]
+      additionalProperties: false
+      properties:
+        pretrain: {description: "Pretraining run.", type: string, x-ref: run, x-requires: *d2, x-requires-message: *d2message}
+        finetune: {description: "Finetuning run.", type: string, x-ref: run, x-requires: *d2, x-requires-message: *d2message}
   seed: {description: "Seed drawn (cluster counts are reported for every seed).", type: integer, minimum: 0, default: 0}
   max_clusters:
     description: "Largest k tried by the k-means/silhouette cluster count."
@@ -40,27 +52,31 @@ properties:
     minimum: 2
     default: 24
 """
-CHECKS = [["seed", "seed in seeds(pretrain) and seed in seeds(finetune)",
-           "seed {seed} is not trained by both '{pretrain}' and '{finetune}'"]]
+CHECKS = [["seed", "all(seed in seeds(r) for r in [pretrain, finetune, *[r for s in settings.values() for r in s.values()]])",
+           "seed {seed} is not trained by every run drawn"]]
 
 
 @dataclass(frozen=True)
 class Params:
     pretrain: str
     finetune: str
+    settings: tuple = ()  # ((label, ((pretrain|finetune, run), ...)), ...)
     seed: int = 0
     max_clusters: int = 24
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     panels, stats = [], {}
-    for phase, run in (("after pretraining", params.pretrain), ("after finetuning", params.finetune)):
+    pairs = [("", (params.pretrain, params.finetune))] + [(f" ({label})", (dict(pair)["pretrain"], dict(pair)["finetune"]))
+                                                          for label, pair in params.settings]
+    for setting, phase, run in [(lbl, ph, r) for lbl, pair in pairs
+                                for ph, r in zip(("after pretraining", "after finetuning"), pair)]:
         traj = read_dataset(paths.trajectory(run), rule="train")
         k = int(traj.attrs["task_k"])
         sums = traj.embed_x.values[:, :k].sum(1)
         z = traj.z_A.isel(snapshot=-1)  # final weights
         counts = {int(s): count_clusters(z.sel(seed=s).values, params.max_clusters, seed=0)[0] for s in z.seed.values}
-        panels.append({"title": f"{phase}\n{run}, seed {params.seed}", "z": z.sel(seed=params.seed).values,
+        panels.append({"title": f"{phase}{setting}\n{run}, seed {params.seed}", "z": z.sel(seed=params.seed).values,
                        "color": sums, "clusters": counts[params.seed]})
         train_acc = traj.train_acc.isel(epoch=-1)
         learned = [int(s) for s in z.seed.values if float(train_acc.sel(seed=s)) >= 0.99]
@@ -74,13 +90,15 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                                     f"accuracy >= 0.99, their cluster counts {s['clusters_of_learned']}, all seeds' "
                                     f"median {s['median_clusters']:g} ({s['distinct_sums']} distinct sums)"
                                     for r, s in stats.items()))
-    return plot_fig4_embeddings(panels), stats
+    return plot_fig4_embeddings(panels, ncols=2), stats
 
 
-def plot_fig4_embeddings(panels: list[dict]) -> Figure:
-    """Each panel: ``title``, ``z`` (n, 2), ``color`` (n,) sums, ``clusters`` (count found)."""
-    fig, axes = style.figure(ncols=len(panels), width=4.0, height=3.2)
-    for ax, panel in zip(axes[0], panels):
+def plot_fig4_embeddings(panels: list[dict], ncols: int | None = None) -> Figure:
+    """Each panel: ``title``, ``z`` (n, 2), ``color`` (n,) sums, ``clusters`` (count found); ``ncols``
+    panels per row (default: all in one row)."""
+    ncols = ncols or len(panels)
+    fig, axes = style.figure(ncols=ncols, nrows=-(-len(panels) // ncols), width=4.0, height=3.2)
+    for ax, panel in zip(axes.ravel(), panels):
         sc = ax.scatter(panel["z"][:, 0], panel["z"][:, 1], c=panel["color"], cmap="turbo", s=6,
                         vmin=np.min(panel["color"]), vmax=np.max(panel["color"]))
         ax.set_title(panel["title"], fontsize=8)
@@ -88,5 +106,5 @@ def plot_fig4_embeddings(panels: list[dict]) -> Figure:
         ax.set_xlabel("z_A[0]")
         ax.set_ylabel("z_A[1]")
         fig.colorbar(sc, ax=ax, label="sum of the first k tokens", fraction=0.05)
-    fig.subplots_adjust(wspace=0.55)  # room for each panel's colorbar label
+    fig.subplots_adjust(wspace=0.55, hspace=0.45)  # room for each panel's colorbar label and title
     return fig
