@@ -70,29 +70,40 @@ def test_seed_initialisation_depends_only_on_the_seed():
     assert not torch.equal(a.W_E[0], a.W_E[1])
 
 
-def reference_code_forward(m: CircuitModel, s: int, x: torch.Tensor) -> torch.Tensor:
-    """The forward pass of the paper's code (facebookresearch/pal, softmax_model.Model) for seed s,
-    written with its torch modules and float64 weights copied from ``m``."""
-    d, h, V = m.d, m.h, m.V
-    token_emb, pos_emb = torch.nn.Embedding(V, d).double(), torch.nn.Embedding(m.T, d).double()
-    query, value = torch.nn.Linear(d, 1, bias=False).double(), torch.nn.Linear(d, d, bias=False).double()
-    fc1, fc2 = torch.nn.Linear(d, h).double(), torch.nn.Linear(h, d).double()
-    with torch.no_grad():
-        token_emb.weight.copy_(m.W_E[s]), pos_emb.weight.copy_(m.P[s])
-        query.weight.copy_(m.w_Q[s][None]), value.weight.copy_(m.W_V[s])
-        fc1.weight.copy_(m.W_1[s]), fc1.bias.copy_(m.b_1[s])
-        fc2.weight.copy_(m.W_2[s].T), fc2.bias.copy_(m.b_2[s])
+class ReferenceCodeModel(torch.nn.Module):
+    """The paper's code's model (facebookresearch/pal, softmax_model.Model) written with its torch
+    modules, weights copied from seed s of ``m``."""
 
+    def __init__(self, m: CircuitModel, s: int):
+        super().__init__()
+        d, h, V, dt = m.d, m.h, m.V, m.W_E.dtype
+        self.d = d
+        self.token_emb, self.pos_emb = torch.nn.Embedding(V, d, dtype=dt), torch.nn.Embedding(m.T, d, dtype=dt)
+        self.query = torch.nn.Linear(d, 1, bias=False, dtype=dt)
+        self.value = torch.nn.Linear(d, d, bias=False, dtype=dt)
+        self.fc1, self.fc2 = torch.nn.Linear(d, h, dtype=dt), torch.nn.Linear(h, d, dtype=dt)
+        with torch.no_grad():
+            self.token_emb.weight.copy_(m.W_E[s]), self.pos_emb.weight.copy_(m.P[s])
+            self.query.weight.copy_(m.w_Q[s][None]), self.value.weight.copy_(m.W_V[s])
+            self.fc1.weight.copy_(m.W_1[s]), self.fc1.bias.copy_(m.b_1[s])
+            self.fc2.weight.copy_(m.W_2[s].T), self.fc2.bias.copy_(m.b_2[s])
+
+    @staticmethod
     def rms(v):  # RMSNorm(eps=1e-5): the epsilon added to the root
         return v / ((v**2).mean(dim=-1, keepdim=True).sqrt() + 1e-5)
 
+    def forward(self, x):
+        out = self.token_emb(x) + self.pos_emb.weight
+        keys = self.rms(out)
+        attn = torch.softmax(self.query.weight @ keys.transpose(-1, -2) / math.sqrt(self.d), dim=-1)
+        out = (attn @ self.value(keys)).squeeze(1)
+        out = out + self.fc2(torch.nn.functional.gelu(self.fc1(self.rms(out))))
+        return out @ self.token_emb.weight.T  # output.weight = token_emb.weight
+
+
+def reference_code_forward(m: CircuitModel, s: int, x: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
-        out = token_emb(x) + pos_emb.weight
-        keys = rms(out)
-        attn = torch.softmax(query.weight @ keys.transpose(-1, -2) / math.sqrt(d), dim=-1)
-        out = (attn @ value(keys)).squeeze(1)
-        out = out + fc2(torch.nn.functional.gelu(fc1(rms(out))))
-        return out @ token_emb.weight.T  # output.weight = token_emb.weight
+        return ReferenceCodeModel(m, s)(x)
 
 
 def test_paper_code_architecture_equals_the_reference_code_forward_pass():
@@ -122,3 +133,35 @@ def test_paper_code_draws_its_biases_after_the_shared_parameters():
     assert code.b_1.std() > 0.1 / math.sqrt(8)
     with pytest.raises(ValueError, match="architecture"):
         CircuitModel(1, 4, 5, 8, architecture="paper")
+
+
+def test_paper_code_training_equals_the_reference_code_trained_seed_by_seed():
+    """Adam, full batch, as the paper's code trains: our seed-batched engine vs one ReferenceCodeModel
+    per seed with torch.optim.Adam and F.cross_entropy."""
+    import types
+
+    from pipeline_lib.engine import train_seeds
+
+    torch.manual_seed(0)
+    m = CircuitModel(2, 4, 8, 6, tied_unembed=True, architecture="paper_code").double()
+    m.init_seeds([1, 2])
+    refs = [ReferenceCodeModel(m, s) for s in range(2)]
+    x = torch.randint(0, 4, (64, 8), generator=torch.Generator().manual_seed(3))
+    y = x[:, :5].sum(1) % 4
+    run = types.SimpleNamespace(epochs=5, batch_size="full", step_attention_epochs=0, log_every=10,
+                                optimizer=types.SimpleNamespace(name="adam", lr=1e-2, betas=(0.9, 0.999),
+                                                                weight_decay=0.0, warmup_epochs=0),
+                                attention=types.SimpleNamespace(schedule="none"),
+                                record_attention=types.SimpleNamespace(dense_until=0, log_points=0, every=0),
+                                record_weights=types.SimpleNamespace(dense_until=0, log_points=0, every=0))
+    data = {"x_train": x, "y_train": y, "x_test": x[:8], "y_test": y[:8], "probe_x": x[:2]}
+    train_seeds(m, data, run, [1, 2], torch.device("cpu"))
+    for s, ref in enumerate(refs):
+        opt = torch.optim.Adam(ref.parameters(), lr=1e-2)
+        for _ in range(5):
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(ref(x), y).backward()
+            opt.step()
+        torch.testing.assert_close(m.W_E[s], ref.token_emb.weight, rtol=1e-9, atol=1e-9)
+        torch.testing.assert_close(m.b_1[s], ref.fc1.bias, rtol=1e-9, atol=1e-9)
+        torch.testing.assert_close(m(x)[s], ref(x), rtol=1e-9, atol=1e-9)
