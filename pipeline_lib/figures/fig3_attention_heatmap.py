@@ -97,7 +97,7 @@ def plot_fig3_attention_heatmap(arms: dict[str, xr.DataArray], k: int, switches:
         mesh = ax.pcolormesh(edges, np.arange(T + 1) - 0.5, att.transpose("position", "step").values,
                              cmap="viridis", vmin=0, vmax=vmax, shading="flat")
         ax.axhline(k - 0.5, color="w", ls="--", lw=1.2)
-        ax.set_xlabel("epoch (one column per optimizer step)")
+        ax.set_xlabel("epoch (a column per step)")
         ax.set_ylabel("position")
         ax.set_title(label, fontsize=9)
         ax.invert_yaxis()
