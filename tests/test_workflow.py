@@ -74,9 +74,14 @@ def test_smoke_produces_artifacts_and_figure(smoke_run):
     with xr.open_dataset(res / "analysis" / "probes" / "r_softmax.h5", engine="h5netcdf") as pr:
         assert list(pr.site.values) == ["attn_out_0", "cls"] and list(pr.target.values) == ["step1"]
     stats = json.loads((res / "figures" / "fig5_accuracy.json").read_text())["stats"]
-    assert set(stats) == {"scratch", "curriculum", "summary"} and stats["curriculum"]["seeds"] == 3
+    assert set(stats) == {"scratch", "curriculum", "scratch, paper code", "summary"} and stats["curriculum"]["seeds"] == 3
     assert "curriculum " in stats["summary"] and "/3 [" in stats["summary"]
     assert stats["curriculum"]["switch_epochs"] == [30]
+    # the paper-code run records its attention after each of its first 2 epochs' steps (256 / 64 = 4 per epoch)
+    with xr.open_dataset(res / "runs" / "scratch_p4_code" / "trajectory.h5", engine="h5netcdf") as code:
+        assert code.step_attention.dims == ("seed", "step", "probe", "position") and code.sizes["step"] == 2 * 4 + 1
+        assert float(code.step_epoch[-1]) == 2.0 and "step_attention" not in xr.open_dataset(
+            res / "runs" / "scratch_p4" / "trajectory.h5", engine="h5netcdf")
 
 
 def test_nothing_left_to_do_after_a_run(smoke_run):

@@ -87,7 +87,8 @@ def plot_fig3_attention_heatmap(arms: dict[str, xr.DataArray], k: int, switches:
     ``steps[label]``: attention (position, step) with a ``step_epoch`` coordinate, drawn in a second row."""
     steps = steps or {}
     fig, axes = style.figure(ncols=max(len(arms), len(steps)), nrows=2 if steps else 1, width=3.6, height=2.6)
-    mesh, vmax = None, max([float(a.max()) for a in [*arms.values(), *steps.values()]] + [1e-6])  # one colour scale
+    vmax = np.nanmax([float(a.max()) for a in [*arms.values(), *steps.values()]] + [1e-6])  # one colour scale
+    mesh = None
     for ax in axes[0][len(arms):]:
         ax.axis("off")
     for ax, (label, att) in zip(axes[1] if steps else [], steps.items()):

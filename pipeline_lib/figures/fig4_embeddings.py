@@ -60,7 +60,7 @@ CHECKS = [["seed", "all(seed in seeds(r) for r in [pretrain, finetune, *[r for s
 class Params:
     pretrain: str
     finetune: str
-    settings: tuple = ()  # ((label, ((pretrain|finetune, run), ...)), ...)
+    settings: tuple = ()  # ((label, {"pretrain": run, "finetune": run}), ...)
     seed: int = 0
     max_clusters: int = 24
 
