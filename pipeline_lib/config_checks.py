@@ -147,7 +147,7 @@ def _online_checks(data: dict, name: str, run: dict) -> list[str]:
                 problems.append(f"config key '{key}.{k}': only runs of online tasks (fresh samples every step, e.g. "
                                 f"scan_snap) take it; dataset '{run['dataset']}' is task {task}")
         return problems
-    if run.get("step_attention_epochs", 0):
+    if run["step_attention_epochs"]:
         problems.append(f"config key '{key}.step_attention_epochs': a run of online task {task} trains one step per "
                         "epoch, so record_attention already picks steps; allowed: 0")
     if run["batch_size"] == "full":

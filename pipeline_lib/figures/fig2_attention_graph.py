@@ -102,11 +102,10 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
             "titles": [f"step {s} (epoch {float(one.step_epoch.sel(step=s)):.2f})" for s in shown],
             "attention": one.sel(step=shown).values, "previous": one.sel(step=[s - 1 for s in shown]).values,
             "tokens": own.probe_x.isel(probe=params.probe).values}
-        stats[f"{run} (per step)"] = step_stats(att, k)
-        summary.append(f"{run}, every step of its first {stats[f'{run} (per step)']['epochs']} epochs (all seeds and "
-                       f"probes): {stats[f'{run} (per step)']['share_raising_rest']:.2f} of the steps raise the "
-                       f"attention on the positions >= k, {stats[f'{run} (per step)']['share_raising_first_k']:.2f} "
-                       "on the first k")
+        st = stats[f"{run} (per step)"] = step_stats(att, k)
+        summary.append(f"{run}, every step of its first {st['epochs']} epochs (all seeds and probes): "
+                       f"{st['share_raising_rest']:.2f} of the steps raise the attention on the positions >= k, "
+                       f"{st['share_raising_first_k']:.2f} on the first k")
     stats["summary"] = ". ".join(summary)
     return plot_fig2_attention_graph(rows, k), stats
 
@@ -116,12 +115,12 @@ def step_stats(att, k: int) -> dict:
     attention mass on the first k positions, and on the others (the paper's 'some batches reinforce
     the tokens beyond k'); and the mean mass on the first k at the start and the last recorded step."""
     first_k = att.isel(position=slice(0, k)).sum("position")  # (seed, step, probe)
-    change = first_k.diff("step")
-    rest_change = (1 - first_k).diff("step")
+    rest = att.isel(position=slice(k, None)).sum("position")
     steps = att.sizes["step"] - 1
     per_epoch = int(round(1 / float(att.step_epoch[1] - att.step_epoch[0]))) if steps else 1
     return {"steps": int(steps), "steps_per_epoch": per_epoch, "epochs": steps // max(per_epoch, 1),
-            "share_raising_first_k": float((change > 0).mean()), "share_raising_rest": float((rest_change > 0).mean()),
+            "share_raising_first_k": float((first_k.diff("step") > 0).mean()),
+            "share_raising_rest": float((rest.diff("step") > 0).mean()),
             "first_k_mass_start": float(first_k.isel(step=0).mean()), "first_k_mass_end": float(first_k.isel(step=-1).mean())}
 
 

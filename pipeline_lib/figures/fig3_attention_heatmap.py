@@ -59,26 +59,38 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     for label, run in params.arms:
         traj, switches[label] = arm_trajectory(cfg, run, paths, ["attention"])
         k = int(read_dataset(paths.trajectory(run), rule="train").attrs["task_k"])
-        att = recorded_attention(traj).mean("probe")
-        att = att.mean("seed") if params.seed is None else att.sel(seed=params.seed)
-        arms[label] = att
-        mass = att.isel(position=slice(0, k)).sum("position")
-        stats[label] = {"first_k_mass_start": float(mass.isel(epoch=0)), "first_k_mass_end": float(mass.isel(epoch=-1))}
+        arms[label], stats[label] = _shown(recorded_attention(traj), params.seed, k, "epoch")
     steps = {}
     for label, run in params.step_arms:
         own = read_dataset(paths.trajectory(run), rule="train")
         k = int(own.attrs["task_k"])
-        att = own.step_attention.mean("probe")
-        att = att.mean("seed") if params.seed is None else att.sel(seed=params.seed)
-        steps[label] = att
-        mass = att.isel(position=slice(0, k)).sum("position")
-        stats[f"{label} (per step)"] = {"first_k_mass_start": float(mass.isel(step=0)),
-                                        "first_k_mass_end": float(mass.isel(step=-1)), "steps": int(att.sizes["step"] - 1)}
+        steps[label], stats[f"{label} (per step)"] = _shown(own.step_attention, params.seed, k, "step")
+        stats[f"{label} (per step)"]["steps"] = int(own.sizes["step"] - 1)
     who = "mean over seeds" if params.seed is None else f"seed {params.seed}"
     stats["summary"] = (f"attention mass on the first k={k} positions ({who}, mean over probes), start -> end: "
                         + "; ".join(f"{lbl} {s['first_k_mass_start']:.2f} -> {s['first_k_mass_end']:.2f}"
                                     for lbl, s in stats.items()))
     return plot_fig3_attention_heatmap(arms, k, switches, steps), stats
+
+
+def _shown(att: xr.DataArray, seed: int | None, k: int, time: str) -> tuple[xr.DataArray, dict]:
+    """The attention drawn (mean over probes; over seeds unless one is chosen) and its mass on the
+    first k positions at the first and last ``time`` (epoch or step)."""
+    att = att.mean("probe")
+    att = att.mean("seed") if seed is None else att.sel(seed=seed)
+    mass = att.isel(position=slice(0, k)).sum("position")
+    return att, {"first_k_mass_start": float(mass.isel({time: 0})), "first_k_mass_end": float(mass.isel({time: -1}))}
+
+
+def _heatmap(ax, edges: np.ndarray, att: xr.DataArray, time: str, k: int, vmax: float):
+    """Attention per position (rows, position 0 on top) against ``time`` (columns between ``edges``),
+    the first k positions marked."""
+    T = att.sizes["position"]
+    mesh = ax.pcolormesh(edges, np.arange(T + 1) - 0.5, att.transpose("position", time).values,
+                         cmap="viridis", vmin=0, vmax=vmax, shading="flat")
+    ax.axhline(k - 0.5, color="w", ls="--", lw=1.2)
+    ax.invert_yaxis()
+    return mesh
 
 
 def plot_fig3_attention_heatmap(arms: dict[str, xr.DataArray], k: int, switches: dict[str, list[int]],
@@ -94,30 +106,22 @@ def plot_fig3_attention_heatmap(arms: dict[str, xr.DataArray], k: int, switches:
     for ax, (label, att) in zip(axes[1] if steps else [], steps.items()):
         x = att.step_epoch.values
         edges = np.concatenate([[x[0] - (x[1] - x[0]) / 2], (x[1:] + x[:-1]) / 2, [x[-1] + (x[-1] - x[-2]) / 2]])
-        T = att.sizes["position"]
-        mesh = ax.pcolormesh(edges, np.arange(T + 1) - 0.5, att.transpose("position", "step").values,
-                             cmap="viridis", vmin=0, vmax=vmax, shading="flat")
-        ax.axhline(k - 0.5, color="w", ls="--", lw=1.2)
+        mesh = _heatmap(ax, edges, att, "step", k, vmax)
         ax.set_xlabel("epoch (a column per step)")
         ax.set_ylabel("position")
         ax.set_title(label, fontsize=9)
-        ax.invert_yaxis()
     for ax in (axes[1][len(steps):] if steps else []):
         ax.axis("off")
     for ax, (label, att) in zip(axes[0], arms.items()):
         epochs = att.epoch.values
         edges = np.concatenate([[epochs[0] - 0.5], (epochs[1:] + epochs[:-1]) / 2, [epochs[-1] + 0.5]])
-        T = att.sizes["position"]
-        mesh = ax.pcolormesh(edges, np.arange(T + 1) - 0.5, att.transpose("position", "epoch").values,
-                             cmap="viridis", vmin=0, vmax=vmax, shading="flat")
-        ax.axhline(k - 0.5, color="w", ls="--", lw=1.2)
+        mesh = _heatmap(ax, edges, att, "epoch", k, vmax)
         ax.text(edges[-1], k - 0.5, f" k={k}", color="k", va="center", fontsize=7)
         for e in switches.get(label, []):
             ax.axvline(e, color="w", ls=":", lw=1.2)
         ax.set_xscale("symlog", linthresh=10)
         ax.set_xlabel("epoch")
         ax.set_title(label)
-        ax.invert_yaxis()
     axes[0][0].set_ylabel("position")
     if steps:
         fig.subplots_adjust(hspace=0.55)  # room for the top row's x label under the bottom row's titles

@@ -67,10 +67,11 @@ class Params:
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     panels, stats = [], {}
-    pairs = [("", (params.pretrain, params.finetune))] + [(f" ({label})", (dict(pair)["pretrain"], dict(pair)["finetune"]))
-                                                          for label, pair in params.settings]
-    for setting, phase, run in [(lbl, ph, r) for lbl, pair in pairs
-                                for ph, r in zip(("after pretraining", "after finetuning"), pair)]:
+    pairs = [("", {"pretrain": params.pretrain, "finetune": params.finetune})] + [
+        (f" ({label})", pair) for label, pair in params.settings]
+    shown = [(setting, phase, pair[key]) for setting, pair in pairs
+             for phase, key in (("after pretraining", "pretrain"), ("after finetuning", "finetune"))]
+    for setting, phase, run in shown:
         traj = read_dataset(paths.trajectory(run), rule="train")
         k = int(traj.attrs["task_k"])
         sums = traj.embed_x.values[:, :k].sum(1)
