@@ -22,15 +22,35 @@ VARIANTS = ("softmax", "normsoftmax", "normsoftmax_var")
 
 def attention_weights(scores: torch.Tensor, variant: str, tau: float) -> torch.Tensor:
     """Normalised attention weights over the last axis of the raw scores."""
-    if variant == "softmax":
-        return torch.softmax(scores / tau, dim=-1)
-    if variant == "normsoftmax":
-        sigma = scores.std(dim=-1, keepdim=True)
-    elif variant == "normsoftmax_var":
-        sigma = scores.var(dim=-1, keepdim=True, unbiased=False)
-    else:
+    if variant not in VARIANTS:
         raise ValueError(f"unknown attention variant {variant!r}; allowed: {', '.join(VARIANTS)}")
-    return torch.softmax(scores / torch.clamp(sigma, max=tau), dim=-1)
+    keys_first = scores.movedim(-1, 0).contiguous() if small_last(scores) else None
+    s = scores if keys_first is None else keys_first
+    dim = -1 if keys_first is None else 0
+    if variant == "softmax":
+        out = torch.softmax(s / tau, dim=dim)
+    else:
+        sigma = s.std(dim=dim, keepdim=True) if variant == "normsoftmax" else s.var(dim=dim, keepdim=True, unbiased=False)
+        out = torch.softmax(s / torch.clamp(sigma, max=tau), dim=dim)
+    return out if keys_first is None else out.movedim(0, -1)
+
+
+def softmax_last(x: torch.Tensor) -> torch.Tensor:
+    """``torch.softmax(x, -1)``, computed with the reduced axis moved to the front when it is short.
+
+    torch's CPU kernel for a softmax over a short, contiguous last axis (attention over 5-12 positions)
+    runs one short row at a time: 4.3 ms for (10, 2048, 12) on this machine, against 1.1 ms with the
+    axis moved to the front, where the kernel vectorises across rows (forward + backward: 7.7 -> 1.4
+    ms; (10, 4392, 4, 5, 5): 134 -> 27 ms). Same function; the sums run in another order, so results
+    differ from the last-axis kernel in the last bit (about 3e-8)."""
+    if not small_last(x):
+        return torch.softmax(x, dim=-1)
+    return torch.softmax(x.movedim(-1, 0).contiguous(), dim=0).movedim(0, -1)
+
+
+def small_last(x: torch.Tensor) -> bool:
+    """Short last axis (<= 64) on the CPU with more rows than that: the case torch's kernel handles slowly."""
+    return x.device.type == "cpu" and x.dim() >= 2 and x.shape[-1] <= 64 and x.numel() >= 64 * x.shape[-1]
 
 
 def heat_treatment_beta(epoch: float, epochs: int, d_head: int, beta_start: float = 3.0) -> float:

@@ -1,24 +1,38 @@
-"""Benchmark of the training engine: ``python -m pipeline_lib.bench [--model fig5|reasoning]``.
+"""Benchmark of the training engine against a plain per-seed baseline: ``python -m pipeline_lib.bench``.
 
-Times ``engine.train_seeds`` (training steps plus the per-epoch train/test evaluation a run does,
-and for the transformer the recording of Q/K/V gradients and attention histograms), each
-configuration in a fresh process so that its peak RSS is its own. The first epoch (warm-up,
-allocations) is excluded from the timing. ``fig5``: the circuit model of Fig. 5, 1 and 10 seeds at
-batch 32 and full batch (2048). ``reasoning``: the default config's Eureka reasoning transformer,
-10 seeds at batch 256 and full batch (4392), on its one-layer fast path and on the direct form.
-Prints a Markdown table; ``--json`` prints one JSON object per configuration instead.
+Every case (model x batch x seeds) runs in a fresh process, which times first the engine
+(``engine.train_seeds``: the training steps plus the per-epoch train/test evaluation a run records,
+and for the transformer its Q/K/V gradient and attention-histogram recording), then, in the same
+process and conditions, the **baseline**: the same model written the way the papers' code trains it,
+one plain ``nn.Module`` per seed (``nn.Embedding``/``nn.Linear``, batch-first tensors), one seed after
+another, ``torch.optim.Adam``, and an evaluation of the whole training and test sets after every
+epoch. The baseline starts from the engine's initialisation of the same seed, and
+``tests/test_bench.py`` checks that it computes the engine model's function. The baseline trains its
+seeds one after another, so its cost per seed-epoch does not depend on the number of seeds: it is
+timed on ``min(seeds, 2)`` seeds. The first epoch of either (warm-up, allocations) is not timed.
+
+The ratio is the baseline's time per seed-epoch over the engine's (for batch 32: the engine's
+seed-steps/s over the baseline's, the same number). Peak RSS is the engine's (read before the
+baseline runs). Models: ``circuit`` = the circuits paper's Fig. 5 model (p=4, T=12, d=32, h=128,
+n_train=2048); ``reasoning`` = the Eureka reasoning transformer of the default config (1 layer,
+d=32, 4 heads, n_train=4392, n_test=10249).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import resource
 import subprocess
 import sys
 import time
 
+import torch
+import torch.nn.functional as F
+from torch import nn
+
 # Fig. 5 model and data: p=4, T=12, k=5, n_train=2048, d=32, h=128 (config/config.yaml).
-FIG5 = {
+CIRCUIT = {
     "datasets": {"sma": {"task": "sparse_modular_addition", "p": 4, "T": 12, "k": 5, "n_train": 2048, "n_test": 1024}},
     "models": {"circuit": {"d": 32, "vocab": 4}},
     "runs": {"bench": {"dataset": "sma", "model": "circuit", "epochs": 1}},
@@ -29,26 +43,157 @@ REASONING = {
     "models": {"reasoning_tf": {"kind": "transformer", "d": 32, "n_heads": 4}},
     "runs": {"bench": {"dataset": "eureka_reasoning", "model": "reasoning_tf", "epochs": 1}},
 }
-MODELS = {"fig5": (FIG5, [(1, 32, "fast"), (10, 32, "fast"), (1, "full", "fast"), (10, "full", "fast")]),
-          "reasoning": (REASONING, [(10, 256, "fast"), (10, "full", "fast"), (10, 256, "direct"),
-                                    (10, "full", "direct")])}
+CONFIGS = {"circuit": CIRCUIT, "reasoning": REASONING}
+SEEDS = (1, 10, 50)
+BATCHES = ("full", 32)
+# epochs timed (after one warm-up epoch) per (model, batch): enough for a stable mean, minutes in all
+EPOCHS = {("circuit", "full"): 100, ("circuit", 32): 3, ("reasoning", "full"): 4, ("reasoning", 32): 1}
 
 
-def run_one(model_name: str, seeds: int, batch, path: str, epochs: int, threads: int, device: str) -> dict:
-    import torch
+# -- the baseline: one plain nn.Module per seed --------------------------------------------------------
+def rms(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
 
+
+class PlainCircuit(nn.Module):
+    """The circuit model (paper_text equations) as a plain module: z_t = RMS(E[x_t] + P_t),
+    s = softmax(z w_Q / tau), z_A = sum_t s_t W_V z_t, z_O = RMS(z_A) + W_2 GELU(W_1 RMS(z_A)), W_U z_O."""
+
+    def __init__(self, vocab: int, T: int, d: int, h: int, tau: float):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(T, d)
+        self.w_Q = nn.Parameter(torch.empty(d))
+        self.value = nn.Linear(d, d, bias=False)
+        self.fc1, self.fc2 = nn.Linear(d, h, bias=False), nn.Linear(h, d, bias=False)
+        self.out = nn.Linear(d, vocab, bias=False)
+        self.tau = tau
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, T) -> (B, V)
+        z = rms(self.tok(x) + self.pos.weight)  # (B, T, d)
+        s = torch.softmax(z @ self.w_Q / self.tau, dim=-1)  # (B, T)
+        z_A = (s.unsqueeze(-1) * self.value(z)).sum(1)  # (B, d)
+        zbar = rms(z_A)
+        return self.out(zbar + self.fc2(F.gelu(self.fc1(zbar))))
+
+    @torch.no_grad()
+    def load_slot(self, m, i: int) -> "PlainCircuit":
+        """Copy slot i of the engine's CircuitModel ``m``."""
+        for dst, src in ((self.tok.weight, m.W_E[i]), (self.pos.weight, m.P[i]), (self.w_Q, m.w_Q[i]),
+                         (self.value.weight, m.W_V[i]), (self.fc1.weight, m.W_1[i]), (self.fc2.weight, m.W_2[i].T),
+                         (self.out.weight, m.unembed()[i])):
+            dst.copy_(src)
+        return self
+
+
+class PlainBlock(nn.Module):
+    """Pre-LN encoder layer: multi-head softmax attention with temperature tau, GELU MLP."""
+
+    def __init__(self, d: int, heads: int, h: int, tau: float):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.q, self.k, self.v = (nn.Linear(d, d, bias=False) for _ in range(3))
+        self.o = nn.Linear(d, d, bias=False)
+        self.fc1, self.fc2 = nn.Linear(d, h), nn.Linear(h, d)
+        self.heads, self.tau = heads, tau
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:  # (B, T, d)
+        B, T, d = z.shape
+        zn = self.ln1(z)
+        q, k, v = (f(zn).view(B, T, self.heads, -1).transpose(1, 2) for f in (self.q, self.k, self.v))
+        att = torch.softmax(q @ k.transpose(-1, -2) / self.tau, dim=-1)
+        z = z + self.o((att @ v).transpose(1, 2).reshape(B, T, d))
+        return z + self.fc2(F.gelu(self.fc1(self.ln2(z))))
+
+
+class PlainTransformer(nn.Module):
+    """The Eureka reasoning transformer (CLS token, learned positions, pre-LN layers) as a plain module."""
+
+    def __init__(self, vocab: int, n_tokens: int, d: int, heads: int, depth: int, h: int, classes: int, tau: float):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.cls = nn.Parameter(torch.empty(d))
+        self.pos = nn.Parameter(torch.empty(n_tokens + 1, d))
+        self.blocks = nn.ModuleList(PlainBlock(d, heads, h, tau) for _ in range(depth))
+        self.lnf, self.head = nn.LayerNorm(d), nn.Linear(d, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, N) -> (B, C)
+        z = self.tok(x)
+        z = torch.cat([self.cls.expand(len(x), 1, -1), z], dim=1) + self.pos
+        for block in self.blocks:
+            z = block(z)
+        return self.head(self.lnf(z[:, 0]))
+
+    @torch.no_grad()
+    def load_slot(self, m, i: int) -> "PlainTransformer":
+        """Copy slot i of the engine's SeedTransformer ``m`` (per-head (d, e) maps -> one (d, d) Linear)."""
+        per_head = lambda W: W.permute(1, 0, 2).reshape(W.shape[1], -1).T  # noqa: E731  (H, d, e) -> (H*e, d)
+        self.tok.weight.copy_(m.W_E[i])
+        self.cls.copy_(m.cls[i])
+        self.pos.copy_(m.P[i])
+        for layer, b in enumerate(self.blocks):
+            b.ln1.weight.copy_(m.ln1_g[i, layer]), b.ln1.bias.copy_(m.ln1_b[i, layer])
+            b.ln2.weight.copy_(m.ln2_g[i, layer]), b.ln2.bias.copy_(m.ln2_b[i, layer])
+            for lin, W in ((b.q, m.W_Q), (b.k, m.W_K), (b.v, m.W_V)):
+                lin.weight.copy_(per_head(W[i, layer]))
+            b.o.weight.copy_(m.W_O[i, layer].reshape(-1, m.d).T)
+            b.fc1.weight.copy_(m.W_1[i, layer].T), b.fc1.bias.copy_(m.b_1[i, layer])
+            b.fc2.weight.copy_(m.W_2[i, layer].T), b.fc2.bias.copy_(m.b_2[i, layer])
+        self.lnf.weight.copy_(m.lnf_g[i]), self.lnf.bias.copy_(m.lnf_b[i])
+        self.head.weight.copy_(m.W_cls[i].T), self.head.bias.copy_(m.b_cls[i])
+        return self
+
+
+def plain_module(model, i: int) -> nn.Module:
+    """A plain single-seed module equal to slot i of an engine model (circuit paper_text or transformer)."""
+    if hasattr(model, "w_Q"):
+        if model.architecture != "paper_text" or model.variant != "softmax":
+            raise ValueError("the plain circuit baseline is the paper_text architecture with softmax attention")
+        return PlainCircuit(model.V, model.T, model.d, model.h, model.tau).load_slot(model, i)
+    if model.variant != "softmax" or not hasattr(model, "W_E"):
+        raise ValueError("the plain transformer baseline takes token inputs and softmax attention")
+    return PlainTransformer(model.W_E.shape[1], model.P.shape[1] - 1, model.d, model.H, model.L,
+                            model.W_1.shape[-1], model.W_cls.shape[-1], model.tau).load_slot(model, i)
+
+
+def train_plain(module: nn.Module, data: dict, batch, epochs: int, lr: float, betas, generator,
+                on_epoch=None) -> list[tuple[float, float, float, float]]:
+    """The papers' way: Adam, full batch or shuffled mini-batches, then train and test loss/accuracy
+    of the whole sets after every epoch (read to the host, as a log line would)."""
+    x_tr, y_tr, x_te, y_te = data["x_train"], data["y_train"], data["x_test"], data["y_test"]
+    opt = torch.optim.Adam(module.parameters(), lr=lr, betas=betas)
+    N = len(x_tr)
+    B = N if batch == "full" else batch
+    log = []
+    for epoch in range(epochs):
+        perm = torch.arange(N) if batch == "full" else torch.randperm(N, generator=generator)
+        for j in range(0, N, B):
+            idx = perm[j:j + B]
+            loss = F.cross_entropy(module(x_tr[idx]), y_tr[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            row = []
+            for x, y in ((x_tr, y_tr), (x_te, y_te)):
+                logits = module(x)
+                row += [F.cross_entropy(logits, y).item(), (logits.argmax(-1) == y).float().mean().item()]
+        log.append(tuple(row))
+        if on_epoch is not None:
+            on_epoch(epoch)
+    return log
+
+
+# -- one case ------------------------------------------------------------------------------------------
+def _setup(model_name: str, seeds: int, batch, epochs: int, device: str):
     from .config import load_config
-    from .engine import resolve_device, train_seeds, tune_allocator
     from .models import build_run_model, run_inputs
 
-    tune_allocator()
-    torch.set_num_threads(threads)
-    raw = json.loads(json.dumps(MODELS[model_name][0]))
+    raw = json.loads(json.dumps(CONFIGS[model_name]))
     raw["device"] = device
     raw["runs"]["bench"].update(epochs=epochs, batch_size=batch, seeds=seeds, log_every=10**9)
     cfg = load_config(raw)
-    rc = cfg.runs["bench"]
-    if model_name == "fig5":
+    spec = cfg.run_spec("bench")
+    if model_name == "circuit":
         from .tasks.sma import sparse_modular_addition
 
         d = cfg.params("task", "sma")
@@ -57,77 +202,103 @@ def run_one(model_name: str, seeds: int, batch, path: str, epochs: int, threads:
         from .tasks.eureka_reasoning import eureka_reasoning
 
         data = eureka_reasoning()
-    spec = cfg.run_spec("bench")
     tensors = {k: run_inputs(spec, v) for k, v in dict(
         x_train=data.x_train, x_test=data.x_test, probe_x=data.x_test[:8], stats_x=data.x_test[:256]).items()}
     tensors.update(y_train=torch.as_tensor(data.y_train), y_test=torch.as_tensor(data.y_test))
-    n_train = len(data.x_train)
-    dev = resolve_device(device)
     model = build_run_model(spec)
-    model.init_seeds(list(rc.seeds))
-    model.to(dev)
-    if path == "direct":  # the literal form the fast path is tested against
-        model.forward = lambda x: model.internals(x).logits
+    model.init_seeds(list(spec.seeds))
+    return cfg.runs["bench"], spec, tensors, model
+
+
+def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, device: str, baseline: bool = True) -> dict:
+    from .engine import resolve_device, train_seeds, tune_allocator
+
+    tune_allocator()
+    torch.set_num_threads(threads)
+    rc, spec, tensors, model = _setup(model_name, seeds, batch, epochs + 1, device)
+    dev = resolve_device(device)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    n_train = len(tensors["x_train"])
+    steps = 1 if batch == "full" else math.ceil(n_train / batch)
     stamps: dict[int, float] = {}
 
-    def callback(epoch, _):
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
+    def stamp(epoch, _=None):
+        sync()
         stamps[epoch] = time.perf_counter()
 
-    train_seeds(model, tensors, rc, list(rc.seeds), dev, callback=callback)
-    seconds = stamps[epochs] - stamps[1]  # epochs 2..E, each: training steps + evaluation
-    steps_per_epoch = 1 if batch == "full" else -(-n_train // batch)
-    n_epochs = epochs - 1
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {
-        "model": model_name, "path": path, "seeds": seeds, "batch": batch, "device": str(dev), "threads": threads,
-        "ms_per_epoch": 1000 * seconds / n_epochs,
-        "ms_per_step": 1000 * seconds / (n_epochs * steps_per_epoch),
-        "seed_steps_per_s": seeds * n_epochs * steps_per_epoch / seconds,
-        "ms_per_seed_epoch": 1000 * seconds / (n_epochs * seeds),
-        "peak_rss_mb": rss_mb,
-    }
+    model.to(dev)
+    train_seeds(model, tensors, rc, list(rc.seeds), dev, callback=stamp)
+    engine_s = (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)  # epochs 2..E+1: steps + evaluation
+    row = {"model": model_name, "seeds": seeds, "batch": batch, "device": str(dev), "threads": threads,
+           "epochs_timed": epochs, "steps_per_epoch": steps,
+           "engine_ms_per_seed_epoch": 1000 * engine_s, "engine_seed_steps_per_s": steps / engine_s,
+           "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if baseline:
+        per_seed = []
+        data = {k: tensors[k].to(dev) for k in ("x_train", "y_train", "x_test", "y_test")}
+        for i in range(min(seeds, 2)):
+            from .models import seed_generator
+
+            module = plain_module(model.cpu(), i).to(dev)
+            stamps.clear()
+            train_plain(module, data, batch, epochs + 1, rc.optimizer.lr, rc.optimizer.betas,
+                        seed_generator(rc.seeds[i], "data"), on_epoch=stamp)
+            per_seed.append((stamps[epochs] - stamps[0]) / epochs)
+        base_s = sum(per_seed) / len(per_seed)
+        row.update(baseline_ms_per_seed_epoch=1000 * base_s, baseline_seed_steps_per_s=steps / base_s,
+                   ratio=base_s / engine_s)
+    return row
+
+
+def _table(rows: list[dict]) -> str:
+    lines = ["| model | batch | seeds | engine ms/seed-epoch | baseline ms/seed-epoch | engine seed-steps/s | "
+             "baseline seed-steps/s | ratio | peak RSS (MB) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['batch']} | {r['seeds']} | {r['engine_ms_per_seed_epoch']:.2f} | "
+                     f"{r.get('baseline_ms_per_seed_epoch', float('nan')):.2f} | {r['engine_seed_steps_per_s']:.0f} | "
+                     f"{r.get('baseline_seed_steps_per_s', float('nan')):.0f} | {r.get('ratio', float('nan')):.1f}x | "
+                     f"{r['peak_rss_mb']:.0f} |")
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="fig5", choices=sorted(MODELS), help="which model to time")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads per run (the workflow's default: 1)")
+    ap.add_argument("--model", nargs="+", default=sorted(CONFIGS), choices=sorted(CONFIGS), help="models to time")
+    ap.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS), help="seed counts (default 1 10 50)")
+    ap.add_argument("--batch", nargs="+", default=[str(b) for b in BATCHES], help="'full' and/or integers")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (the workflow's default per job: 1)")
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    ap.add_argument("--epochs-full", type=int, default=None, help="epochs timed at full batch (default 200, reasoning 10)")
-    ap.add_argument("--epochs-mini", type=int, default=None, help="epochs timed in mini-batches (default 4)")
-    ap.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
-    ap.add_argument("--one", nargs=3, metavar=("SEEDS", "BATCH", "PATH"), help=argparse.SUPPRESS)
+    ap.add_argument("--epochs", type=int, default=None, help="epochs timed per case (default: per model and batch)")
+    ap.add_argument("--no-baseline", action="store_true", help="time the engine only")
+    ap.add_argument("--json", action="store_true", help="print one JSON line per case instead of a table")
+    ap.add_argument("--one", nargs=3, metavar=("MODEL", "SEEDS", "BATCH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    epochs_full = args.epochs_full or (200 if args.model == "fig5" else 10)
-    epochs_mini = args.epochs_mini or 4
+    as_batch = lambda b: "full" if str(b) == "full" else int(b)  # noqa: E731
     if args.one:
-        seeds, batch, path = int(args.one[0]), args.one[1], args.one[2]
-        batch = "full" if batch == "full" else int(batch)
-        epochs = epochs_full if batch == "full" else epochs_mini
-        print(json.dumps(run_one(args.model, seeds, batch, path, epochs + 1, args.threads, args.device)))
+        model_name, seeds, batch = args.one[0], int(args.one[1]), as_batch(args.one[2])
+        epochs = args.epochs or EPOCHS.get((model_name, batch), EPOCHS[(model_name, 32)])
+        print(json.dumps(run_case(model_name, seeds, batch, epochs, args.threads, args.device, not args.no_baseline)))
         return 0
     rows = []
-    for seeds, batch, path in MODELS[args.model][1]:
-        cmd = [sys.executable, "-m", "pipeline_lib.bench", "--model", args.model, "--one", str(seeds), str(batch),
-               path, "--threads", str(args.threads), "--device", args.device,
-               "--epochs-full", str(epochs_full), "--epochs-mini", str(epochs_mini)]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-        row = json.loads(out.strip().splitlines()[-1])
-        rows.append(row)
-        if args.json:
-            print(json.dumps(row), flush=True)
+    for model_name in args.model:
+        for batch in map(as_batch, args.batch):
+            for seeds in args.seeds:
+                cmd = [sys.executable, "-m", "pipeline_lib.bench", "--one", model_name, str(seeds), str(batch),
+                       "--threads", str(args.threads), "--device", args.device]
+                cmd += (["--epochs", str(args.epochs)] if args.epochs else []) + (["--no-baseline"] if args.no_baseline else [])
+                out = subprocess.run(cmd, capture_output=True, text=True)
+                if out.returncode:
+                    sys.stderr.write(out.stderr)
+                    raise SystemExit(f"bench case {model_name} batch {batch} seeds {seeds} failed")
+                row = json.loads(out.stdout.strip().splitlines()[-1])
+                rows.append(row)
+                print(json.dumps(row) if args.json else
+                      f"{model_name} batch {batch} seeds {seeds}: ratio {row.get('ratio', float('nan')):.1f}x",
+                      file=sys.stdout if args.json else sys.stderr, flush=True)
     if not args.json:
-        what = ("Fig. 5 model (p=4, T=12, d=32, n_train=2048)" if args.model == "fig5" else
-                "Eureka reasoning transformer (1 layer, d=32, 4 heads, n_train=4392)")
-        print(f"{what}, device {rows[0]['device']}, {rows[0]['threads']} thread(s); "
+        print(f"engine vs plain per-seed baseline, device {rows[0]['device']}, {rows[0]['threads']} thread(s); "
               "per epoch = training steps + train/test evaluation\n")
-        print("| seeds | batch | path | ms/step | ms/epoch | seed-steps/s | ms per seed-epoch | peak RSS (MB) |")
-        print("|---:|---:|---|---:|---:|---:|---:|---:|")
-        for r in rows:
-            print(f"| {r['seeds']} | {r['batch']} | {r['path']} | {r['ms_per_step']:.2f} | {r['ms_per_epoch']:.0f} | "
-                  f"{r['seed_steps_per_s']:.0f} | {r['ms_per_seed_epoch']:.2f} | {r['peak_rss_mb']:.0f} |")
+        print(_table(rows))
     return 0
 
 

@@ -42,6 +42,9 @@ def _fail(problems: list[str]) -> None:
 # what every run has (the plug-ins' blocks are their own dataclasses)
 
 
+SCALAR_SWEEPS = ("lr", "weight_decay", "momentum")  # optimizer values a sweep may list (besides lr_ratio)
+
+
 @dataclass(frozen=True)
 class AttentionConfig:
     """A run's attention normalisation (its meaning: ``pipeline_lib.attention``)."""
@@ -91,20 +94,22 @@ class RunConfig:
     step_attention_epochs: int = 0
     log_every: int = 500
     checkpoint_every: int = 500
-    sweep: tuple[tuple[str, Any], ...] = ()  # ('lr', (...)), ('lr_ratio.<param>', (...)): a grid of slots
+    # ('lr', (...)), ('lr_ratio.<param>', (...)), ('weight_decay', (...)), ('momentum', (...)): a grid of slots
+    sweep: tuple[tuple[str, Any], ...] = ()
 
     def slots(self) -> list[dict]:
-        """One entry per trained slot, cell-major: run_seed, lr and lr_ratio (param -> multiple).
-        Without a sweep the slots are the seeds."""
+        """One entry per trained slot, cell-major: run_seed, lr, lr_ratio (param -> multiple),
+        weight_decay and momentum. Without a sweep the slots are the seeds."""
         import itertools
 
-        base = {"lr": self.optimizer.lr, "lr_ratio": dict(self.optimizer.lr_ratio)}
         keys = [k for k, _ in self.sweep]
         cells = [dict(zip(keys, combo)) for combo in itertools.product(*(v for _, v in self.sweep))] or [{}]
         out = []
         for cell in cells:
-            ratio = dict(base["lr_ratio"], **{k.split(".", 1)[1]: v for k, v in cell.items() if k != "lr"})
-            out += [{"run_seed": s, "lr": cell.get("lr", base["lr"]), "lr_ratio": ratio} for s in self.seeds]
+            ratio = dict(self.optimizer.lr_ratio, **{k.split(".", 1)[1]: v for k, v in cell.items()
+                                                     if k.startswith("lr_ratio.")})
+            values = {k: cell.get(k, getattr(self.optimizer, k)) for k in SCALAR_SWEEPS}
+            out += [{"run_seed": s, **values, "lr_ratio": ratio} for s in self.seeds]
         return out
 
 
@@ -319,7 +324,8 @@ def load_config(raw: Mapping[str, Any]) -> Config:
                    options=tuple(sorted((k, v) for k, v in r["optimizer"].items() if k not in base_keys)))
         sweep = r.get("sweep", {})
         sweep = tuple(([("lr", tuple(sweep["lr"]))] if "lr" in sweep else [])
-                      + [(f"lr_ratio.{k}", tuple(v)) for k, v in sorted(sweep.get("lr_ratio", {}).items())])
+                      + [(f"lr_ratio.{k}", tuple(v)) for k, v in sorted(sweep.get("lr_ratio", {}).items())]
+                      + [(k, tuple(sweep[k])) for k in SCALAR_SWEEPS[1:] if k in sweep])
         runs[n] = RunConfig(
             name=n, dataset=r["dataset"], model=r["model"], epochs=r["epochs"],
             seeds=seed_list(r["seeds"]), batch_size=r["batch_size"], init_from=r["init_from"],

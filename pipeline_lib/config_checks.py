@@ -119,7 +119,8 @@ def _run_checks(data: dict, name: str, run: dict) -> list[str]:
                         f"of dataset '{run['dataset']}'; allowed batch_size <= that or 'full'")
     if run["init_from"] is not None:
         problems += _finetune_checks(data, name, run)
-    return problems + _online_checks(data, name, run) + _optimizer_checks(name, run)
+    return (problems + _online_checks(data, name, run) + _sweep_checks(data, name, run)
+            + _optimizer_checks(name, run))
 
 
 def _optimizer_checks(name: str, run: dict) -> list[str]:
@@ -135,18 +136,13 @@ def _optimizer_checks(name: str, run: dict) -> list[str]:
 
 
 def _online_checks(data: dict, name: str, run: dict) -> list[str]:
-    """Per-parameter learning rates and sweeps exist in the online trainer only (pipeline_lib.online);
-    online tasks draw fresh batches, so they need an integer batch size and start from scratch."""
+    """Online tasks draw fresh batches, so they need an integer batch size and start from scratch;
+    their trainer (pipeline_lib.online) takes SGD."""
     key = f"runs.{name}"
     task = data["datasets"][run["dataset"]]["task"]
-    online = bool(registry.plugin("task", task).get("ONLINE", False))
+    if not registry.plugin("task", task).get("ONLINE", False):
+        return []
     problems = []
-    if not online:
-        for k, present in (("optimizer.lr_ratio", "lr_ratio" in run["optimizer"]), ("sweep", "sweep" in run)):
-            if present:
-                problems.append(f"config key '{key}.{k}': only runs of online tasks (fresh samples every step, e.g. "
-                                f"scan_snap) take it; dataset '{run['dataset']}' is task {task}")
-        return problems
     if run["step_attention_epochs"]:
         problems.append(f"config key '{key}.step_attention_epochs': a run of online task {task} trains one step per "
                         "epoch, so record_attention already picks steps; allowed: 0")
@@ -156,9 +152,32 @@ def _online_checks(data: dict, name: str, run: dict) -> list[str]:
     if run["init_from"] is not None:
         problems.append(f"config key '{key}.init_from': runs of online task {task} start from their initialisation; "
                         "allowed: null")
-    if "sweep" in run and run["optimizer"]["name"] != "sgd":
-        problems.append(f"config key '{key}.sweep': a sweep sets each slot's learning rate, which only SGD takes "
-                        f"per slot here; optimizer is {run['optimizer']['name']}; allowed: sgd")
+    if run["optimizer"]["name"] != "sgd":
+        problems.append(f"config key '{key}.optimizer.name': runs of online task {task} are trained by SGD with a "
+                        f"learning rate per slot (pipeline_lib.online); got {run['optimizer']['name']}; allowed: sgd")
+    return problems
+
+
+def _sweep_checks(data: dict, name: str, run: dict) -> list[str]:
+    """Sweeps and per-parameter learning rates need an optimizer with a value per slot
+    (pipeline_lib.slot_optim); a swept run's slots are not seeds, so it neither finetunes nor is finetuned."""
+    key, opt = f"runs.{name}", run["optimizer"]["name"]
+    problems = []
+    for k, present in (("sweep", "sweep" in run), ("optimizer.lr_ratio", "lr_ratio" in run["optimizer"])):
+        if present and opt not in ("adam", "adamw", "sgd"):
+            problems.append(f"config key '{key}.{k}': needs a value per slot, which optimizers adam, adamw and sgd take "
+                            f"here; optimizer is {opt}")
+    if "sweep" not in run:
+        return problems
+    if "momentum" in run["sweep"] and opt != "sgd":
+        problems.append(f"config key '{key}.sweep.momentum': momentum is an sgd value; optimizer is {opt}")
+    if run["init_from"] is not None:
+        problems.append(f"config key '{key}.sweep': a swept run starts every slot from its initialisation; "
+                        f"init_from is {run['init_from']!r}; allowed: null")
+    for child, other in data["runs"].items():
+        if other.get("init_from") == name:
+            problems.append(f"config key 'runs.{child}.init_from': run '{name}' has a sweep (its seed axis holds "
+                            "slots, not seeds), so it cannot be finetuned from")
     return problems
 
 

@@ -8,8 +8,8 @@ print). Recording (test metrics, attention of the probes, weight snapshots) is t
 :class:`~pipeline_lib.engine.Recorder`, so the artifacts have the same layout.
 
 Learning rates: parameter ``n`` of slot ``s`` moves at ``lr[s] * lr_ratio[s][n]`` (a sweep gives each
-slot its own). :class:`SlotSGD` is SGD with momentum (torch's update: buf = m buf + g, the first
-buf = g; p -= lr buf) with a learning rate per slot, which torch's optimizers do not take.
+slot its own, as it may its weight decay and momentum): the optimizer is
+:class:`~pipeline_lib.slot_optim.SlotSGD`, torch's SGD with a value per slot.
 """
 from __future__ import annotations
 
@@ -18,45 +18,7 @@ from typing import Callable, Optional
 import torch
 
 from .engine import Recorder, Recording, _Freezer, per_seed_loss_acc
-
-
-class SlotSGD:
-    """SGD with momentum and weight decay whose learning rate is a (S,) vector per parameter."""
-
-    def __init__(self, params: dict[str, torch.nn.Parameter], lrs: dict[str, torch.Tensor], momentum: float = 0.0,
-                 weight_decay: float = 0.0):
-        self.params, self.momentum, self.weight_decay = params, momentum, weight_decay
-        self.lrs = {n: lr.view(-1, *([1] * (p.dim() - 1))).to(p) for (n, p), lr in
-                    ((item, lrs[item[0]]) for item in params.items())}
-        self.buf: dict[str, Optional[torch.Tensor]] = {n: None for n in params}
-
-    def zero_grad(self) -> None:
-        for p in self.params.values():
-            p.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
-        for n, p in self.params.items():
-            if p.grad is None:
-                continue
-            g = p.grad + self.weight_decay * p if self.weight_decay else p.grad
-            if self.momentum:
-                self.buf[n] = g.clone() if self.buf[n] is None else self.buf[n].mul_(self.momentum).add_(g)
-                g = self.buf[n]
-            p.sub_(self.lrs[n] * g)
-
-
-def slot_lrs(model, slots: list[dict]) -> dict[str, torch.Tensor]:
-    """Parameter name -> (S,) learning rates of the slots (``RunConfig.slots()``); a ratio naming no
-    parameter of the model is an error naming the config key."""
-    names = model.param_names()
-    for slot in slots:
-        unknown = set(slot["lr_ratio"]) - set(names)
-        if unknown:
-            raise ValueError(f"config key 'optimizer.lr_ratio' (or 'sweep.lr_ratio') names {sorted(unknown)}, which the "
-                             f"model does not have; allowed: {names}")
-    return {n: torch.tensor([s["lr"] * s["lr_ratio"].get(n, 1.0) for s in slots], dtype=torch.float64)
-            for n in names}
+from .slot_optim import SlotSGD
 
 
 def train_online(model, sample: Callable[[int], tuple[torch.Tensor, torch.Tensor]], data: dict, run_cfg,
@@ -74,7 +36,7 @@ def train_online(model, sample: Callable[[int], tuple[torch.Tensor, torch.Tensor
     E, B = run_cfg.epochs, int(run_cfg.batch_size)
     x_te, y_te = data["x_test"].to(device), data["y_test"].to(device)
     params = {n: getattr(model, n) for n in model.param_names()}
-    opt = SlotSGD(params, slot_lrs(model, slots), run_cfg.optimizer.momentum, run_cfg.optimizer.weight_decay)
+    opt = SlotSGD(params, slots)
     freezer = _Freezer(list(params.values()), model.S, device)
     rec = Recorder(model, data, run_cfg, 0, device)
     for e in range(E + 1):

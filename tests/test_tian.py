@@ -14,7 +14,7 @@ from pipeline_lib.config import ConfigError, OptimizerConfig, RunConfig, Schedul
 from pipeline_lib.models import seed_generator
 from pipeline_lib.models.joma import JomaModel
 from pipeline_lib.models.scan_snap import ScanSnapModel
-from pipeline_lib.online import SlotSGD, train_online
+from pipeline_lib.online import train_online
 from pipeline_lib.tasks import joma as joma_task
 from pipeline_lib.tasks import scan_snap as ss_task
 
@@ -132,28 +132,12 @@ def test_joma_model_matches_the_per_sample_formula():
 
 # -- optimizer and online trainer -------------------------------------------------------------------------
 
-def test_slot_sgd_equals_torch_sgd_with_parameter_groups():
-    torch.manual_seed(0)
-    a, b = torch.nn.Parameter(torch.randn(3, 4)), torch.nn.Parameter(torch.randn(3, 2))
-    a2, b2 = torch.nn.Parameter(a.detach().clone()), torch.nn.Parameter(b.detach().clone())
-    ours = SlotSGD({"a": a, "b": b}, {"a": torch.full((3,), 0.3), "b": torch.full((3,), 0.9)}, momentum=0.9,
-                   weight_decay=0.01)
-    ref = torch.optim.SGD([{"params": [a2], "lr": 0.3}, {"params": [b2], "lr": 0.9}], lr=1.0, momentum=0.9,
-                          weight_decay=0.01)
-    for _ in range(5):
-        for p, opt in (((a, b), ours), ((a2, b2), ref)):
-            opt.zero_grad()
-            (((p[0] - 1) ** 2).sum() + (p[1].sin()).sum()).backward()
-            opt.step()
-    torch.testing.assert_close(a, a2)
-    torch.testing.assert_close(b, b2)
-
-
 def test_batched_seeds_and_sweep_cells_equal_separate_runs():
     rc = _run_cfg(steps=5, seeds=(0, 1, 2), sweep=(("lr", (0.5, 2.0)), ("lr_ratio.Y", (1.0, 5.0))))
     _, model, rec = _train_scan_snap(rc, init="uniform")
     slots = rc.slots()
-    assert len(slots) == 12 and slots[4] == {"run_seed": 1, "lr": 0.5, "lr_ratio": {"Y": 5.0}}
+    assert len(slots) == 12
+    assert {k: slots[4][k] for k in ("run_seed", "lr", "lr_ratio")} == {"run_seed": 1, "lr": 0.5, "lr_ratio": {"Y": 5.0}}
     for i in (0, 4, 11):
         s = slots[i]
         alone = _run_cfg(steps=5, seeds=(s["run_seed"],), lr=s["lr"], lr_ratio=tuple(s["lr_ratio"].items()))

@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..attention import attention_weights, resolved_tau
+from ..attention import attention_weights, resolved_tau, softmax_last
 from . import seed_generator
 
 NAME = "circuit"
@@ -191,7 +191,7 @@ class CircuitModel(nn.Module):
     def _normalise_gathered(self, scores: torch.Tensor) -> torch.Tensor:
         """Attention weights over positions from ``_table_scores`` gathered per example."""
         if self.variant == "softmax":
-            return torch.softmax(scores, dim=-1)
+            return softmax_last(scores)
         return attention_weights(scores, self.variant, self._temperature())
 
     def _per_seed(self, x: torch.Tensor) -> torch.Tensor:
@@ -244,7 +244,7 @@ class CircuitModel(nn.Module):
             scores = torch.gather(a[:, None, :].expand(S, idx.shape[1], T * V), 2, idx)
         attention = self._normalise_gathered(scores)  # (S, B, T)
         weights = torch.zeros(S, idx.shape[1], T * V, device=x.device, dtype=table.dtype)
-        weights = weights.scatter(2, idx, attention)  # (S, B, T*V); (t, x_t) rows are distinct
+        weights.scatter_(2, idx, attention)  # (S, B, T*V) in place (no copy); (t, x_t) rows are distinct
         pooled = torch.bmm(weights, table)  # (S, B, d) = sum_t s_t z_t
         z_A = torch.einsum("sbd,sed->sbe", pooled, self.W_V)  # W_V after pooling
         return self._readout(z_A)[2]

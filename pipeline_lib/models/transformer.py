@@ -232,7 +232,7 @@ class SeedTransformer(nn.Module):
         scores = torch.cat([s_cls.permute(0, 2, 1)[:, None].expand(S, B, 1, H), s_tok], dim=2)
         weights = attention_weights(scores.transpose(2, 3), self.variant, self.temperature())  # (S, B, H, N+1)
         scattered = torch.zeros(S, H, B, N * V, device=x.device, dtype=weights.dtype)
-        scattered = scattered.scatter(3, idx[:, None].expand(S, H, B, N), weights[..., 1:].permute(0, 2, 1, 3))
+        scattered.scatter_(3, idx[:, None].expand(S, H, B, N), weights[..., 1:].permute(0, 2, 1, 3))
         pooled = scattered @ v_tab + weights[..., :1].permute(0, 2, 1, 3) * v_cls  # (S, H, B, e)
         attn_out = torch.bmm(pooled.permute(0, 2, 1, 3).reshape(S, B, H * e), self.W_O[:, 0].reshape(S, H * e, d))
         z = cls0[:, None] + attn_out  # (S, B, d): the CLS row after attention

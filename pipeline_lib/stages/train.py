@@ -144,8 +144,12 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
                  optimizer_state_elements=rec.optimizer_state["elements"],
                  optimizer_state_bytes=rec.optimizer_state["bytes"],
                  **{k: v for k, v in ds.attrs.items() if k.startswith("task_")})
-    write_dataset(weights_dataset(rec, spec.seeds, attrs, param_dims(spec)), weights_path, {})
-    write_dataset(trajectory_dataset(rec, spec.seeds, tensors["probe_x_raw"], attrs, embed), trajectory_path, {})
+    ids, coords = slot_axis(spec)
+    if spec.run.sweep:
+        attrs.update(swept=", ".join(k for k, _ in spec.run.sweep))
+    write_dataset(weights_dataset(rec, ids, attrs, param_dims(spec)).assign_coords(coords), weights_path, {})
+    write_dataset(trajectory_dataset(rec, ids, tensors["probe_x_raw"], attrs, embed).assign_coords(coords),
+                  trajectory_path, {})
     if ckpt is not None:  # the artifacts are complete: the resume state is no longer needed
         ckpt.path.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
@@ -154,12 +158,37 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
 
 
 def _initial_model(spec: RunSpec, init_path: str | None):
-    model = build_run_model(spec)
+    seeds = run_seeds(spec)
+    model = build_run_model(spec, len(seeds))
     if spec.run.init_from:  # the parent's final weights, seed i from seed i
         model.load_arrays(snapshot_arrays(read_dataset(init_path, rule="train").sel(seed=list(spec.seeds)), -1))
     else:
-        model.init_seeds(list(spec.seeds))
+        model.init_seeds(seeds)
     return model
+
+
+def run_seeds(spec: RunSpec) -> list[int]:
+    """The seed of every slot (initialisation and data order): the run's seeds, once per sweep cell."""
+    return [s["run_seed"] for s in spec.run.slots()]
+
+
+def slot_axis(spec: RunSpec) -> tuple[list[int], dict]:
+    """The artifacts' ``seed`` axis: the run's seeds, or with a sweep its slots numbered 0..n-1 with
+    the coordinates of :func:`slot_coords`."""
+    if not spec.run.sweep:
+        return list(spec.seeds), {}
+    slots = spec.run.slots()
+    return list(range(len(slots))), slot_coords(slots)
+
+
+def slot_coords(slots: list[dict]) -> dict:
+    """Coordinates along ``seed`` that say which seed and optimizer values each slot has."""
+    coords = {"run_seed": ("seed", np.array([s["run_seed"] for s in slots]))}
+    coords.update({k: ("seed", np.array([s[k] for s in slots], dtype=np.float64))
+                   for k in ("lr", "weight_decay", "momentum")})
+    for name in sorted({n for s in slots for n in s["lr_ratio"]}):
+        coords[f"lr_ratio_{name}"] = ("seed", np.array([s["lr_ratio"].get(name, 1.0) for s in slots]))
+    return {k: xr.Variable(*v) for k, v in coords.items()}
 
 
 def _tensors(spec: RunSpec, ds) -> tuple[dict, tuple[np.ndarray, np.ndarray]]:
@@ -196,7 +225,7 @@ def _train_with_progress(model, tensors: dict, spec: RunSpec, device, ckpt, log,
                      + f" ({time.perf_counter() - t0:.1f} s)")
 
     try:
-        rec = train_seeds(model, tensors, spec.run, list(spec.seeds), device, start_epoch=spec.start_epoch,
+        rec = train_seeds(model, tensors, spec.run, run_seeds(spec), device, start_epoch=spec.start_epoch,
                           callback=callback, checkpoint=ckpt, param_dims=dims)
     except BaseException:
         log.exception("training failed")

@@ -4,16 +4,15 @@
 
 Without a sweep the ``seed`` axis holds the run's seeds. With one, it holds the slots (cell x seed,
 cell-major) numbered 0..n-1, with coordinates ``run_seed`` (the seed a slot's initialisation and data
-come from: the same in every cell), ``lr`` and ``lr_ratio_<param>``. Runs take seconds to minutes, so
+come from: the same in every cell), ``lr``, ``weight_decay``, ``momentum`` and ``lr_ratio_<param>``
+(``stages.train.slot_axis``, shared with the epoch engine's sweeps). Runs take seconds to minutes, so
 no resume checkpoint is kept (an interrupted job simply reruns).
 """
 from __future__ import annotations
 
 import time
 
-import numpy as np
 import torch
-import xarray as xr
 from tqdm import tqdm
 
 from .. import registry
@@ -24,7 +23,7 @@ from ..jobs import train_code
 from ..models import build_run_model, param_dims, run_inputs, seed_generator
 from ..online import train_online
 from ..store import dataset_split, provenance, read_dataset, write_dataset
-from .train import _logger, trajectory_dataset, weights_dataset
+from .train import _logger, slot_axis, trajectory_dataset, weights_dataset
 
 
 def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
@@ -63,24 +62,15 @@ def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: 
     finally:
         bar.close()
     log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged slots: {int((rec.diverged_epoch >= 0).sum())}/{len(slots)}")
-    ids = list(spec.seeds) if not spec.run.sweep else list(range(len(slots)))
+    ids, coords = slot_axis(spec)
     attrs = provenance(cfg.run_slice(run), [dataset_path], device=str(device), code=train_code(cfg, run))
     attrs.update(run=run, start_epoch=0, init_from="", dataset=spec.dataset, threads=torch.get_num_threads(),
                  model_kind=spec.model_kind, attention=describe(spec.attention), online=1,
                  swept=", ".join(k for k, _ in spec.run.sweep),
                  **{k: v for k, v in ds.attrs.items() if k.startswith("task_")})
-    coords = slot_coords(slots) if spec.run.sweep else {}
     write_dataset(weights_dataset(rec, ids, attrs, param_dims(spec)).assign_coords(coords), weights_path, {})
     traj = trajectory_dataset(rec, ids, x_te[: spec.run.n_probe], attrs).assign_coords(coords)
     traj["epoch"].attrs["description"] = "training step (online task: a fresh batch every step)"
     write_dataset(traj, trajectory_path, {})
     return rec
 
-
-def slot_coords(slots: list[dict]) -> dict:
-    """Coordinates along ``seed`` that say which seed and learning rates each slot has."""
-    coords = {"run_seed": ("seed", np.array([s["run_seed"] for s in slots])),
-              "lr": ("seed", np.array([s["lr"] for s in slots], dtype=np.float64))}
-    for name in sorted({n for s in slots for n in s["lr_ratio"]}):
-        coords[f"lr_ratio_{name}"] = ("seed", np.array([s["lr_ratio"].get(name, 1.0) for s in slots]))
-    return {k: xr.Variable(*v) for k, v in coords.items()}

@@ -1,0 +1,34 @@
+"""The benchmark's baseline is the same model: a plain single-seed module built from slot i of the
+engine's model computes the same logits, and one case of the benchmark runs and reports a ratio."""
+import pytest
+import torch
+
+from pipeline_lib import bench
+
+
+@pytest.mark.parametrize("model_name", ["circuit", "reasoning"])
+def test_plain_baseline_computes_the_engine_models_function(model_name):
+    torch.manual_seed(0)
+    _, _, tensors, model = bench._setup(model_name, 3, "full", 1, "cpu")
+    x = tensors["x_test"][:64]
+    with torch.no_grad():
+        engine = model(x)  # (S, B, C)
+        for i in range(3):
+            plain = bench.plain_module(model, i)
+            torch.testing.assert_close(plain(x), engine[i], rtol=1e-5, atol=1e-5)
+    # and it is a different function per slot (the comparison above can fail)
+    assert (engine[0] - engine[1]).abs().max() > 1e-2
+
+
+def test_plain_baseline_refuses_a_model_it_does_not_implement():
+    _, _, _, model = bench._setup("circuit", 1, "full", 1, "cpu")
+    model.architecture = "paper_code"
+    with pytest.raises(ValueError, match="paper_text"):
+        bench.plain_module(model, 0)
+
+
+def test_one_case_reports_engine_baseline_and_ratio():
+    row = bench.run_case("circuit", 2, "full", epochs=2, threads=1, device="cpu")
+    assert row["engine_ms_per_seed_epoch"] > 0 and row["baseline_ms_per_seed_epoch"] > 0
+    assert row["ratio"] == pytest.approx(row["baseline_ms_per_seed_epoch"] / row["engine_ms_per_seed_epoch"])
+    assert row["peak_rss_mb"] > 0 and row["steps_per_epoch"] == 1
