@@ -183,8 +183,8 @@ class CircuitModel(nn.Module):
 
     def _table_scores(self, table: torch.Tensor, pattern: str) -> torch.Tensor:
         """Scores z . w_Q of the (position, token) table; for softmax already divided by tau, before
-        the gather, in the same order of operations as before the attention variants existed (so
-        softmax runs keep their numbers bit for bit); the NormSoftmax variants need the raw scores."""
+        the gather (48 divisions instead of one per example and position); the NormSoftmax variants
+        need the raw scores."""
         a = torch.einsum(pattern, table, self.w_Q)
         return a / self._temperature() if self.variant == "softmax" else a
 
