@@ -374,8 +374,13 @@ class _Training:
 
 def _training(model, run_cfg, seeds, device, steps_per_epoch: int, param_dims: Optional[dict] = None) -> _Training:
     params = [getattr(model, n) for n in model.param_names()]
-    opt = build_optimizer(params, run_cfg.optimizer,
-                          None if param_dims is None else [tuple(param_dims[n]) for n in model.param_names()])
+    if getattr(run_cfg, "sweep", ()) or getattr(run_cfg.optimizer, "lr_ratio", ()):  # values per slot
+        from .slot_optim import build_slot_optimizer
+
+        opt = build_slot_optimizer(dict(zip(model.param_names(), params)), run_cfg.optimizer, run_cfg.slots())
+    else:
+        opt = build_optimizer(params, run_cfg.optimizer,
+                              None if param_dims is None else [tuple(param_dims[n]) for n in model.param_names()])
     warmup_steps = run_cfg.optimizer.warmup_epochs * steps_per_epoch
     sched = (torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup_steps))
              if warmup_steps else None)

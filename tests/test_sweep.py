@@ -155,3 +155,29 @@ def test_sweep_config_errors_name_the_key(smoke_raw, change, message):
     change(smoke_raw)
     with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
         load_config(smoke_raw)
+
+
+def test_swept_run_artifacts_carry_the_grid_on_the_seed_axis(smoke_raw, tmp_path):
+    """The train stage writes slot = cell x seed along ``seed``, with run_seed, lr and weight_decay
+    coordinates; the same seed in two cells starts from the same weights."""
+    import xarray as xr
+
+    from pipeline_lib.stages.dataset import build_dataset
+    from pipeline_lib.stages.train import train_run
+
+    smoke_raw["runs"]["scratch_p4"].update(epochs=4, sweep={"lr": [1e-3, 1e-2], "weight_decay": [0.0, 1e-3]})
+    smoke_raw["runs"]["scratch_p4"]["record_weights"] = {"dense_until": 4}
+    cfg = load_config(smoke_raw)
+    build_dataset(cfg, "sma_p4_T12", str(tmp_path / "d.h5"))
+    train_run(cfg, "scratch_p4", str(tmp_path / "d.h5"), str(tmp_path / "t.h5"), str(tmp_path / "w.h5"))
+    traj = xr.open_dataset(tmp_path / "t.h5", engine="h5netcdf")
+    weights = xr.open_dataset(tmp_path / "w.h5", engine="h5netcdf")
+    n = 4 * len(cfg.runs["scratch_p4"].seeds)
+    assert traj.sizes["seed"] == n and list(traj.seed.values) == list(range(n))
+    assert list(traj.run_seed.values[:3]) == list(cfg.runs["scratch_p4"].seeds)
+    grid = {(float(lr), float(wd)) for lr, wd in zip(traj.lr.values, traj.weight_decay.values)}
+    assert grid == {(1e-3, 0.0), (1e-3, 1e-3), (1e-2, 0.0), (1e-2, 1e-3)}
+    assert traj.attrs["swept"] == "lr, weight_decay"
+    W0 = weights.W_E.isel(snapshot=0)
+    np.testing.assert_array_equal(W0.sel(seed=0), W0.sel(seed=n - 3))  # same run_seed, another cell
+    assert not np.array_equal(weights.W_E.isel(snapshot=-1).sel(seed=0), weights.W_E.isel(snapshot=-1).sel(seed=n - 3))

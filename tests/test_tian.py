@@ -250,10 +250,10 @@ def _raw(run_extra: dict, task="scan_snap"):
 
 
 @pytest.mark.parametrize("task,extra,words", [
-    ("scan_snap", {"optimizer": {"name": "adam"}, "sweep": {"lr": [1.0, 2.0]}}, ["runs.r.sweep", "sgd"]),
+    ("scan_snap", {"optimizer": {"name": "adam"}, "sweep": {"lr": [1.0, 2.0]}}, ["runs.r.optimizer.name", "sgd"]),
     ("scan_snap", {"batch_size": "full"}, ["runs.r.batch_size", "fresh samples"]),
-    ("sma", {"optimizer": {"name": "sgd", "lr_ratio": {"W_E": 2.0}}}, ["runs.r.optimizer.lr_ratio", "online"]),
-    ("sma", {"sweep": {"lr": [1.0]}}, ["runs.r.sweep", "online"]),
+    ("sma", {"optimizer": {"name": "adam"}, "sweep": {"momentum": [0.0, 0.9]}}, ["runs.r.sweep.momentum", "sgd"]),
+    ("sma", {"sweep": {}}, ["runs.r.sweep"]),
     ("scan_snap", {"sweep": {"lr": [-1.0]}}, ["runs.r.sweep.lr"]),
 ])
 def test_bad_online_settings_fail_naming_the_key(task, extra, words):
