@@ -1,0 +1,48 @@
+"""CUDA against CPU: a few training steps of every model kind (and the GaLore optimizer plug-in) give
+the same weights on both devices, to float32 tolerance. Skipped without a GPU (CI has none); set
+``PIPELINE_TEST_DEVICE=cpu`` to run the same comparison CPU against CPU (a check of the test itself)."""
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from pipeline_lib.config import load_config
+from pipeline_lib.jobs import online
+from pipeline_lib.stages.dataset import build_dataset
+from pipeline_lib.stages.train import train_run
+from pipeline_lib.stages.train_online import train_online_run
+from pipeline_lib.store import read_dataset, snapshot_arrays
+
+OTHER = os.environ.get("PIPELINE_TEST_DEVICE", "cuda")
+pytestmark = pytest.mark.skipif(OTHER == "cuda" and not torch.cuda.is_available(), reason="no CUDA device")
+
+# one run per model kind of the test config, and the optimizer plug-in
+RUNS = ["scratch_p4", "r_softmax", "d_softmax", "scan_snap", "joma_gaussian", "cogo_d7", "galore_d7"]
+
+
+def _final_weights(smoke_raw, run: str, device: str, tmp_path) -> tuple[dict, str]:
+    raw = dict(smoke_raw, device=device)
+    raw["runs"][run]["epochs"] = 3
+    cfg = load_config(raw)
+    out = tmp_path / device
+    out.mkdir(exist_ok=True)
+    dataset = cfg.runs[run].dataset
+    build_dataset(cfg, dataset, str(out / "d.h5"))
+    stage = train_online_run if online(cfg, run) else train_run
+    stage(cfg, run, str(out / "d.h5"), str(out / "t.h5"), str(out / "w.h5"))
+    weights = read_dataset(out / "w.h5")
+    first, last = snapshot_arrays(weights, 0), snapshot_arrays(weights, -1)
+    assert any(not np.array_equal(first[n], last[n]) for n in last), f"{run} did not train"
+    return last, weights.attrs["device"]
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_a_few_steps_on_the_other_device_equal_the_cpu(smoke_raw, run, tmp_path):
+    import copy
+
+    cpu, where_cpu = _final_weights(copy.deepcopy(smoke_raw), run, "cpu", tmp_path)
+    other, where_other = _final_weights(copy.deepcopy(smoke_raw), run, OTHER, tmp_path)
+    assert where_cpu == "cpu" and where_other.startswith(OTHER)
+    for name, w in cpu.items():
+        np.testing.assert_allclose(other[name], w, rtol=1e-4, atol=1e-5, err_msg=f"{run}: {name}")
