@@ -62,7 +62,7 @@ class OptimizerConfig:
     betas: tuple[float, float] = (0.9, 0.999)
     momentum: float = 0.0
     warmup_epochs: int = 0
-    lr_ratio: tuple[tuple[str, float], ...] = ()  # parameter name -> multiple of lr (online runs)
+    lr_ratio: tuple[tuple[str, float], ...] = ()  # parameter name -> multiple of lr (pipeline_lib.slot_optim)
     options: tuple[tuple[str, Any], ...] = ()  # an optimizer plug-in's own keys (e.g. galore_adam's rank)
 
 
