@@ -226,6 +226,7 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
         sync()
         stamps[epoch] = time.perf_counter()
 
+    plain = [plain_module(model, i) for i in range(min(seeds, 2))] if baseline else []  # from the initialisation
     model.to(dev)
     train_seeds(model, tensors, rc, list(rc.seeds), dev, callback=stamp)
     engine_s = (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)  # epochs 2..E+1: steps + evaluation
@@ -239,7 +240,7 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
         for i in range(min(seeds, 2)):
             from .models import seed_generator
 
-            module = plain_module(model.cpu(), i).to(dev)
+            module = plain[i].to(dev)
             stamps.clear()
             train_plain(module, data, batch, epochs + 1, rc.optimizer.lr, rc.optimizer.betas,
                         seed_generator(rc.seeds[i], "data"), on_epoch=stamp)

@@ -167,6 +167,12 @@ def _sweep_checks(data: dict, name: str, run: dict) -> list[str]:
         if present and opt not in ("adam", "adamw", "sgd"):
             problems.append(f"config key '{key}.{k}': needs a value per slot, which optimizers adam, adamw and sgd take "
                             f"here; optimizer is {opt}")
+    names = set(registry.plugin("model", data["models"][run["model"]]["kind"]).get("PARAM_DIMS") or {})
+    ratios = set(run["optimizer"].get("lr_ratio", {})) | set(run.get("sweep", {}).get("lr_ratio", {}))
+    for k in sorted(ratios - names):
+        where = "optimizer.lr_ratio" if k in run["optimizer"].get("lr_ratio", {}) else "sweep.lr_ratio"
+        problems.append(f"config key '{key}.{where}.{k}': the model (kind {data['models'][run['model']]['kind']}) "
+                        f"has no parameter {k}; allowed: {', '.join(sorted(names))}")
     if "sweep" not in run:
         return problems
     if "momentum" in run["sweep"] and opt != "sgd":
@@ -256,6 +262,11 @@ def _check_refs(data: dict, section: str, name: str, schema: Mapping, value: Any
 
 def _check_run_ref(data: dict, ref: Ref, reader: str) -> list[str]:
     problems = []
+    run = data["runs"][ref.name]
+    if "sweep" in run and not registry.plugin("task", data["datasets"][run["dataset"]]["task"]).get("ONLINE", False):
+        problems.append(f"config key '{ref.path}': run {ref.name!r} has a sweep (its artifacts' seed axis holds "
+                        f"slots = cell x seed, with a run_seed coordinate), which {reader} does not read; allowed: "
+                        "runs without a sweep (swept runs of online tasks are read by their own plug-ins)")
     for read in ref.reads:
         if read.startswith("analysis/"):
             kind = read.split("/", 1)[1]

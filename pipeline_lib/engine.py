@@ -145,10 +145,12 @@ def evaluate_set(model, loss_acc: Callable, x: torch.Tensor, y: torch.Tensor, ch
     seeds x 128 hidden units: 52 MB per tensor) makes the allocator map and page-fault each one
     afresh (an out-of-place add on it: 25 ms against 5.5 ms in place), and it sets the peak memory.
     The accuracy is exact (the correct counts are summed); the loss is the chunks' means weighted
-    by their sizes, equal to the mean over all up to the order of the float sums. A set of at most
-    ``chunk`` examples is one pass, as before."""
+    by their sizes, equal to the mean over all up to the order of the float sums. This needs the
+    model's ``loss_acc`` to return per-seed means over examples and the fraction of examples correct
+    (both of the workflow's do); a set of at most ``chunk`` examples, or labels other than (N,), is
+    one pass, as before."""
     N = x.shape[0]  # inputs (N, ...) and labels (N,), shared by all seeds
-    if N <= chunk:
+    if N <= chunk or y.dim() != 1 or y.shape[0] != N:  # another layout: one pass, as before
         return loss_acc(model(x), y)
     loss_sum, correct = 0.0, 0.0
     for i in range(0, N, chunk):
@@ -377,7 +379,11 @@ def _training(model, run_cfg, seeds, device, steps_per_epoch: int, param_dims: O
     if getattr(run_cfg, "sweep", ()) or getattr(run_cfg.optimizer, "lr_ratio", ()):  # values per slot
         from .slot_optim import build_slot_optimizer
 
-        opt = build_slot_optimizer(dict(zip(model.param_names(), params)), run_cfg.optimizer, run_cfg.slots())
+        slots = run_cfg.slots()
+        if not len(slots) == len(seeds) == model.S:
+            raise ValueError(f"run {run_cfg.name!r}: {len(slots)} slots (sweep cells x seeds) but {len(seeds)} seeds "
+                             f"given and a model of {model.S}; train the run's slots (RunConfig.slots())")
+        opt = build_slot_optimizer(dict(zip(model.param_names(), params)), run_cfg.optimizer, slots)
     else:
         opt = build_optimizer(params, run_cfg.optimizer,
                               None if param_dims is None else [tuple(param_dims[n]) for n in model.param_names()])

@@ -80,7 +80,9 @@ def test_slot_optimizer_state_round_trip_continues_exactly():
 
 
 def _sweep_setup(smoke_raw, sweep, batch_size=32, epochs=6, seeds=(0, 1), optimizer=None):
-    """The smoke config's scratch_p4 with a sweep; its run config (returned) trains ``seeds``."""
+    """The smoke config's scratch_p4 with a sweep (no analysis or figure reads it); its run config
+    (returned) trains ``seeds``."""
+    smoke_raw.update(analyses={}, figures={})
     run = smoke_raw["runs"]["scratch_p4"]
     run.update(epochs=epochs, batch_size=batch_size, sweep=sweep, optimizer=optimizer or {"name": "adam", "lr": 1e-2})
     cfg = load_config(smoke_raw)
@@ -165,6 +167,7 @@ def test_swept_run_artifacts_carry_the_grid_on_the_seed_axis(smoke_raw, tmp_path
     from pipeline_lib.stages.dataset import build_dataset
     from pipeline_lib.stages.train import train_run
 
+    smoke_raw.update(analyses={}, figures={})
     smoke_raw["runs"]["scratch_p4"].update(epochs=4, sweep={"lr": [1e-3, 1e-2], "weight_decay": [0.0, 1e-3]})
     smoke_raw["runs"]["scratch_p4"]["record_weights"] = {"dense_until": 4}
     cfg = load_config(smoke_raw)
@@ -181,3 +184,21 @@ def test_swept_run_artifacts_carry_the_grid_on_the_seed_axis(smoke_raw, tmp_path
     W0 = weights.W_E.isel(snapshot=0)
     np.testing.assert_array_equal(W0.sel(seed=0), W0.sel(seed=n - 3))  # same run_seed, another cell
     assert not np.array_equal(weights.W_E.isel(snapshot=-1).sel(seed=0), weights.W_E.isel(snapshot=-1).sel(seed=n - 3))
+
+
+def test_a_swept_run_named_by_an_analysis_or_a_figure_is_refused(smoke_raw):
+    """Analyses and figures select and count by seed; a swept run's seed axis holds slots."""
+    smoke_raw["runs"]["scratch_p4"]["sweep"] = {"lr": [1e-3, 1e-2]}
+    with pytest.raises(ConfigError, match=r"run 'scratch_p4' has a sweep"):
+        load_config(smoke_raw)
+
+
+@pytest.mark.parametrize("where, value, key", [
+    ("optimizer", {"name": "adam", "lr_ratio": {"NOPE": 2.0}}, "runs.scratch_p4.optimizer.lr_ratio.NOPE"),
+    ("sweep", {"lr_ratio": {"NOPE": [1.0, 2.0]}}, "runs.scratch_p4.sweep.lr_ratio.NOPE"),
+    ("sweep", {"lr_ratio": {}}, "runs.scratch_p4.sweep.lr_ratio"),
+])
+def test_a_learning_rate_ratio_names_a_parameter_of_the_model(smoke_raw, where, value, key):
+    smoke_raw["runs"]["scratch_p4"][where] = value
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        load_config(smoke_raw)

@@ -129,7 +129,8 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
     tensors, (x_te, y_te) = _tensors(spec, ds)
     inputs = [dataset_path] + ([init_path] if spec.run.init_from else [])
     ckpt = _checkpointing(cfg, spec, inputs, trajectory_path, log)
-    log.info(f"run {run}: {spec.model_kind} model, {len(spec.seeds)} seeds, {spec.run.epochs} epochs from epoch "
+    log.info(f"run {run}: {spec.model_kind} model, {len(spec.seeds)} seeds"
+             f"{f' x {len(run_seeds(spec)) // len(spec.seeds)} sweep cells' if spec.run.sweep else ''}, {spec.run.epochs} epochs from epoch "
              f"{spec.start_epoch}, device {device}, threads {torch.get_num_threads()}, batch {spec.run.batch_size}, "
              f"attention {describe(spec.attention)}")
     rec = _train_with_progress(model, tensors, spec, device, ckpt, log, param_dims(spec))
@@ -205,7 +206,9 @@ def _tensors(spec: RunSpec, ds) -> tuple[dict, tuple[np.ndarray, np.ndarray]]:
 def _checkpointing(cfg: Config, spec: RunSpec, inputs: list[str], trajectory_path: str, log) -> Checkpointing | None:
     if not spec.run.checkpoint_every:
         return None
-    key = slice_hash({"config": cfg.run_slice(spec.name), "inputs": [file_hash(p) for p in inputs]})
+    # the code hash too: a checkpoint written by other training code must not be continued by this one
+    key = slice_hash({"config": cfg.run_slice(spec.name), "inputs": [file_hash(p) for p in inputs],
+                      "code": train_code(cfg, spec.name)})
     ckpt = Checkpointing(resume_path(trajectory_path), spec.run.checkpoint_every, key)
     if ckpt.path.exists():
         log.info(f"found resume checkpoint {ckpt.path}; resuming from it if it matches this config and inputs")
@@ -233,7 +236,7 @@ def _train_with_progress(model, tensors: dict, spec: RunSpec, device, ckpt, log,
     finally:
         bar.close()
     n_div = int((rec.diverged_epoch >= 0).sum())
-    log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged seeds: {n_div}/{len(spec.seeds)}")
+    log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged slots: {n_div}/{len(rec.diverged_epoch)}")
     return rec
 
 
