@@ -22,17 +22,15 @@ VARIANTS = ("softmax", "normsoftmax", "normsoftmax_var")
 
 def attention_weights(scores: torch.Tensor, variant: str, tau: float) -> torch.Tensor:
     """Normalised attention weights over the last axis of the raw scores."""
+    if variant == "softmax":
+        return softmax_last(scores / tau)
     if variant not in VARIANTS:
         raise ValueError(f"unknown attention variant {variant!r}; allowed: {', '.join(VARIANTS)}")
-    keys_first = scores.movedim(-1, 0).contiguous() if small_last(scores) else None
-    s = scores if keys_first is None else keys_first
-    dim = -1 if keys_first is None else 0
-    if variant == "softmax":
-        out = torch.softmax(s / tau, dim=dim)
-    else:
-        sigma = s.std(dim=dim, keepdim=True) if variant == "normsoftmax" else s.var(dim=dim, keepdim=True, unbiased=False)
-        out = torch.softmax(s / torch.clamp(sigma, max=tau), dim=dim)
-    return out if keys_first is None else out.movedim(0, -1)
+    front = small_last(scores)  # sigma and the softmax with the key axis in front, as softmax_last
+    s, dim = (scores.movedim(-1, 0).contiguous(), 0) if front else (scores, -1)
+    sigma = s.std(dim=dim, keepdim=True) if variant == "normsoftmax" else s.var(dim=dim, keepdim=True, unbiased=False)
+    out = torch.softmax(s / torch.clamp(sigma, max=tau), dim=dim)
+    return out.movedim(0, -1) if front else out
 
 
 def softmax_last(x: torch.Tensor) -> torch.Tensor:

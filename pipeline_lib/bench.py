@@ -31,6 +31,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .models.circuit import rms_norm
+
 # Fig. 5 model and data: p=4, T=12, k=5, n_train=2048, d=32, h=128 (config/config.yaml).
 CIRCUIT = {
     "datasets": {"sma": {"task": "sparse_modular_addition", "p": 4, "T": 12, "k": 5, "n_train": 2048, "n_test": 1024}},
@@ -51,10 +53,6 @@ EPOCHS = {("circuit", "full"): 100, ("circuit", 32): 3, ("reasoning", "full"): 4
 
 
 # -- the baseline: one plain nn.Module per seed --------------------------------------------------------
-def rms(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
-
-
 class PlainCircuit(nn.Module):
     """The circuit model (paper_text equations) as a plain module: z_t = RMS(E[x_t] + P_t),
     s = softmax(z w_Q / tau), z_A = sum_t s_t W_V z_t, z_O = RMS(z_A) + W_2 GELU(W_1 RMS(z_A)), W_U z_O."""
@@ -69,10 +67,10 @@ class PlainCircuit(nn.Module):
         self.tau = tau
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, T) -> (B, V)
-        z = rms(self.tok(x) + self.pos.weight)  # (B, T, d)
+        z = rms_norm(self.tok(x) + self.pos.weight)  # (B, T, d)
         s = torch.softmax(z @ self.w_Q / self.tau, dim=-1)  # (B, T)
         z_A = (s.unsqueeze(-1) * self.value(z)).sum(1)  # (B, d)
-        zbar = rms(z_A)
+        zbar = rms_norm(z_A)
         return self.out(zbar + self.fc2(F.gelu(self.fc1(zbar))))
 
     @torch.no_grad()
@@ -212,6 +210,7 @@ def _setup(model_name: str, seeds: int, batch, epochs: int, device: str):
 
 def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, device: str, baseline: bool = True) -> dict:
     from .engine import resolve_device, train_seeds, tune_allocator
+    from .models import seed_generator
 
     tune_allocator()
     torch.set_num_threads(threads)
@@ -238,8 +237,6 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
         per_seed = []
         data = {k: tensors[k].to(dev) for k in ("x_train", "y_train", "x_test", "y_test")}
         for i in range(min(seeds, 2)):
-            from .models import seed_generator
-
             module = plain[i].to(dev)
             stamps.clear()
             train_plain(module, data, batch, epochs + 1, rc.optimizer.lr, rc.optimizer.betas,

@@ -140,7 +140,7 @@ def _online_checks(data: dict, name: str, run: dict) -> list[str]:
     their trainer (pipeline_lib.online) takes SGD."""
     key = f"runs.{name}"
     task = data["datasets"][run["dataset"]]["task"]
-    if not registry.plugin("task", task).get("ONLINE", False):
+    if not _online(data, run):
         return []
     problems = []
     if run["step_attention_epochs"]:
@@ -156,6 +156,11 @@ def _online_checks(data: dict, name: str, run: dict) -> list[str]:
         problems.append(f"config key '{key}.optimizer.name': runs of online task {task} are trained by SGD with a "
                         f"learning rate per slot (pipeline_lib.online); got {run['optimizer']['name']}; allowed: sgd")
     return problems
+
+
+def _online(data: dict, run: dict) -> bool:
+    """Whether a raw run's task is online (``jobs.online`` for a loaded Config)."""
+    return bool(registry.plugin("task", data["datasets"][run["dataset"]]["task"]).get("ONLINE", False))
 
 
 def _sweep_checks(data: dict, name: str, run: dict) -> list[str]:
@@ -263,7 +268,7 @@ def _check_refs(data: dict, section: str, name: str, schema: Mapping, value: Any
 def _check_run_ref(data: dict, ref: Ref, reader: str) -> list[str]:
     problems = []
     run = data["runs"][ref.name]
-    if "sweep" in run and not registry.plugin("task", data["datasets"][run["dataset"]]["task"]).get("ONLINE", False):
+    if "sweep" in run and not _online(data, run):
         problems.append(f"config key '{ref.path}': run {ref.name!r} has a sweep (its artifacts' seed axis holds "
                         f"slots = cell x seed, with a run_seed coordinate), which {reader} does not read; allowed: "
                         "runs without a sweep (swept runs of online tasks are read by their own plug-ins)")
