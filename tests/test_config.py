@@ -10,7 +10,8 @@ from pipeline_lib.engine import recorded_epochs
 EUREKA_FIGURES = ("eureka_accuracy", "eureka_table", "eureka_qkv_gradients", "eureka_attention_distribution",
                   "eureka_probes")
 TIAN_FIGURES = ("scan_snap_attention", "scan_snap_lr_sweep", "joma_logits", "attention_entropy", "cogo_fourier",
-                "cogo_table", "cogo_dynamics", "galore_lowrank")
+                "cogo_table", "cogo_dynamics", "galore_lowrank", "shortest_path_accuracy", "edge_spectrum",
+                "sln_optimality")
 
 
 def test_default_and_smoke_configs_are_valid():
@@ -21,7 +22,7 @@ def test_default_and_smoke_configs_are_valid():
                                 "fig6_interpolation", "fig7_param_tsne", *EUREKA_FIGURES, *TIAN_FIGURES}
     # the attention entropy is measured on every run of the default config whose model has attention
     with_attention = {r for r in cfg.runs if "attention" in registry.plugin("model", cfg.models[cfg.runs[r].model].plugin).get("RECORDS", [])}
-    assert set(cfg.analyses["attention_sparsity"].runs) == with_attention and len(with_attention) == len(cfg.runs) - 3
+    assert set(cfg.analyses["attention_sparsity"].runs) == with_attention and len(with_attention) == len(cfg.runs) - 4
     # the five attention variants, >= 10 seeds on the reasoning task and >= 5 on the digits task
     for exp, min_seeds in (("reasoning", 10), ("digits", 5)):
         arms = [cfg.runs[r] for _, r in cfg.analyses["eureka"][exp].arms]
@@ -30,6 +31,11 @@ def test_default_and_smoke_configs_are_valid():
                                    ("normsoftmax", "sqrt_d"), ("normsoftmax", "HT")}
         assert all(len(a.seeds) >= min_seeds for a in arms) and cfg.analyses["eureka"][exp].threshold == 0.7
     load_config_file(REPO / "config" / "eureka_paper.yaml")
+    # the shortest-path transformer at the paper's size: graphs of 3-10 nodes, d = 512, 2 layers, 1-8 heads
+    paper = load_config_file(REPO / "config" / "shortest_path_paper.yaml")
+    assert {paper.run_spec(r).model["n_heads"] for r in paper.runs} == {1, 2, 4, 8}
+    assert all(paper.run_spec(r).model["d"] == 512 and paper.run_spec(r).model["depth"] == 2 for r in paper.runs)
+    assert paper.raw["datasets"]["shortest_path_n10"]["n_max"] == 10
     assert cfg.runs["scratch_p4"].epochs == 10000 and cfg.runs["pretrain_p2"].epochs == 3000
     assert cfg.runs["curriculum_p2_p4"].init_from == "pretrain_p2"
     assert cfg.runs["curriculum_p2_p4"].seeds == tuple(range(10))

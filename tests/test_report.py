@@ -42,7 +42,8 @@ def test_native_report_files_every_figure_under_its_paper_with_caption_and_numbe
     figures = load_yaml(work / "config" / "config.yaml")["figures"]
     assert set(categories) == {"Easing Optimization Paths: a Circuit Perspective", "Eureka-Moments in Transformers",
                                "Tian: training dynamics of attention (Scan&Snap, JoMA)",
-                               "Tian: algebraic structure of solutions (CoGO, GaLore)"}
+                               "Tian: algebraic structure of solutions (CoGO, GaLore)",
+                               "Tian: shortest-path transformer and the Spectral Line Navigator"}
     for fig in figures:
         path = f"results/figures/{fig}.png"
         paper = registry.plugin("figure", fig).get("PAPER")

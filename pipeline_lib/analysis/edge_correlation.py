@@ -1,0 +1,160 @@
+"""Analysis ``edge_correlation``: do a shortest-path decoder's edge representations follow the line
+graph's spectrum? (Tian et al., "Spectral Journey": correlation > 0.9 with eigenvectors of the
+normalised Laplacian of the line graph L(G)). The issue's ``edge_spectrum`` analysis; named so
+because the figure ``edge_spectrum`` holds that rule name.
+
+Per graph (the held-out test graphs of the run's dataset, the first ``max_graphs`` with at least 3
+edges) and seed: the edges are written in ``n_orders`` random orders and orientations
+(``<bos> u v <e> ...``); each edge's representation is the residual stream after layer ``layer``
+(1 = the first) at its ``<e>`` token, the first position that has seen both endpoints, averaged over
+the orders: R (m edges x d). With X = R minus its mean over edges and its principal components (the
+left singular vectors of X, m-1 at most) and u_1, u_2, ... the nontrivial eigenvectors of L(G)'s
+normalised Laplacian I - D^{-1/2} A D^{-1/2} (ascending eigenvalues):
+
+* ``max_corr[k]``: max over the principal components of |Pearson correlation| with u_k, k = 1..K;
+* ``principal_cos[k]``: cosines of the principal angles between span(u_1..u_K') and the span of the
+  top K' principal components (subspaces: robust to degenerate eigenvalues, whose eigenvectors are
+  defined only up to a rotation), K' = min(components, m - 2): both live in the (m-1)-dimensional
+  space of centred edge vectors, where two (m-1)-dimensional subspaces coincide whatever R is.
+
+Both for the trained weights (the final snapshot), the untrained ones (the first snapshot, the
+initialisation) and Gaussian vectors of R's shape (``source`` dim): the nulls.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import xarray as xr
+
+from .. import graphs
+from ..models import build_run_model
+from ..store import read_dataset, snapshot_arrays
+from ..tasks.shortest_path import encode, graph, seq_len
+
+NAME = "edge_correlation"
+PER_RUN = True
+USES = ["model"]
+CONFIG = """
+description: "Correlation of a decoder's edge representations with the line graph's Laplacian eigenvectors, against nulls."
+properties:
+  runs:
+    description: "Runs of a decoder model on a shortest_path dataset."
+    type: array
+    items: {type: string, x-ref: run, x-reads: [weights, dataset], x-requires: {properties: {model: {properties: {kind: {const: decoder}}}}}, x-requires-message: "is not a run of a decoder model"}
+    default: []
+  n_orders: {description: "Random edge orders (and orientations) the representations are averaged over.", type: integer, minimum: 1, default: 16}
+  max_graphs: {description: "Test graphs analysed (the first ones with at least 3 edges).", type: integer, minimum: 1, default: 200}
+  components: {description: "K: eigenvectors u_1..u_K compared (and subspace dimension).", type: integer, minimum: 1, default: 3}
+  layer: {description: "Residual stream read after this layer (1 = the first).", type: integer, minimum: 1, default: 1}
+  seed: {description: "Seed of the edge orders and of the Gaussian null.", type: integer, minimum: 0, default: 0}
+"""
+RESOURCES = {"runtime": 20, "mem_mb": 4000}
+SOURCES = ("trained", "untrained", "gaussian")
+
+
+@dataclass(frozen=True)
+class Params:
+    runs: tuple[str, ...] = ()
+    n_orders: int = 16
+    max_graphs: int = 200
+    components: int = 3
+    layer: int = 1
+    seed: int = 0
+
+
+def spectrum_match(R: np.ndarray, a_line: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """(max |corr| per eigenvector u_1..u_K, principal-angle cosines) of representations R (m, d) of
+    the vertices of a graph with adjacency a_line (here the line graph); NaN beyond m - 1."""
+    m = len(R)
+    K_eff = min(K, m - 1)
+    out_c, out_p = np.full(K, np.nan), np.full(K, np.nan)
+    _, U = graphs.laplacian_eigen(a_line)
+    u = U[:, 1:K_eff + 1]
+    X = R - R.mean(0)
+    left, sv, _ = np.linalg.svd(X, full_matrices=False)
+    r = int((sv > sv[0] * 1e-9).sum()) if sv[0] > 0 else 0
+    if r == 0:
+        return out_c, out_p
+    pcs = left[:, :min(r, m - 1)]  # centred, unit norm
+    uc = u - u.mean(0)
+    corr = (uc / np.linalg.norm(uc, axis=0)).T @ pcs  # (K_eff, r): Pearson correlations
+    out_c[:K_eff] = np.abs(corr).max(1)
+    # subspaces of the (m-1)-dimensional centred space: two of dimension m - 1 are the whole space
+    # (cosines 1 whatever R is), so the angles are taken in dimension min(K, m - 2, rank)
+    k_sub = min(K_eff, m - 2, pcs.shape[1])
+    if k_sub >= 1:
+        q_u = np.linalg.qr(uc[:, :k_sub])[0]
+        out_p[:k_sub] = np.clip(np.linalg.svd(q_u.T @ pcs[:, :k_sub], compute_uv=False), 0, 1)
+    return out_c, out_p
+
+
+def edge_representations(model, ds: xr.Dataset, gids: list[int], n_orders: int, layer: int,
+                         rng: np.random.Generator, chunk: int = 256) -> list[np.ndarray]:
+    """Per graph, (S, m, d): the residual stream after ``layer`` at each edge's <e> token, averaged
+    over ``n_orders`` random edge orders and orientations."""
+    V, L = int(ds.attrs["task_node_tokens"]), seq_len(int(ds.attrs["task_n_max"]))
+    seqs, owners = [], []
+    for gi, g in enumerate(gids):
+        adj, labels = graph(ds, g)
+        m = int(adj.sum()) // 2
+        for _ in range(n_orders):
+            order = rng.permutation(m)
+            seqs.append(encode(adj, labels, order, rng.random(m) < 0.5, 0, 1, None, V, L))
+            owners.append((gi, order))
+    x = torch.as_tensor(np.stack(seqs))
+    reps = []
+    with torch.no_grad():
+        for i in range(0, len(x), chunk):
+            reps.append(model.internals(x[i:i + chunk]).resid[layer - 1].cpu().numpy())
+    T = max(r.shape[2] for r in reps)
+    rep = np.concatenate([np.pad(r, ((0, 0), (0, 0), (0, T - r.shape[2]), (0, 0))) for r in reps], 1)  # (S, N, T, d)
+    sums = [np.zeros((rep.shape[0], len(order), rep.shape[-1])) for _, order in owners[::n_orders]]
+    for b, (gi, order) in enumerate(owners):
+        pos = 3 + 3 * np.arange(len(order))  # the <e> after the j-th written edge
+        sums[gi][:, order] += rep[:, b, pos]
+    return [s / n_orders for s in sums]
+
+
+def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
+    torch.set_num_threads(max(1, threads))
+    spec = cfg.run_spec(name)
+    w = read_dataset(paths.weights(name), rule="train")
+    ds = read_dataset(paths.dataset(spec.dataset), rule="dataset")
+    test_graphs = np.flatnonzero(ds.graph_split.values == "test")
+    gids = [int(g) for g in test_graphs if int(graph(ds, g)[0].sum()) // 2 >= 3][: params.max_graphs]
+    if not gids:
+        raise ValueError(f"analysis edge_correlation, run {name!r}: no test graph of dataset {spec.dataset!r} has "
+                         f"3 edges or more")
+    S, K = w.sizes["seed"], params.components
+    model = build_run_model(spec, S)
+    corr = np.full((len(SOURCES), S, len(gids), K), np.nan)
+    pcos = np.full_like(corr, np.nan)
+    lines = [graphs.line_graph(graph(ds, g)[0])[1] for g in gids]
+    gauss = np.random.default_rng([params.seed, 1])
+    for si, (source, snap) in enumerate((("trained", -1), ("untrained", 0))):
+        model.load_arrays(snapshot_arrays(w, snap))
+        reps = edge_representations(model, ds, gids, params.n_orders, params.layer,
+                                    np.random.default_rng([params.seed, 0]))
+        for gi, (R, a) in enumerate(zip(reps, lines)):
+            for s in range(S):
+                corr[si, s, gi], pcos[si, s, gi] = spectrum_match(R[s], a, K)
+                if source == "trained":  # the Gaussian null: vectors of the same shape
+                    corr[2, s, gi], pcos[2, s, gi] = spectrum_match(gauss.standard_normal(R[s].shape), a, K)
+    n_nodes = np.array([int(ds.graph_n_nodes.values[g]) for g in gids])
+    n_edges = np.array([len(a) for a in lines])
+    out = xr.Dataset(
+        {"max_corr": (("source", "seed", "graph", "component"), corr),
+         "principal_cos": (("source", "seed", "graph", "component"), pcos),
+         "n_nodes": ("graph", n_nodes), "n_edges": ("graph", n_edges)},
+        coords={"source": list(SOURCES), "seed": w.seed.values, "graph": gids, "component": np.arange(1, K + 1)},
+    )
+    out["max_corr"].attrs["description"] = ("max over the representation's principal components of |corr| with the "
+                                            "k-th nontrivial eigenvector of L(G)'s normalised Laplacian")
+    out["principal_cos"].attrs["description"] = "cosines of the principal angles between span(u_1..u_K) and the top K PCs"
+    snap0, snap1 = int(w.snapshot.values[0]), int(w.snapshot.values[-1])
+    med = {s: float(np.nanmedian(corr[i, :, :, 0])) for i, s in enumerate(SOURCES)}
+    return out, {"run": name, "layer": params.layer, "position": "<e> token after each edge",
+                 "n_orders": params.n_orders, "trained_epoch": snap1, "untrained_epoch": snap0,
+                 **{f"median_corr_u1_{s}": v for s, v in med.items()}}

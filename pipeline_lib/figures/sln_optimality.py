@@ -1,0 +1,50 @@
+"""Spectral Line Navigator (Tian's talk: > 99% optimal paths on graphs under 10 nodes): fraction of
+queries (s, t) of connected G(n, p) graphs whose SLN walk is a shortest path, per graph size, for
+each edge embedding: the unscaled nontrivial eigenvectors of the line graph's normalised Laplacian,
+the first k of them, scaled by lambda^{-1/2}, and commute-time scaling D^{-1/2} u lambda^{-1/2}."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..store import read_dataset
+from . import style
+
+NAME = "sln_optimality"
+PAPER = "Tian: shortest-path transformer and the Spectral Line Navigator"
+CONFIG = """
+description: SLN optimality rate per graph size and edge embedding, beside the talk's 99%.
+required: [sln]
+properties:
+  sln: {description: "An entry of analyses.sln.", type: string, x-ref: analysis/sln}
+  reference: {description: "The talk's optimality rate (dashed line).", type: number, default: 0.99}
+"""
+
+
+@dataclass(frozen=True)
+class Params:
+    sln: str
+    reference: float = 0.99
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    an = read_dataset(paths.analysis("sln", params.sln), rule="sln")
+    fig, axes = style.figure(width=4.6, height=3.2)
+    ax = axes[0, 0]
+    n = an.n_nodes.values
+    stats: dict = {"entry": params.sln, "reference": params.reference, "variants": {}}
+    for i, v in enumerate(an.variant.values):
+        rate = an.optimal.sel(variant=v).values
+        ax.plot(n, rate, "-o", ms=3, color=style.ARM_COLORS[i % len(style.ARM_COLORS)], label=str(v))
+        total = float(an.n_optimal.sel(variant=v).sum() / an.n_queries.sum())
+        stats["variants"][str(v)] = {"per_size": {int(k): float(r) for k, r in zip(n, rate)}, "overall": total,
+                                     "min_over_sizes": float(np.min(rate))}
+    ax.axhline(params.reference, color="k", ls="--", lw=0.8, label=f"talk: > {params.reference:.0%}")
+    ax.set_xlabel(f"graph size n (G(n, {an.attrs.get('edge_prob')}), {an.attrs.get('graphs_per_size')} graphs each)")
+    ax.set_ylabel("optimal paths (fraction of queries)")
+    ax.legend(fontsize=7)
+    stats["summary"] = "; ".join(f"{v}: {100 * s['overall']:.2f}% optimal (lowest per size {100 * s['min_over_sizes']:.2f}%)"
+                                 for v, s in stats["variants"].items()) + f" (talk: > {100 * params.reference:.0f}%)"
+    return fig, stats
