@@ -22,8 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..attention import resolved_tau
-from . import seed_generator
-from .transformer import seed_layer_norm
+from .transformer import SeedTransformer, seed_layer_norm
 
 NAME = "decoder"
 CONFIG = """
@@ -94,24 +93,12 @@ class SeedDecoder(nn.Module):
         self.lnf_g, self.lnf_b = nn.Parameter(torch.ones(S, d)), nn.Parameter(torch.zeros(S, d))
         self.W_U, self.b_U = nn.Parameter(torch.empty(S, d, n_classes)), nn.Parameter(torch.zeros(S, n_classes))
 
-    def param_names(self) -> list[str]:
-        return [n for n, _ in self.named_parameters()]
-
-    @torch.no_grad()
-    def init_seeds(self, seeds: list[int]) -> None:
-        """Slot i from seed ``seeds[i]`` alone: matrices N(0, 0.02^2) (GPT-2 style), biases 0, gains 1."""
-        assert len(seeds) == self.S
-        for i, seed in enumerate(seeds):
-            g = seed_generator(seed, "init")
-            for name, p in self.named_parameters():
-                if name.startswith(("ln", "b_")):
-                    continue
-                p[i].copy_(torch.randn(p[i].shape, generator=g) * 0.02)
-
-    @torch.no_grad()
-    def load_arrays(self, arrays) -> None:
-        for name, p in self.named_parameters():
-            p.copy_(torch.as_tensor(np.asarray(arrays[name])))
+    # the same parameter handling as the encoder's: every matrix N(0, 0.02^2) from the slot's own seed,
+    # biases 0, gains 1; parameters set from (S, ...) arrays; per-head projections as one batched matmul
+    param_names = SeedTransformer.param_names
+    init_seeds = SeedTransformer.init_seeds
+    load_arrays = SeedTransformer.load_arrays
+    _project = SeedTransformer._project
 
     def temperature(self) -> float:
         return 1.0 / self.beta if self.beta is not None else self.tau
@@ -149,11 +136,6 @@ class SeedDecoder(nn.Module):
             if keep:
                 resid.append(z)
         return z, resid, attention
-
-    def _project(self, zn: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
-        S, B, T, d = zn.shape
-        flat = torch.bmm(zn.reshape(S, B * T, d), W.permute(0, 2, 1, 3).reshape(S, d, self.H * self.e))
-        return flat.view(S, B, T, self.H, self.e).permute(0, 1, 3, 2, 4)
 
     def _logits(self, z: torch.Tensor) -> torch.Tensor:
         S, B, T, d = z.shape
