@@ -33,7 +33,7 @@ properties:
 """
 CHECKS = [["n_heads", "d % n_heads == 0", "d={d} is not divisible by n_heads={n_heads}; allowed: a divisor of d"]]
 ARCH = "(tokens, T, classes)"
-SITES = "[f'resid_{layer}' for layer in range(depth)]"
+SITES = "[]"  # no probe sites: a batch's positions depend on its longest sequence (see site())
 RECORDS = []
 
 EVAL_CHUNK = 512  # sequences per pass without gradients
@@ -155,7 +155,8 @@ class SeedDecoder(nn.Module):
         return DecoderInternals(resid, attention, self._logits(z))
 
     def site(self, internals: DecoderInternals, name: str) -> torch.Tensor:
-        """``resid_<layer>``: the residual stream after that layer, flattened over positions (S, B, T*d)."""
+        """``resid_<layer>``: the residual stream after that layer, flattened over positions (S, B, T'*d);
+        T' depends on the batch's longest sequence, so it is not offered to the probes (SITES)."""
         r = internals.resid[int(name.rsplit("_", 1)[1])]
         return r.reshape(*r.shape[:2], -1)
 
