@@ -229,3 +229,16 @@ def test_decoder_loss_ignores_unlabelled_positions():
     hits = torch.stack([((logits[s, 0, 2].argmax() == 3).float() + (logits[s, 2, 4].argmax() == 6).float()) / 2
                         for s in range(2)])
     torch.testing.assert_close(acc, hits)
+
+
+def test_spectrum_match_takes_a_repeated_eigenvalue_as_its_eigenspace():
+    """L(K_{1,3}) = K_3: eigenvalue 1.5 twice, so numpy's u_1 is an arbitrary vector of the eigenspace;
+    representations along *another* vector of it still match u_1 (and u_2) fully."""
+    star = np.zeros((4, 4), dtype=bool)
+    star[0, 1:] = star[1:, 0] = True
+    _, line = graphs.line_graph(star)
+    _, U = graphs.laplacian_eigen(line)
+    v = U[:, 1] * 0.6 + U[:, 2] * 0.8  # in the eigenspace, not numpy's u_1
+    R = np.outer(v, np.ones(5)) + np.outer(U[:, 1] - U[:, 2], np.linspace(0, 1e-3, 5))
+    corr, _ = spectrum_match(R, line, 2)
+    np.testing.assert_allclose(corr, 1.0, atol=1e-6)

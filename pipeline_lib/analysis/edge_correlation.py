@@ -6,19 +6,22 @@ because the figure ``edge_spectrum`` holds that rule name.
 Per graph (the held-out test graphs of the run's dataset, the first ``max_graphs`` with at least 3
 edges) and seed: the edges are written in ``n_orders`` random orders and orientations
 (``<bos> u v <e> ...``); each edge's representation is the residual stream after layer ``layer``
-(1 = the first) at its ``<e>`` token, the first position that has seen both endpoints, averaged over
-the orders: R (m edges x d). With X = R minus its mean over edges and its principal components (the
+(1 = the first) at its ``<e>`` token, the first position after both endpoints, averaged over the
+orders: R (m edges x d). With X = R minus its mean over edges and its principal components (the
 left singular vectors of X, m-1 at most) and u_1, u_2, ... the nontrivial eigenvectors of L(G)'s
 normalised Laplacian I - D^{-1/2} A D^{-1/2} (ascending eigenvalues):
 
-* ``max_corr[k]``: max over the principal components of |Pearson correlation| with u_k, k = 1..K;
+* ``max_corr[k]``: max over the top K principal components of |Pearson correlation| with u_k,
+  k = 1..K (with a repeated eigenvalue, the largest over u_k's eigenspace);
 * ``principal_cos[k]``: cosines of the principal angles between span(u_1..u_K') and the span of the
   top K' principal components (subspaces: robust to degenerate eigenvalues, whose eigenvectors are
-  defined only up to a rotation), K' = min(components, m - 2): both live in the (m-1)-dimensional
-  space of centred edge vectors, where two (m-1)-dimensional subspaces coincide whatever R is.
+  defined only up to a rotation), K' = min(components, m - 2), lowered to an eigengap: both live in
+  the (m-1)-dimensional space of centred edge vectors, where two (m-1)-dimensional subspaces
+  coincide whatever R is.
 
-Both for the trained weights (the final snapshot), the untrained ones (the first snapshot, the
-initialisation) and Gaussian vectors of R's shape (``source`` dim): the nulls.
+Both for the trained weights (the final snapshot), the untrained ones (the first snapshot: the
+initialisation, or for a finetune the parent's final weights) and Gaussian vectors of R's shape
+(``source`` dim): the nulls.
 """
 from __future__ import annotations
 
@@ -64,28 +67,38 @@ class Params:
     seed: int = 0
 
 
-def spectrum_match(R: np.ndarray, a_line: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
+def spectrum_match(R: np.ndarray, a_line: np.ndarray, K: int, tol: float = 1e-8) -> tuple[np.ndarray, np.ndarray]:
     """(max |corr| per eigenvector u_1..u_K, principal-angle cosines) of representations R (m, d) of
-    the vertices of a graph with adjacency a_line (here the line graph); NaN beyond m - 1."""
+    the vertices of a graph with adjacency a_line (here the line graph); NaN where undefined.
+
+    An eigenvector of a repeated eigenvalue is any vector of its eigenspace, so the correlation of
+    u_k with a principal component is the largest over that eigenspace: the norm of the component's
+    projection onto the centred eigenspace (|Pearson correlation| when the eigenvalue is simple).
+    Only the top K principal components compete (the rest are R's low-variance directions, among
+    which some always correlate). The subspace dimension stops at an eigengap."""
     m = len(R)
     K_eff = min(K, m - 1)
     out_c, out_p = np.full(K, np.nan), np.full(K, np.nan)
-    _, U = graphs.laplacian_eigen(a_line)
-    u = U[:, 1:K_eff + 1]
+    lam, U = graphs.laplacian_eigen(a_line)
     X = R - R.mean(0)
     left, sv, _ = np.linalg.svd(X, full_matrices=False)
     r = int((sv > sv[0] * 1e-9).sum()) if sv[0] > 0 else 0
     if r == 0:
         return out_c, out_p
-    pcs = left[:, :min(r, m - 1)]  # centred, unit norm
-    uc = u - u.mean(0)
-    corr = (uc / np.linalg.norm(uc, axis=0)).T @ pcs  # (K_eff, r): Pearson correlations
-    out_c[:K_eff] = np.abs(corr).max(1)
+    pcs = left[:, :min(r, m - 1, K)]  # the top principal components: centred, unit norm
+    for k in range(1, K_eff + 1):
+        space = U[:, np.abs(lam - lam[k]) < tol]
+        q = np.linalg.qr(space - space.mean(0))[0]
+        out_c[k - 1] = float(np.linalg.norm(q.T @ pcs, axis=0).max())
     # subspaces of the (m-1)-dimensional centred space: two of dimension m - 1 are the whole space
-    # (cosines 1 whatever R is), so the angles are taken in dimension min(K, m - 2, rank)
+    # (cosines 1 whatever R is), so the angles are taken in dimension min(K, m - 2, rank), lowered
+    # to an eigengap (a cut inside an eigenspace would keep an arbitrary part of it)
     k_sub = min(K_eff, m - 2, pcs.shape[1])
+    while k_sub >= 1 and abs(lam[k_sub] - lam[k_sub + 1]) < tol:
+        k_sub -= 1
     if k_sub >= 1:
-        q_u = np.linalg.qr(uc[:, :k_sub])[0]
+        uc = U[:, 1:k_sub + 1] - U[:, 1:k_sub + 1].mean(0)
+        q_u = np.linalg.qr(uc)[0]
         out_p[:k_sub] = np.clip(np.linalg.svd(q_u.T @ pcs[:, :k_sub], compute_uv=False), 0, 1)
     return out_c, out_p
 
@@ -128,6 +141,10 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
         raise ValueError(f"analysis edge_correlation, run {name!r}: no test graph of dataset {spec.dataset!r} has "
                          f"3 edges or more")
     S, K = w.sizes["seed"], params.components
+    depth = int(spec.model.get("depth", 2))
+    if params.layer > depth:
+        raise ValueError(f"analyses.edge_correlation.layer={params.layer}, but run {name!r}'s model has {depth} "
+                         f"layers; allowed 1..{depth}")
     model = build_run_model(spec, S)
     corr = np.full((len(SOURCES), S, len(gids), K), np.nan)
     pcos = np.full_like(corr, np.nan)

@@ -7,8 +7,9 @@ first occurrence of the target's token; it is *valid* when it is a walk of the g
 with exactly d_G(s, t) edges (:func:`tasks.shortest_path.decoded_valid`): any shortest path counts,
 not only the dataset's (shortest paths are not unique), and a longer walk, a missing edge or an
 unknown token does not. Also recorded: exact match with the dataset's path, and accuracy per path
-length and per graph size. Test sequences are those of held-out graph classes; a sample of training
-sequences is decoded at the final snapshot for the generalisation gap.
+length and per graph size. Test sequences are those of the held-out graphs (held-out graph classes
+under ``split_by: class``); a sample of training sequences is decoded at the final snapshot for the
+generalisation gap. Runs on the run's device (``device: auto``: CUDA when present).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 import torch
 import xarray as xr
 
+from ..engine import resolve_device
 from ..models import build_run_model
 from ..stats import log_spaced_indices
 from ..store import read_dataset, snapshot_arrays
@@ -38,7 +40,7 @@ properties:
   max_train: {description: "Training sequences decoded at the final snapshot.", type: integer, minimum: 1, default: 500}
   max_snapshots: {description: "Weight snapshots decoded (log-spaced, the first and last always).", type: integer, minimum: 1, default: 12}
 """
-RESOURCES = {"runtime": 20, "mem_mb": 4000}
+RESOURCES = {"runtime": 60, "mem_mb": 4000}
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,8 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     train = np.flatnonzero(ds.split.values == "train")[: params.max_train]
     S, K = w.sizes["seed"], w.sizes["snapshot"]
     snaps = log_spaced_indices(K, params.max_snapshots)
-    model = build_run_model(spec, S)
-    device = torch.device("cpu")
+    device = resolve_device(spec.device)
+    model = build_run_model(spec, S).to(device)
     acc = np.full((S, len(snaps)), np.nan)
     for j, k in enumerate(snaps):
         model.load_arrays(snapshot_arrays(w, k))
