@@ -179,8 +179,9 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     # each model kind is its own module: the transformer's runs and what reads them, no circuit job
     _append(repo / "pipeline_lib/models/transformer.py", "\n# a change to the transformer\n")
     jobs = _planned(work, repo)
-    # the 4 reasoning runs (3 Eureka arms, r_galore) and the 2 digits runs (the ViT builds on the transformer)
-    assert jobs["train"] == 6 and jobs["probes"] == 3 and jobs["eureka"] == 2 and "dataset" not in jobs
+    # the 4 reasoning runs (3 Eureka arms, r_galore), the 2 digits runs (the ViT builds on the transformer)
+    # and the shortest-path run (the decoder reuses the transformer's parameter handling)
+    assert jobs["train"] == 7 and jobs["probes"] == 3 and jobs["eureka"] == 2 and "dataset" not in jobs
     assert not {"fig5_accuracy", "interpolation", "param_embed", "fig4_embeddings"} & set(jobs)
     _restore(repo, "models/transformer.py")
     _append(repo / "pipeline_lib/models/vit.py", "\n# a change to the ViT only\n")
