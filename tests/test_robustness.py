@@ -205,8 +205,8 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     _append(repo2 / "pipeline_lib/engine.py", "\n# a change to the engine\n")  # training code: every run
     jobs = _planned(work2, repo2)
     # the 13 epoch-engine runs of the original families, the 2 JoMA runs, the 4 modular-addition and GaLore
-    # runs, and the 2 online runs (whose trainer reuses the engine's Recorder)
-    assert jobs["train"] == 19 and jobs["train_online"] == 2 and jobs["dataset"] == 2
+    # runs, the shortest-path run, and the 2 online runs (whose trainer reuses the engine's Recorder)
+    assert jobs["train"] == 20 and jobs["train_online"] == 2 and jobs["dataset"] == 2
 
 
 def _restore(repo, *parts):
