@@ -26,23 +26,24 @@ def sample_connected(rng: np.random.Generator, n: int, p: float, max_tries: int 
 
 
 def is_connected(adj: np.ndarray) -> bool:
-    return bool((distances(adj) >= 0).all())
+    return bool((_bfs(adj, 0) >= 0).all())
 
 
 def distances(adj: np.ndarray) -> np.ndarray:
     """All-pairs shortest-path lengths by breadth-first search; -1 between components."""
-    n = len(adj)
-    dist = np.full((n, n), -1, dtype=np.int64)
-    for s in range(n):
-        dist[s, s] = 0
-        frontier, d = [s], 0
-        while frontier:
-            d += 1
-            nxt = [v for u in frontier for v in np.flatnonzero(adj[u]) if dist[s, v] < 0]
-            nxt = list(dict.fromkeys(nxt))
-            for v in nxt:
-                dist[s, v] = d
-            frontier = nxt
+    return np.stack([_bfs(adj, s) for s in range(len(adj))])
+
+
+def _bfs(adj: np.ndarray, s: int) -> np.ndarray:
+    """Lengths of the shortest paths from s (-1: unreachable)."""
+    dist = np.full(len(adj), -1, dtype=np.int64)
+    dist[s] = 0
+    frontier, d = [s], 0
+    while frontier:
+        d += 1
+        nxt = list(dict.fromkeys(v for u in frontier for v in np.flatnonzero(adj[u]) if dist[v] < 0))
+        dist[nxt] = d
+        frontier = nxt
     return dist
 
 
@@ -117,9 +118,10 @@ def sln_path(adj: np.ndarray, s: int, t: int, variant: str, embedding: tuple | N
     """The Spectral Line Navigator's walk from s towards t: from node i, take the edge (i, j) whose
     embedding is nearest to that of an edge (k, t) at the target; stop at t or after n steps (a
     failure). Ties go to the lowest j. ``embedding`` (edges, vectors) may be passed to reuse it."""
-    edges, vec = embedding if embedding is not None else (line_graph(adj)[0], None)
-    if vec is None:
-        vec = spectral_embedding(line_graph(adj)[1], variant)
+    if embedding is None:
+        edges, a_line = line_graph(adj)
+        embedding = edges, spectral_embedding(a_line, variant)
+    edges, vec = embedding
     index = {(int(u), int(v)): i for i, (u, v) in enumerate(edges)}
     eid = lambda u, v: index[(min(u, v), max(u, v))]  # noqa: E731
     at_t = vec[[eid(k, t) for k in np.flatnonzero(adj[t])]]

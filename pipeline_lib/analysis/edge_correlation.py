@@ -67,9 +67,11 @@ class Params:
     seed: int = 0
 
 
-def spectrum_match(R: np.ndarray, a_line: np.ndarray, K: int, tol: float = 1e-8) -> tuple[np.ndarray, np.ndarray]:
+def spectrum_match(R: np.ndarray, a_line: np.ndarray, K: int, tol: float = 1e-8,
+                   eigen: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(max |corr| per eigenvector u_1..u_K, principal-angle cosines) of representations R (m, d) of
     the vertices of a graph with adjacency a_line (here the line graph); NaN where undefined.
+    ``eigen``: ``graphs.laplacian_eigen(a_line)`` when already computed.
 
     An eigenvector of a repeated eigenvalue is any vector of its eigenspace, so the correlation of
     u_k with a principal component is the largest over that eigenspace: the norm of the component's
@@ -79,7 +81,7 @@ def spectrum_match(R: np.ndarray, a_line: np.ndarray, K: int, tol: float = 1e-8)
     m = len(R)
     K_eff = min(K, m - 1)
     out_c, out_p = np.full(K, np.nan), np.full(K, np.nan)
-    lam, U = graphs.laplacian_eigen(a_line)
+    lam, U = eigen if eigen is not None else graphs.laplacian_eigen(a_line)
     X = R - R.mean(0)
     left, sv, _ = np.linalg.svd(X, full_matrices=False)
     r = int((sv > sv[0] * 1e-9).sum()) if sv[0] > 0 else 0
@@ -141,24 +143,24 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
         raise ValueError(f"analysis edge_correlation, run {name!r}: no test graph of dataset {spec.dataset!r} has "
                          f"3 edges or more")
     S, K = w.sizes["seed"], params.components
-    depth = int(spec.model.get("depth", 2))
-    if params.layer > depth:
-        raise ValueError(f"analyses.edge_correlation.layer={params.layer}, but run {name!r}'s model has {depth} "
-                         f"layers; allowed 1..{depth}")
     model = build_run_model(spec, S)
+    if params.layer > model.L:
+        raise ValueError(f"analyses.edge_correlation.layer={params.layer}, but run {name!r}'s model has {model.L} "
+                         f"layers; allowed 1..{model.L}")
     corr = np.full((len(SOURCES), S, len(gids), K), np.nan)
     pcos = np.full_like(corr, np.nan)
     lines = [graphs.line_graph(graph(ds, g)[0])[1] for g in gids]
+    eigens = [graphs.laplacian_eigen(a) for a in lines]  # once per graph, for every seed and source
     gauss = np.random.default_rng([params.seed, 1])
     for si, (source, snap) in enumerate((("trained", -1), ("untrained", 0))):
         model.load_arrays(snapshot_arrays(w, snap))
         reps = edge_representations(model, ds, gids, params.n_orders, params.layer,
                                     np.random.default_rng([params.seed, 0]))
-        for gi, (R, a) in enumerate(zip(reps, lines)):
+        for gi, (R, a, eig) in enumerate(zip(reps, lines, eigens)):
             for s in range(S):
-                corr[si, s, gi], pcos[si, s, gi] = spectrum_match(R[s], a, K)
+                corr[si, s, gi], pcos[si, s, gi] = spectrum_match(R[s], a, K, eigen=eig)
                 if source == "trained":  # the Gaussian null: vectors of the same shape
-                    corr[2, s, gi], pcos[2, s, gi] = spectrum_match(gauss.standard_normal(R[s].shape), a, K)
+                    corr[2, s, gi], pcos[2, s, gi] = spectrum_match(gauss.standard_normal(R[s].shape), a, K, eigen=eig)
     n_nodes = np.array([int(ds.graph_n_nodes.values[g]) for g in gids])
     n_edges = np.array([len(a) for a in lines])
     out = xr.Dataset(

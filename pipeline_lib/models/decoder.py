@@ -99,9 +99,7 @@ class SeedDecoder(nn.Module):
     init_seeds = SeedTransformer.init_seeds
     load_arrays = SeedTransformer.load_arrays
     _project = SeedTransformer._project
-
-    def temperature(self) -> float:
-        return 1.0 / self.beta if self.beta is not None else self.tau
+    temperature = SeedTransformer.temperature  # tau, or 1/beta under Heat Treatment
 
     # -- forward ------------------------------------------------------------------------------------
     def _trimmed(self, x: torch.Tensor) -> torch.Tensor:
