@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..attention import resolved_tau
-from .transformer import SeedTransformer, seed_layer_norm
+from .transformer import PARAM_DIMS as TRANSFORMER_DIMS, SeedTransformer, seed_layer_norm
 
 NAME = "decoder"
 CONFIG = """
@@ -38,16 +38,10 @@ RECORDS = []
 
 EVAL_CHUNK = 512  # sequences per pass without gradients
 
-PARAM_DIMS = {
-    "W_E": ("token", "d_model"), "P": ("position", "d_model"),
-    "ln1_g": ("layer", "d_model"), "ln1_b": ("layer", "d_model"),
-    "W_Q": ("layer", "head", "d_model", "d_head"), "W_K": ("layer", "head", "d_model", "d_head"),
-    "W_V": ("layer", "head", "d_model", "d_head"), "W_O": ("layer", "head", "d_head", "d_model"),
-    "ln2_g": ("layer", "d_model"), "ln2_b": ("layer", "d_model"),
-    "W_1": ("layer", "d_model", "d_mlp"), "b_1": ("layer", "d_mlp"),
-    "W_2": ("layer", "d_mlp", "d_model"), "b_2": ("layer", "d_model"),
-    "lnf_g": ("d_model",), "lnf_b": ("d_model",), "W_U": ("d_model", "class"), "b_U": ("class",),
-}
+# the encoder's dims for the parameters the two share; the decoder's own unembedding
+PARAM_DIMS = {**{n: TRANSFORMER_DIMS[n] for n in ("W_E", "P", "ln1_g", "ln1_b", "W_Q", "W_K", "W_V", "W_O", "ln2_g",
+                                                  "ln2_b", "W_1", "b_1", "W_2", "b_2", "lnf_g", "lnf_b")},
+              "W_U": ("d_model", "class"), "b_U": ("class",)}
 
 
 class DecoderInternals(NamedTuple):
