@@ -88,7 +88,7 @@ class RunConfig:
     attention: AttentionConfig = field(default_factory=AttentionConfig)
     n_probe: int = 8
     n_stats: int = 256
-    n_embed: int = 256
+    n_embed: int = 0
     record_attention: ScheduleConfig = field(default_factory=ScheduleConfig)
     record_weights: ScheduleConfig = field(default_factory=ScheduleConfig)
     step_attention_epochs: int = 0
