@@ -146,3 +146,25 @@ def test_step_attention_is_recorded_after_every_step_and_changes_nothing_else(sm
         np.testing.assert_array_equal(stepped.step_attention[:, e * spe], plain.attention[:, e])
     # between epoch ends it records the states in between: every step moves the attention
     assert (np.abs(np.diff(stepped.step_attention, axis=1)).max(axis=(0, 2, 3)) > 0).all()
+
+
+def test_chunked_evaluation_equals_one_pass(smoke_raw):
+    """evaluate_set in chunks: the accuracy exactly and the loss up to the order of the sums equal one
+    pass over the whole set, every example evaluated once."""
+    from pipeline_lib.engine import evaluate_set, loss_fn
+
+    cfg, rc, d, tensors = _setup(smoke_raw)
+    model = build_run_model(cfg.run_spec(rc.name), 3)
+    model.init_seeds([0, 1, 2])
+    x = torch.cat([tensors["x_train"], tensors["x_test"]])
+    y = torch.cat([tensors["y_train"], tensors["y_test"]])
+    la = loss_fn(model)
+    whole_loss, whole_acc = evaluate_set(model, la, x, y, chunk=len(x))
+    calls = []
+    model.register_forward_hook(lambda m, i, o: calls.append(i[0].shape[0]))
+    for chunk in (7, 64):
+        calls.clear()
+        loss, acc = evaluate_set(model, la, x, y, chunk=chunk)
+        assert calls == [min(chunk, len(x) - i) for i in range(0, len(x), chunk)]
+        assert torch.equal(acc, whole_acc)
+        torch.testing.assert_close(loss, whole_loss, rtol=1e-6, atol=0)
