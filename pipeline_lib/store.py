@@ -12,6 +12,7 @@ import contextlib
 import datetime as _dt
 import hashlib
 import json
+import math
 import os
 import subprocess
 import tempfile
@@ -100,6 +101,34 @@ def atomic_path(path: str | os.PathLike):
             os.unlink(tmp)
 
 
+CHUNK_BYTES = 1 << 20  # HDF5's default chunk cache per dataset
+
+
+def chunk_shape(shape: tuple[int, ...], itemsize: int, target: int = CHUNK_BYTES) -> tuple[int, ...] | None:
+    """HDF5 chunk extents of an array: whole while it fits ``target`` bytes; otherwise the last axis is
+    halved (rounding up) until it is 1, then the axis before it, and so on, until the chunk fits.
+
+    The leading axes of an artifact's arrays are its replicas (snapshot/epoch, seed or sweep slot),
+    the trailing ones a parameter's own axes. Keeping the replicas whole in a chunk puts the same
+    parameter entry of neighbouring seeds, slots and snapshots a few hundred bytes apart after the
+    shuffle filter, inside zlib's 32 KB window, so values that repeat across them (a sweep's slots
+    share their seed's initialisation; Scan&Snap's Z barely moves from it) are stored once. h5py's
+    own guess halves the largest axis first and cuts the replicas apart. Lossless either way: only
+    the layout on disk changes (default results: 474 -> 400 MB). None (library default) for empty
+    arrays."""
+    if not shape or 0 in shape:
+        return None
+    chunks = list(shape)
+    axis = len(chunks) - 1
+    while math.prod(chunks) * itemsize > target:
+        while chunks[axis] == 1 and axis > 0:
+            axis -= 1
+        if chunks[axis] == 1:
+            break
+        chunks[axis] = -(-chunks[axis] // 2)
+    return tuple(chunks)
+
+
 def write_dataset(ds: xr.Dataset, path: str | os.PathLike, attrs: dict | None = None) -> Path:
     """Write ``ds`` (plus ``attrs``) atomically as compressed HDF5 through xarray/h5netcdf."""
     ds = ds.copy()
@@ -108,8 +137,14 @@ def write_dataset(ds: xr.Dataset, path: str | os.PathLike, attrs: dict | None = 
     for v in ds.variables.values():
         v.attrs = _clean_attrs(v.attrs)
     # shuffle: bytes regrouped by significance before zlib; float32 arrays shrink 17% more (634 -> 528 MB
-    # for the default results), data unchanged
-    encoding = {v: {"zlib": True, "complevel": 4, "shuffle": True} for v in ds.data_vars if ds[v].ndim > 0}
+    # for the default results), data unchanged. Chunks: see chunk_shape.
+    encoding = {}
+    for v in ds.data_vars:
+        if ds[v].ndim > 0:
+            encoding[v] = {"zlib": True, "complevel": 4, "shuffle": True}
+            chunks = chunk_shape(ds[v].shape, ds[v].dtype.itemsize)
+            if chunks is not None:
+                encoding[v]["chunksizes"] = chunks
     with atomic_path(path) as tmp:
         ds.to_netcdf(tmp, engine="h5netcdf", encoding=encoding)
     return Path(path)
