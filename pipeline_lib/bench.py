@@ -208,7 +208,39 @@ def _setup(model_name: str, seeds: int, batch, epochs: int, device: str):
     return cfg.runs["bench"], spec, tensors, model
 
 
-def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, device: str, baseline: bool = True) -> dict:
+# matrix products: what the arithmetic of a step costs at best on this device
+MATMUL_OPS = frozenset({"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm", "aten::addbmm", "aten::_addmm_activation"})
+
+
+OUTSIDE = "(between operators: Python, untraced)"  # the profiler's step span, less its operators
+
+
+def _profiled(run, epochs: int, seeds: int, top: int, wait: int) -> dict:
+    """Profile ``epochs`` epochs of ``seeds`` seeds with the torch profiler: ``run(on_epoch)`` trains and
+    calls ``on_epoch`` once per epoch boundary; the first ``wait`` intervals and one warm-up interval
+    (allocations) are not recorded. Returns the ``top`` operators by self time (ms per seed-epoch,
+    calls per epoch) and the matrix products' time. The profiler adds a few microseconds per operator,
+    so totals of many small operators read high; the matrix products' self time is their kernels'."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    cuda = torch.cuda.is_available()
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=acts, schedule=schedule(wait=wait, warmup=1, active=epochs, repeat=1)) as prof:
+        run(lambda *_: prof.step())
+    events = prof.key_averages()
+    attr = "self_device_time_total" if cuda else "self_cpu_time_total"
+    per = lambda us: us / 1000 / (epochs * seeds)  # noqa: E731  (profiler reports microseconds)
+    ranked = sorted(events, key=lambda e: -getattr(e, attr))[:top]
+    return {"total_ms": per(sum(getattr(e, attr) for e in events)),
+            "matmul_ms": per(sum(getattr(e, attr) for e in events if e.key in MATMUL_OPS)),
+            "top": [[OUTSIDE if e.key.startswith("ProfilerStep") else e.key, per(getattr(e, attr)), e.count / epochs]
+                    for e in ranked]}
+
+
+def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, device: str, baseline: bool = True,
+             profile_epochs: int = 0, top: int = 12) -> dict:
+    """Time one case; with ``profile_epochs``, afterwards profile that many more epochs of each side
+    (the timing itself is never profiled) and add where the time goes and the ratio's ceiling."""
     from .engine import resolve_device, train_seeds, tune_allocator
     from .models import seed_generator
 
@@ -245,18 +277,52 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
         base_s = sum(per_seed) / len(per_seed)
         row.update(baseline_ms_per_seed_epoch=1000 * base_s, baseline_seed_steps_per_s=steps / base_s,
                    ratio=base_s / engine_s)
+    if profile_epochs:
+        import dataclasses
+
+        short = dataclasses.replace(rc, epochs=profile_epochs + 1)  # + the warm-up epoch, not recorded
+        # the engine calls back after each epoch's evaluation, first before any step (wait=1 skips that)
+        row["engine_profile"] = _profiled(
+            lambda cb: train_seeds(model, tensors, short, list(rc.seeds), dev, callback=cb), profile_epochs, seeds,
+            top, wait=1)
+        # the ratio if everything but the engine's matrix products took no time
+        row["engine_matmul_ms_per_seed_epoch"] = row["engine_profile"]["matmul_ms"]
+        if baseline:
+            row["baseline_profile"] = _profiled(
+                lambda cb: train_plain(plain[0], data, batch, profile_epochs + 1, rc.optimizer.lr, rc.optimizer.betas,
+                                       seed_generator(rc.seeds[0], "data"), on_epoch=cb), profile_epochs, 1, top, wait=0)
+            row["ratio_ceiling"] = row["baseline_ms_per_seed_epoch"] / row["engine_matmul_ms_per_seed_epoch"]
     return row
 
 
 def _table(rows: list[dict]) -> str:
+    prof = any("engine_profile" in r for r in rows)
+    extra = " engine matmul ms/seed-epoch | ratio ceiling |" if prof else ""
     lines = ["| model | batch | seeds | engine ms/seed-epoch | baseline ms/seed-epoch | engine seed-steps/s | "
-             "baseline seed-steps/s | ratio | peak RSS (MB) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "baseline seed-steps/s | ratio | peak RSS (MB) |" + extra,
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if prof else "")]
+    nan = float("nan")
     for r in rows:
-        lines.append(f"| {r['model']} | {r['batch']} | {r['seeds']} | {r['engine_ms_per_seed_epoch']:.2f} | "
-                     f"{r.get('baseline_ms_per_seed_epoch', float('nan')):.2f} | {r['engine_seed_steps_per_s']:.0f} | "
-                     f"{r.get('baseline_seed_steps_per_s', float('nan')):.0f} | {r.get('ratio', float('nan')):.1f}x | "
-                     f"{r['peak_rss_mb']:.0f} |")
+        line = (f"| {r['model']} | {r['batch']} | {r['seeds']} | {r['engine_ms_per_seed_epoch']:.2f} | "
+                f"{r.get('baseline_ms_per_seed_epoch', nan):.2f} | {r['engine_seed_steps_per_s']:.0f} | "
+                f"{r.get('baseline_seed_steps_per_s', nan):.0f} | {r.get('ratio', nan):.1f}x | {r['peak_rss_mb']:.0f} |")
+        if prof:
+            line += f" {r.get('engine_matmul_ms_per_seed_epoch', nan):.2f} | {r.get('ratio_ceiling', nan):.1f}x |"
+        lines.append(line)
     return "\n".join(lines)
+
+
+def _profiles(rows: list[dict]) -> str:
+    """Where each side's time goes (profiled epochs, ms per seed-epoch, operator calls per seed-epoch)."""
+    out = []
+    for r in rows:
+        for side in ("engine", "baseline"):
+            p = r.get(f"{side}_profile")
+            if p:
+                out.append(f"\n{r['model']} batch {r['batch']} seeds {r['seeds']}, {side}: {p['total_ms']:.2f} ms "
+                           f"per seed-epoch profiled, matrix products {p['matmul_ms']:.2f}")
+                out += [f"  {ms:8.3f} ms  {n:8.1f} calls/epoch  {op}" for op, ms, n in p["top"]]
+    return "\n".join(out)
 
 
 def main(argv=None) -> int:
@@ -269,13 +335,17 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=None, help="epochs timed per case (default: per model and batch)")
     ap.add_argument("--no-baseline", action="store_true", help="time the engine only")
     ap.add_argument("--json", action="store_true", help="print one JSON line per case instead of a table")
+    ap.add_argument("--profile", type=int, default=0, metavar="EPOCHS",
+                    help="after timing, profile this many epochs of each side (torch profiler): the top operators, "
+                         "the matrix products' time and the ratio's ceiling if all else were free")
     ap.add_argument("--one", nargs=3, metavar=("MODEL", "SEEDS", "BATCH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     as_batch = lambda b: "full" if str(b) == "full" else int(b)  # noqa: E731
     if args.one:
         model_name, seeds, batch = args.one[0], int(args.one[1]), as_batch(args.one[2])
         epochs = args.epochs or EPOCHS.get((model_name, batch), EPOCHS[(model_name, 32)])
-        print(json.dumps(run_case(model_name, seeds, batch, epochs, args.threads, args.device, not args.no_baseline)))
+        print(json.dumps(run_case(model_name, seeds, batch, epochs, args.threads, args.device, not args.no_baseline,
+                                  profile_epochs=args.profile)))
         return 0
     rows = []
     for model_name in args.model:
@@ -284,6 +354,7 @@ def main(argv=None) -> int:
                 cmd = [sys.executable, "-m", "pipeline_lib.bench", "--one", model_name, str(seeds), str(batch),
                        "--threads", str(args.threads), "--device", args.device]
                 cmd += (["--epochs", str(args.epochs)] if args.epochs else []) + (["--no-baseline"] if args.no_baseline else [])
+                cmd += ["--profile", str(args.profile)] if args.profile else []
                 out = subprocess.run(cmd, capture_output=True, text=True)
                 if out.returncode:
                     sys.stderr.write(out.stderr)
@@ -297,6 +368,8 @@ def main(argv=None) -> int:
         print(f"engine vs plain per-seed baseline, device {rows[0]['device']}, {rows[0]['threads']} thread(s); "
               "per epoch = training steps + train/test evaluation\n")
         print(_table(rows))
+        if args.profile:
+            print(_profiles(rows))
     return 0
 
 

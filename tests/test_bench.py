@@ -32,3 +32,18 @@ def test_one_case_reports_engine_baseline_and_ratio():
     assert row["engine_ms_per_seed_epoch"] > 0 and row["baseline_ms_per_seed_epoch"] > 0
     assert row["ratio"] == pytest.approx(row["baseline_ms_per_seed_epoch"] / row["engine_ms_per_seed_epoch"])
     assert row["peak_rss_mb"] > 0 and row["steps_per_epoch"] == 1
+
+
+def test_profile_reports_where_each_sides_time_goes():
+    """--profile: both sides' operators after the warm-up epoch (a profiler schedule that recorded
+    nothing gave empty lists once), the engine's matrix products within its total, and the ceiling."""
+    row = bench.run_case("circuit", 2, "full", epochs=1, threads=1, device="cpu", profile_epochs=2)
+    eng, base = row["engine_profile"], row["baseline_profile"]
+    for prof in (eng, base):
+        assert prof["top"] and 0 < prof["matmul_ms"] <= prof["total_ms"]
+        assert sum(ms for _, ms, _ in prof["top"]) <= prof["total_ms"] * (1 + 1e-9)
+    assert "aten::bmm" in [op for op, _, _ in eng["top"]]  # the seed-batched model's products
+    assert "aten::mm" in [op for op, _, _ in base["top"]]  # the plain module's
+    assert row["ratio_ceiling"] == pytest.approx(row["baseline_ms_per_seed_epoch"] / eng["matmul_ms"])
+    table = bench._table([row]) + bench._profiles([row])
+    assert "ratio ceiling" in table and "aten::bmm" in table
