@@ -16,6 +16,10 @@ seed-steps/s over the baseline's, the same number). Peak RSS is the engine's (re
 baseline runs). Models: ``circuit`` = the circuits paper's Fig. 5 model (p=4, T=12, d=32, h=128,
 n_train=2048); ``reasoning`` = the Eureka reasoning transformer of the default config (1 layer,
 d=32, 4 heads, n_train=4392, n_test=10249).
+
+``--profile N`` then profiles N more epochs of each side (torch profiler, after a warm-up epoch): the
+top operators, the engine's matrix-product time, and the ratio's *ceiling* (baseline time over the
+engine's matrix products alone: the ratio if everything else took no time).
 """
 from __future__ import annotations
 
