@@ -213,29 +213,34 @@ def _setup(model_name: str, seeds: int, batch, epochs: int, device: str):
 
 
 # matrix products: what the arithmetic of a step costs at best on this device
-MATMUL_OPS = frozenset({"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm", "aten::addbmm", "aten::_addmm_activation"})
+MATMUL_OPS = frozenset({"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm", "aten::addbmm", "aten::_addmm_activation",
+                        "aten::mv", "aten::addmv", "aten::addmv_", "aten::dot"})
 
 
 OUTSIDE = "(between operators: Python, untraced)"  # the profiler's step span, less its operators
 
 
-def _profiled(run, epochs: int, seeds: int, top: int, wait: int) -> dict:
+def _profiled(run, epochs: int, seeds: int, top: int, wait: int, cuda: bool) -> dict:
     """Profile ``epochs`` epochs of ``seeds`` seeds with the torch profiler: ``run(on_epoch)`` trains and
     calls ``on_epoch`` once per epoch boundary; the first ``wait`` intervals and one warm-up interval
     (allocations) are not recorded. Returns the ``top`` operators by self time (ms per seed-epoch,
     calls per epoch) and the matrix products' time. The profiler adds a few microseconds per operator,
-    so totals of many small operators read high; the matrix products' self time is their kernels'."""
+    so totals of many small operators read high; the matrix products' self time is their kernels'.
+    With ``cuda`` the times are the GPU kernels' of each operator (the operator rows carry them; the
+    kernel rows themselves are left out so that nothing counts twice)."""
+    from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile, schedule
 
-    cuda = torch.cuda.is_available()
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with profile(activities=acts, schedule=schedule(wait=wait, warmup=1, active=epochs, repeat=1)) as prof:
         run(lambda *_: prof.step())
-    events = prof.key_averages()
+    events = [e for e in prof.key_averages() if e.device_type == DeviceType.CPU]
     attr = "self_device_time_total" if cuda else "self_cpu_time_total"
+    steps = [e for e in events if e.key.startswith("ProfilerStep")]
     per = lambda us: us / 1000 / (epochs * seeds)  # noqa: E731  (profiler reports microseconds)
     ranked = sorted(events, key=lambda e: -getattr(e, attr))[:top]
-    return {"total_ms": per(sum(getattr(e, attr) for e in events)),
+    return {"epochs_recorded": steps[0].count if steps else 0,
+            "total_ms": per(sum(getattr(e, attr) for e in events)),
             "matmul_ms": per(sum(getattr(e, attr) for e in events if e.key in MATMUL_OPS)),
             "top": [[OUTSIDE if e.key.startswith("ProfilerStep") else e.key, per(getattr(e, attr)), e.count / epochs]
                     for e in ranked]}
@@ -288,13 +293,14 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
         # the engine calls back after each epoch's evaluation, first before any step (wait=1 skips that)
         row["engine_profile"] = _profiled(
             lambda cb: train_seeds(model, tensors, short, list(rc.seeds), dev, callback=cb), profile_epochs, seeds,
-            top, wait=1)
+            top, wait=1, cuda=dev.type == "cuda")
         # the ratio if everything but the engine's matrix products took no time
         row["engine_matmul_ms_per_seed_epoch"] = row["engine_profile"]["matmul_ms"]
         if baseline:
             row["baseline_profile"] = _profiled(
                 lambda cb: train_plain(plain[0], data, batch, profile_epochs + 1, rc.optimizer.lr, rc.optimizer.betas,
-                                       seed_generator(rc.seeds[0], "data"), on_epoch=cb), profile_epochs, 1, top, wait=0)
+                                       seed_generator(rc.seeds[0], "data"), on_epoch=cb), profile_epochs, 1, top, wait=0,
+                cuda=dev.type == "cuda")
             row["ratio_ceiling"] = row["baseline_ms_per_seed_epoch"] / row["engine_matmul_ms_per_seed_epoch"]
     return row
 
@@ -317,7 +323,7 @@ def _table(rows: list[dict]) -> str:
 
 
 def _profiles(rows: list[dict]) -> str:
-    """Where each side's time goes (profiled epochs, ms per seed-epoch, operator calls per seed-epoch)."""
+    """Where each side's time goes (profiled epochs: ms per seed-epoch, operator calls per epoch)."""
     out = []
     for r in rows:
         for side in ("engine", "baseline"):
@@ -344,6 +350,8 @@ def main(argv=None) -> int:
                          "the matrix products' time and the ratio's ceiling if all else were free")
     ap.add_argument("--one", nargs=3, metavar=("MODEL", "SEEDS", "BATCH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.profile < 0:
+        ap.error(f"--profile takes a number of epochs >= 0, got {args.profile}")
     as_batch = lambda b: "full" if str(b) == "full" else int(b)  # noqa: E731
     if args.one:
         model_name, seeds, batch = args.one[0], int(args.one[1]), as_batch(args.one[2])

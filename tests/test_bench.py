@@ -40,8 +40,8 @@ def test_profile_reports_where_each_sides_time_goes():
     row = bench.run_case("circuit", 2, "full", epochs=1, threads=1, device="cpu", profile_epochs=2)
     eng, base = row["engine_profile"], row["baseline_profile"]
     for prof in (eng, base):
+        assert prof["epochs_recorded"] == 2  # the warm-up interval not among them
         assert prof["top"] and 0 < prof["matmul_ms"] <= prof["total_ms"]
-        assert sum(ms for _, ms, _ in prof["top"]) <= prof["total_ms"] * (1 + 1e-9)
     assert "aten::bmm" in [op for op, _, _ in eng["top"]]  # the seed-batched model's products
     assert "aten::mm" in [op for op, _, _ in base["top"]]  # the plain module's
     assert row["ratio_ceiling"] == pytest.approx(row["baseline_ms_per_seed_epoch"] / eng["matmul_ms"])

@@ -44,9 +44,10 @@ def test_chunks_keep_the_leading_axes_and_fit_the_target():
 
 
 def test_replicas_in_one_chunk_store_repeated_values_once(tmp_path):
-    """A sweep's slots share their seed's initialisation (8 seeds x 10 grid points here) and the second
-    snapshot moves 0.5% of it: written with the trailing axes cut, the repeats compress; with h5py's own
-    chunk guess (largest axis halved first) they fall into different chunks. Same data either way."""
+    """A sweep's slots share their seed's initialisation (8 seeds x 10 grid points here; the second
+    snapshot moves 0.5% of it): with the trailing axes cut, neighbouring slots are 1152 B apart after
+    the shuffle filter and the repeats compress; h5py's own chunk guess spreads them over small chunks.
+    Same data either way; byte strings (an extra character axis in netCDF) take the library's chunks."""
     import h5py
 
     rng = np.random.default_rng(0)
@@ -64,6 +65,9 @@ def test_replicas_in_one_chunk_store_repeated_values_once(tmp_path):
         ours = fh["Z"].id.get_storage_size()
     assert ours < 0.3 * default
     assert read_dataset(tmp_path / "z.h5").Z.values.tobytes() == w.tobytes()
+    names = xr.Dataset({"name": (("seed",), np.array([b"ab", b"cde"]))})
+    write_dataset(names, tmp_path / "s.h5")
+    assert list(read_dataset(tmp_path / "s.h5").name.values) == [b"ab", b"cde"]
 
 
 def test_provenance_attrs_present_and_correct(tmp_path):
