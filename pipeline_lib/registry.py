@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -177,6 +178,32 @@ def plugin(kind: str, name: str) -> Plugin:
     if name not in known:
         raise PluginError(f"no {kind} named {name!r}; known: {', '.join(known)}")
     return known[name]
+
+
+# Snakemake's report writes each category into a reStructuredText hyperlink target, ``.. _<category>: <link>``,
+# appended to the front page and to every caption; the target's name ends at its first colon followed by a space
+# (docutils), so "Tian: a" and "Tian: b" would both name "tian" and be reported as duplicates on every page.
+_RST_NAME_END = re.compile(r":(\s)")
+DEFAULT_CATEGORY = "Other figures"
+
+
+def report_category(figure: str) -> str:
+    """The report category a figure is filed under: its module's ``PAPER``, with each ": " written as " — " so
+    that the name survives as one reStructuredText target name (see ``_RST_NAME_END``)."""
+    return _RST_NAME_END.sub(r" —\1", plugin("figure", figure).get("PAPER", DEFAULT_CATEGORY))
+
+
+def check_report_categories(figures) -> None:
+    """Two papers whose categories reStructuredText takes for one name (it ignores case and folds whitespace)."""
+    from docutils.nodes import fully_normalize_name
+
+    seen: dict[str, tuple[str, str]] = {}
+    for fig in figures:
+        cat = report_category(fig)
+        other = seen.setdefault(fully_normalize_name(cat), (cat, fig))
+        if other[0] != cat:
+            raise PluginError(f"{plugin('figure', fig).path}: PAPER {cat!r} and {other[0]!r} (figure {other[1]!r}) "
+                              "are one name to the report's reStructuredText (case and spacing ignored)")
 
 
 def load(kind: str, name: str) -> ModuleType:

@@ -152,3 +152,33 @@ def test_a_malformed_plugin_declaration_names_its_file(tmp_path, source, words):
         declared["CONFIG"] = yaml.safe_load(declared["CONFIG"]) or {}
         registry._check_declaration("task", path, declared)
     assert str(path) in str(err.value) and all(w in str(err.value) for w in words), str(err.value)
+
+
+def _rst_messages(categories) -> list[str]:
+    """docutils' system messages for the hyperlink targets Snakemake's report appends to its front page and to
+    every caption (``.. _<category>: <link>``, one per category), rendered as the report renders them."""
+    from docutils.core import publish_doctree
+    from docutils.nodes import system_message
+
+    links = "Text.\n\n" + "".join(f".. _{c}: javascript:app.showCategory('{i}')\n" for i, c in enumerate(categories))
+    tree = publish_doctree(links, settings_overrides={"report_level": 5, "halt_level": 5})
+    return [m.astext() for m in tree.findall(system_message)]
+
+
+def test_report_categories_are_distinct_rst_targets():
+    figures = list(registry.plugins("figure"))
+    raw = {registry.plugin("figure", f).get("PAPER", registry.DEFAULT_CATEGORY) for f in figures}
+    assert any(": " in r for r in raw)  # else this test checks nothing: the papers' names carry colons
+    assert _rst_messages(sorted(raw)), "the raw names should collide as targets (the defect this guards against)"
+    cats = {registry.report_category(f) for f in figures}
+    assert len(cats) == len(raw)  # one category per paper, as before
+    assert _rst_messages(sorted(cats)) == []
+    registry.check_report_categories(figures)
+
+
+def test_report_categories_that_rst_would_merge_are_refused(monkeypatch):
+    fake = {"a": {"PAPER": "Tian: One"}, "b": {"PAPER": "tian —  one"}}
+    monkeypatch.setattr(registry, "plugin", lambda kind, name: registry.Plugin(kind, name, "m", registry.PACKAGE_DIR,
+                                                                                fake[name]))
+    with pytest.raises(registry.PluginError, match="one name to the report"):
+        registry.check_report_categories(["a", "b"])

@@ -32,6 +32,10 @@ except (ConfigError, registry.PluginError) as exc:
     raise WorkflowError(str(exc)) from None
 
 P = CFG.paths
+try:
+    registry.check_report_categories(CFG.raw["figures"])
+except registry.PluginError as exc:
+    raise WorkflowError(str(exc)) from None
 ANALYSES = list(registry.plugins("analysis"))
 
 
@@ -80,7 +84,7 @@ def figure_files(name):
     caption the figure job writes (text, measured numbers, provenance)."""
     flag = dict(
         caption=os.path.abspath(P.figure(name, ".rst")),
-        category=registry.plugin("figure", name).get("PAPER", "Other figures"),
+        category=registry.report_category(name),
         labels={"figure": name},
     )
     return [report(f, **flag) if f.endswith(".png") else f for f in figure_paths(name)]
