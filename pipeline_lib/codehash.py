@@ -25,6 +25,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 PLUMBING = frozenset({
     "pipeline_lib", "pipeline_lib.config", "pipeline_lib.registry", "pipeline_lib.paths",
     "pipeline_lib.config_checks", "pipeline_lib.config_schema", "pipeline_lib.jobs", "pipeline_lib.store", "pipeline_lib.lineage", "pipeline_lib.codehash", "pipeline_lib.__main__",
+    "pipeline_lib.replicate",
 })
 
 

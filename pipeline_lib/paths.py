@@ -34,6 +34,14 @@ class Paths:
     def figure(self, name: str, ext: str) -> str:
         return self._p("figures", f"{name}{ext}")
 
+    def claims(self, ext: str) -> str:
+        """The claims ledger (``.csv``, ``.md``)."""
+        return self._p(f"claims{ext}")
+
+    def claims_paper(self, slug: str, ext: str) -> str:
+        """One paper's claims for the report (``.csv``; its caption ``.rst``)."""
+        return self._p("claims", f"{slug}{ext}")
+
     def log(self, stage: str, name: str) -> str:
         return self._p("logs", stage, f"{name}.log")
 

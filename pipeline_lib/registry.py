@@ -61,7 +61,8 @@ DECLARED = {
               "SITES": (False, str), "RECORDS": (False, list)},
     "analysis": {"CONFIG": (True, str), "CHECKS": (False, list), "USES": (False, list), "PER_RUN": (False, bool),
                  "RESOURCES": (False, dict)},
-    "figure": {"CONFIG": (True, str), "CHECKS": (False, list), "EXTRA_OUTPUTS": (False, list), "PAPER": (False, str)},
+    "figure": {"CONFIG": (True, str), "CHECKS": (False, list), "EXTRA_OUTPUTS": (False, list), "PAPER": (False, str),
+               "CLAIMS": (False, list)},
     "optimizer": {"CONFIG": (True, str)},
 }
 SHAPE_KEYS = {"n_train", "n_test", "tokens", "T", "classes"}
@@ -114,6 +115,13 @@ def _check_declaration(kind: str, path: Path, declared: dict) -> None:
         if not (isinstance(check, list) and len(check) == 3 and all(isinstance(c, str) for c in check)):
             raise PluginError(f"{where}: each of CHECKS must be [key, expression, message], got {check!r}")
     _check_refs_declared(where, declared["CONFIG"])
+    if "CLAIMS" in declared:
+        from .claims import ClaimError, check_declared
+
+        try:
+            check_declared(where, declared["CLAIMS"])
+        except ClaimError as exc:
+            raise PluginError(str(exc)) from None
     if kind == "task" and set(declared["SHAPE"]) != SHAPE_KEYS:
         raise PluginError(f"{where}: SHAPE must give exactly {sorted(SHAPE_KEYS)}")
     if declared.get("PER_RUN") and "x-ref" not in declared["CONFIG"].get("properties", {}).get("runs", {}).get("items", {}):
@@ -204,6 +212,19 @@ def check_report_categories(figures) -> None:
         if other[0] != cat:
             raise PluginError(f"{plugin('figure', fig).path}: PAPER {cat!r} and {other[0]!r} (figure {other[1]!r}) "
                               "are one name to the report's reStructuredText (case and spacing ignored)")
+
+
+@functools.lru_cache(maxsize=None)
+def declared_claims() -> dict[str, dict]:
+    """Claim id -> its declaration, with ``figure`` and ``paper`` (the figure's report category) added; in
+    figure order. An id declared twice is an error naming both files."""
+    out: dict[str, dict] = {}
+    for fig, plug in plugins("figure").items():
+        for c in plug.get("CLAIMS", []):
+            if c["id"] in out:
+                raise PluginError(f"{plug.path}: claim {c['id']!r} is also declared by figure {out[c['id']]['figure']!r}")
+            out[c["id"]] = {**c, "figure": fig, "paper": report_category(fig)}
+    return out
 
 
 def load(kind: str, name: str) -> ModuleType:

@@ -8,6 +8,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..stats import success_counts, success_label, wilson_interval
 from . import style
 from .reading import arm_trajectory
@@ -33,6 +34,32 @@ properties:
 
 METRICS = ["train_loss", "train_acc", "test_loss", "test_acc"]
 
+CLAIMS = [
+    {"id": "circuits.fig5.curriculum_beats_scratch",
+     "claim": "The p=2 -> p=4 curriculum generalises where training p=4 from scratch does not",
+     "source": "Easing Optimization Paths, Sec. 4, Fig. 5",
+     "reference": "curriculum reaches test accuracy ~1, scratch stays near chance (one curve per arm)",
+     "statistic": "share of curriculum seeds (arm 'curriculum') with final test accuracy >= success_threshold",
+     "control": "the same share for arm 'scratch' (same data, seeds and total epochs)",
+     "test": "reproduced if the Wilson 95% intervals are disjoint with curriculum above; partial if only its "
+             "share is higher"},
+    {"id": "circuits.fig5.scratch_does_not_generalise",
+     "claim": "Trained from scratch on p=4, the model does not generalise",
+     "source": "Easing Optimization Paths, Sec. 4, Fig. 5",
+     "reference": "scratch test accuracy stays near chance (0.25)",
+     "statistic": "share of scratch seeds with final test accuracy < success_threshold",
+     "control": "none (chance is 1/p = 0.25)",
+     "test": "reproduced if the Wilson 95% interval lies above 0.5 (most seeds fail); partial if the share does"},
+    {"id": "circuits.fig5.curriculum_beats_scratch_paper_code",
+     "claim": "The curriculum's advantage holds under the paper code's architecture",
+     "source": "Easing Optimization Paths, Fig. 5; facebookresearch/pal softmax_model.Model (architecture)",
+     "reference": "curriculum generalises, scratch does not",
+     "statistic": "share of 'curriculum, paper code' seeds with final test accuracy >= success_threshold",
+     "control": "the same share for arm 'scratch, paper code'",
+     "test": "reproduced if the Wilson 95% intervals are disjoint with curriculum above; partial if only its "
+             "share is higher"},
+]
+
 
 @dataclass(frozen=True)
 class Params:
@@ -49,6 +76,27 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     stats["summary"] = (f"seeds with final test accuracy >= {params.success_threshold}: "
                         + "; ".join(success_label(lbl, s["successes"], s["seeds"]) for lbl, s in stats.items()))
     return fig, stats
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    def better(arm: str, control: str) -> dict:
+        if arm not in stats or control not in stats:
+            return claims.not_run(f"arms {arm!r} and {control!r} not both drawn")
+        a, c = stats[arm], stats[control]
+        p, lo, _ = claims.rate(a["successes"], a["seeds"])
+        p0, _, hi0 = claims.rate(c["successes"], c["seeds"])
+        return claims.score(p, claims.rate(a["successes"], a["seeds"])[1:], a["seeds"],
+                            claims.fmt_rate(control, c["successes"], c["seeds"]), claims.exceeds(p, lo, p0, hi0))
+
+    out = {"circuits.fig5.curriculum_beats_scratch": better("curriculum", "scratch"),
+           "circuits.fig5.curriculum_beats_scratch_paper_code": better("curriculum, paper code", "scratch, paper code")}
+    if "scratch" in stats:
+        s = stats["scratch"]
+        fails = s["seeds"] - s["successes"]
+        p, lo, hi = claims.rate(fails, s["seeds"])
+        out["circuits.fig5.scratch_does_not_generalise"] = claims.score(
+            p, (lo, hi), s["seeds"], "chance test accuracy 0.25", claims.above(p, lo, 0.5))
+    return out
 
 
 def fig5_stats(arms: dict[str, xr.Dataset], switches: dict[str, list[int]], threshold: float) -> dict:

@@ -8,6 +8,8 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from pipeline_lib import jobs, registry
+from pipeline_lib.paths import Paths
+from pipeline_lib.replicate import replicate_config
 from pipeline_lib.config import (
     ConfigError,
     canonical_json,
@@ -28,6 +30,11 @@ try:
         config.clear()
         config.update(copy.deepcopy(workflow.config_settings.overwrite_config))
     CFG = load_config(config)
+    if CFG.raw["replicate"] and not CFG.raw["replicate_of"]:
+        # the replicate of this config: disjoint seeds, another data draw, <results>/replication
+        config.clear()
+        config.update(replicate_config(CFG.raw))
+        CFG = load_config(config)
 except (ConfigError, registry.PluginError) as exc:
     raise WorkflowError(str(exc)) from None
 
@@ -90,8 +97,35 @@ def figure_files(name):
     return [report(f, **flag) if f.endswith(".png") else f for f in figure_paths(name)]
 
 
+def claims_original():
+    """A replicate's claims rule reads the ledger of the results it replicates."""
+    if not CFG.raw["replicate_of"]:
+        return []
+    return Paths(CFG.raw["replicate_of"]).claims(".csv")
+
+
+def claims_report_files():
+    """One table per paper in `snakemake --report`, under "Claims", its caption the table with figure links."""
+    from pipeline_lib.stages.claims import paper_slug
+
+    papers = sorted({c["paper"] for c in registry.declared_claims().values()})
+
+    def entry(p):
+        slug = paper_slug(p)
+        flag = dict(
+            caption=os.path.abspath(P.claims_paper(slug, ".rst")),
+            category="Claims",
+            subcategory=p,
+            labels={"claims": p},
+        )
+        return report(P.claims_paper(slug, ".csv"), **flag)
+
+    return [entry(p) for p in papers]
+
+
 def all_targets():
-    targets = [P.dataset(d) for d in CFG.datasets] + [P.trajectory(r) for r in CFG.runs]
+    targets = [P.claims(".csv")] if CFG.raw["figures"] else []
+    targets += [P.dataset(d) for d in CFG.datasets] + [P.trajectory(r) for r in CFG.runs]
     targets += [P.analysis(k, n) for k in ANALYSES for n in jobs.analysis_jobs(CFG, k)]
     for name in CFG.raw["figures"]:
         targets += figure_paths(name)

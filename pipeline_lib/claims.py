@@ -1,0 +1,193 @@
+"""Claims: what a source states, scored on the numbers the workflow produced.
+
+A figure module declares its claims as a literal list ``CLAIMS`` (read by the registry without importing the
+module), each a mapping with
+
+- ``id``: unique over the workflow (``<paper>.<figure>.<what>``),
+- ``claim``: the source's statement in a few words,
+- ``source``: where the source states it (section / figure / table of the paper, or a public repository's path),
+- ``reference``: the source's value or outcome ("none given" where it gives none),
+- ``statistic``: what is computed from the artifacts, over which seeds,
+- ``control``: the control or null it is compared with ("none" where none makes sense),
+- ``test``: the rule that gives the verdict,
+
+and a function ``score_claims(stats, params) -> {id: Score}`` that computes each claim from the figure's own
+statistics (the ``stats`` its ``build`` returned). The figure job stores the scores in the figure's sidecar;
+the ``claims`` rule collects every sidecar into the ledger (:mod:`pipeline_lib.stages.claims`). A declared
+claim without a score (its figure is not configured, or its inputs are not) is ``not run``.
+
+The verdict helpers below are the only tests used, so a verdict always means the same thing:
+``reproduced`` when the interval (not just the estimate) is on the claimed side, ``partial`` when only the
+estimate is, ``not reproduced`` otherwise.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+# numpy and scipy are imported where used: the registry checks declarations while the DAG is built.
+
+
+VERDICTS = ("reproduced", "partial", "not reproduced", "not run")
+DECLARED_FIELDS = ("id", "claim", "source", "reference", "statistic", "control", "test")
+SCORE_FIELDS = ("measured", "ci_low", "ci_high", "n_seeds", "control", "verdict")
+
+
+class ClaimError(ValueError):
+    """A claim's declaration or score is malformed (names the claim)."""
+
+
+def score(measured: float, ci: tuple[float, float] = (math.nan, math.nan), n_seeds: int | None = None,
+          control: str = "", verdict: str = "not run") -> dict:
+    """One claim's score, as the sidecar and the ledger hold it."""
+    if verdict not in VERDICTS:
+        raise ClaimError(f"verdict {verdict!r}: allowed {', '.join(VERDICTS)}")
+    return {"measured": _num(measured), "ci_low": _num(ci[0]), "ci_high": _num(ci[1]),
+            "n_seeds": None if n_seeds is None else int(n_seeds), "control": control, "verdict": verdict}
+
+
+def not_run(why: str) -> dict:
+    """A claim whose inputs this config does not produce; ``why`` says what is missing."""
+    return score(math.nan, control=why, verdict="not run")
+
+
+def _num(x) -> float | None:
+    x = float(x) if x is not None else math.nan
+    return None if math.isnan(x) else x
+
+
+# -- intervals ------------------------------------------------------------------------------------------------
+
+def rate(successes: int, n: int) -> tuple[float, float, float]:
+    """(share, Wilson 95% low, high) of a count."""
+    from .stats import wilson_interval
+
+    lo, hi = wilson_interval(int(successes), int(n))
+    return successes / n, lo, hi
+
+
+def mean_interval(values: Iterable[float], level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): Student's t interval of the mean over seeds (NaN values dropped; one value: no
+    interval)."""
+    import numpy as np
+
+    v = np.asarray([x for x in values if x is not None], dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return math.nan, math.nan, math.nan
+    m = float(v.mean())
+    if v.size < 2:
+        return m, math.nan, math.nan
+    from scipy.stats import t
+
+    half = float(t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return m, m - half, m + half
+
+
+def median_interval(values: Iterable[float], level: float = 0.95, n_boot: int = 2000) -> tuple[float, float, float]:
+    """(median, low, high): percentile bootstrap of the median over seeds (fixed resampling seed, so the
+    ledger is reproducible)."""
+    import numpy as np
+
+    v = np.asarray([x for x in values if x is not None], dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return math.nan, math.nan, math.nan
+    med = float(np.median(v))
+    if v.size < 2:
+        return med, math.nan, math.nan
+    boots = np.median(np.random.default_rng(0).choice(v, size=(n_boot, v.size)), axis=1)
+    lo, hi = np.quantile(boots, [0.5 - level / 2, 0.5 + level / 2])
+    return med, float(lo), float(hi)
+
+
+# -- verdicts -------------------------------------------------------------------------------------------------
+
+def _bad(*xs) -> bool:
+    return any(x is None or (isinstance(x, float) and math.isnan(x)) for x in xs)
+
+
+def above(value: float, low: float, threshold: float) -> str:
+    """The claim "value exceeds threshold": interval above it reproduced, only the estimate partial."""
+    if _bad(value):
+        return "not run"
+    if not _bad(low) and low > threshold:
+        return "reproduced"
+    return "partial" if value > threshold else "not reproduced"
+
+
+def below(value: float, high: float, threshold: float) -> str:
+    """The claim "value is under threshold" (mirror of :func:`above`)."""
+    return above(-value if not _bad(value) else value, -high if not _bad(high) else high, -threshold)
+
+
+def exceeds(value: float, low: float, control_value: float, control_high: float) -> str:
+    """The claim "value exceeds the control's": intervals disjoint reproduced, only the estimates partial."""
+    if _bad(value, control_value):
+        return "not run"
+    if not _bad(low, control_high) and low > control_high:
+        return "reproduced"
+    return "partial" if value > control_value else "not reproduced"
+
+
+def near(value: float, low: float, high: float, reference: float, tolerance: float) -> str:
+    """The claim "value equals the source's reference": within ``tolerance`` (declared with the claim) or the
+    interval contains it reproduced; otherwise not reproduced (a value is a match or it is not)."""
+    if _bad(value):
+        return "not run"
+    if abs(value - reference) <= tolerance or (not _bad(low, high) and low <= reference <= high):
+        return "reproduced"
+    return "not reproduced"
+
+
+def share_holds(k: int, n: int, low_share: float = 0.5) -> str:
+    """A claim about every seed/run/case: all k of n reproduced, at least ``low_share`` of them partial."""
+    if n == 0:
+        return "not run"
+    if k == n:
+        return "reproduced"
+    return "partial" if k / n >= low_share else "not reproduced"
+
+
+def fmt_rate(label: str, k: int, n: int) -> str:
+    p, lo, hi = rate(k, n)
+    return f"{label} {k}/{n} [{lo:.2f}, {hi:.2f}]"
+
+
+def fmt_interval(label: str, value: float, low: float, high: float, digits: int = 3) -> str:
+    if _bad(value):
+        return f"{label} -"
+    if _bad(low, high):
+        return f"{label} {value:.{digits}g}"
+    return f"{label} {value:.{digits}g} [{low:.{digits}g}, {high:.{digits}g}]"
+
+
+# -- declarations ---------------------------------------------------------------------------------------------
+
+def check_declared(where: str, claims: list) -> None:
+    """A CLAIMS literal: a list of mappings with exactly the declared fields, non-empty strings."""
+    for c in claims:
+        if not isinstance(c, Mapping) or set(c) != set(DECLARED_FIELDS):
+            got = sorted(c) if isinstance(c, Mapping) else type(c).__name__
+            raise ClaimError(f"{where}: each of CLAIMS must have exactly the fields {', '.join(DECLARED_FIELDS)}; "
+                             f"got {got}")
+        bad = [k for k in DECLARED_FIELDS if not (isinstance(c[k], str) and c[k].strip())]
+        if bad:
+            raise ClaimError(f"{where}: claim {c.get('id')!r}: {', '.join(bad)} must be non-empty text")
+
+
+def check_scores(where: str, declared_ids: Iterable[str], scores: Mapping) -> dict:
+    """The scores a figure module returned: one per declared claim (missing ones are ``not run``), none
+    undeclared, each with the score fields."""
+    ids = list(declared_ids)
+    extra = sorted(set(scores) - set(ids))
+    if extra:
+        raise ClaimError(f"{where}: scores for undeclared claims {extra}")
+    out = {}
+    for cid in ids:
+        s = scores.get(cid) or not_run("not scored by this figure's inputs")
+        if set(s) != set(SCORE_FIELDS) or s["verdict"] not in VERDICTS:
+            raise ClaimError(f"{where}: claim {cid!r}: a score has the fields {', '.join(SCORE_FIELDS)} and a "
+                             f"verdict of {', '.join(VERDICTS)}; got {s!r}")
+        out[cid] = dict(s)
+    return out

@@ -1,0 +1,17 @@
+# The claims ledger: every declared claim scored where its figure ran (`snakemake claims`); seconds, it reads
+# the figures' sidecars only. In a replicate (--config replicate=true) it also reads the original's ledger.
+rule claims:
+    input:
+        sidecars=[P.figure(f, ".json") for f in CFG.raw["figures"]],
+        original=claims_original(),
+    output:
+        csv=P.claims(".csv"),
+        md=P.claims(".md"),
+        papers=claims_report_files(),
+    log:
+        P.log("claims", "claims"),
+    params:
+        declared=canonical_json(registry.declared_claims()),
+        code=jobs.code_hash("pipeline_lib.stages.claims"),
+    script:
+        "../scripts/claims.py"
