@@ -4,11 +4,13 @@ rows after single optimizer steps of a mini-batch run's first epochs (runs with
 ``step_attention_epochs``), red/blue from the change over the last step."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..stats import log_spaced_values
 from ..store import read_dataset
 from . import style
@@ -63,6 +65,50 @@ CHECKS = [
 ]
 
 RISE, FALL = "#d62728", "#1f77b4"
+BOTH_WAYS = 0.1  # "some batches reinforce": each direction in at least one step in ten (a stated convention)
+
+CLAIMS = [
+    {"id": "circuits.fig2.steps_push_both_ways_scratch",
+     "claim": "Single optimizer steps push the attention both ways: some batches reinforce the tokens beyond k",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 2 and its text",
+     "reference": "\"among the 64 batches of size 32, some reinforce the 3 tokens among the 8 ones\"",
+     "statistic": "per seed of the first step run without ancestors (default config: T=8, batches of 32, from "
+                  "scratch): share of the (probe, step) changes over its recorded steps that raise the attention "
+                  "mass on the positions >= k; mean over seeds",
+     "control": "none: a share of steps, compared with the convention that each direction occurs in at least one "
+                "step in ten (0.1 <= share <= 0.9)",
+     "test": "reproduced if the t 95% interval lies within [0.1, 0.9]; partial if only the mean does"},
+    {"id": "circuits.fig2.steps_push_both_ways_curriculum",
+     "claim": "Single optimizer steps push the attention both ways: some batches reinforce the tokens beyond k",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 2 and its text",
+     "reference": "\"among the 64 batches of size 32, some reinforce the 3 tokens among the 8 ones\"",
+     "statistic": "per seed of the first step run with ancestors (default config: T=8, batches of 32, the p=4 "
+                  "phase of the curriculum): share of the (probe, step) changes over its recorded steps that raise "
+                  "the attention mass on the positions >= k; mean over seeds",
+     "control": "none: a share of steps, compared with the convention that each direction occurs in at least one "
+                "step in ten (0.1 <= share <= 0.9)",
+     "test": "reproduced if the t 95% interval lies within [0.1, 0.9]; partial if only the mean does"},
+    {"id": "circuits.fig2.final_pruning_beyond_k_scratch",
+     "claim": "Training prunes the spurious links: the attention on the positions beyond k ends lower than it starts",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 2 and its text",
+     "reference": "the links to the positions beyond k are pruned (drawn; no value given)",
+     "statistic": "per seed of the first step run without ancestors (default config: T=8, batches of 32, from "
+                  "scratch): attention mass on the positions >= k (mean over the probe sequences) at the run's "
+                  "first recorded epoch minus at its last, from the attention it recorded over the whole run; mean "
+                  "over seeds",
+     "control": "the same run's own start, paired per seed (the drop is measured against it)",
+     "test": "reproduced if the t 95% interval of the drop lies above 0; partial if only the mean does"},
+    {"id": "circuits.fig2.final_pruning_beyond_k_curriculum",
+     "claim": "Training prunes the spurious links: the attention on the positions beyond k ends lower than it starts",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 2 and its text",
+     "reference": "the links to the positions beyond k are pruned (drawn; no value given)",
+     "statistic": "per seed of the first step run with ancestors (default config: T=8, batches of 32, the p=4 "
+                  "phase of the curriculum): attention mass on the positions >= k (mean over the probe sequences) "
+                  "at the run's first recorded epoch (the switch) minus at its last, from the attention it recorded "
+                  "over the whole run; mean over seeds",
+     "control": "the same run's own start, paired per seed (the drop is measured against it)",
+     "test": "reproduced if the t 95% interval of the drop lies above 0; partial if only the mean does"},
+]
 
 
 @dataclass(frozen=True)
@@ -103,6 +149,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
             "attention": one.sel(step=shown).values, "previous": one.sel(step=[s - 1 for s in shown]).values,
             "tokens": own.probe_x.isel(probe=params.probe).values}
         st = stats[f"{run} (per step)"] = step_stats(att, k)
+        st.update(run_mass_beyond_k(own, k), has_ancestors=len(cfg.lineage(run)) > 1)
         summary.append(f"{run}, every step of its first {st['epochs']} epochs (all seeds and probes): "
                        f"{st['share_raising_rest']:.2f} of the steps raise the attention on the positions >= k, "
                        f"{st['share_raising_first_k']:.2f} on the first k")
@@ -118,10 +165,63 @@ def step_stats(att, k: int) -> dict:
     rest = att.isel(position=slice(k, None)).sum("position")
     steps = att.sizes["step"] - 1
     per_epoch = int(round(1 / float(att.step_epoch[1] - att.step_epoch[0]))) if steps else 1
+    raising_rest = rest.diff("step") > 0
     return {"steps": int(steps), "steps_per_epoch": per_epoch, "epochs": steps // max(per_epoch, 1),
             "share_raising_first_k": float((first_k.diff("step") > 0).mean()),
-            "share_raising_rest": float((rest.diff("step") > 0).mean()),
-            "first_k_mass_start": float(first_k.isel(step=0).mean()), "first_k_mass_end": float(first_k.isel(step=-1).mean())}
+            "share_raising_rest": float(raising_rest.mean()),
+            "first_k_mass_start": float(first_k.isel(step=0).mean()), "first_k_mass_end": float(first_k.isel(step=-1).mean()),
+            "share_raising_rest_per_seed": [float(v) for v in raising_rest.mean(["step", "probe"]).values]}
+
+
+def run_mass_beyond_k(own, k: int) -> dict:
+    """Per seed, the attention mass on the positions >= k (mean over probes) at the first and the last
+    epoch the run recorded its attention (the whole run, not only its per-step epochs)."""
+    att = recorded_attention(own)
+    rest = att.isel(position=slice(k, None)).sum("position", skipna=False).mean("probe")  # (seed, epoch)
+    as_list = lambda da: [None if math.isnan(float(v)) else float(v) for v in da.values]  # noqa: E731
+    return {"beyond_k_epochs": [int(att.epoch[0]), int(att.epoch[-1])],
+            "beyond_k_mass_start_per_seed": as_list(rest.isel(epoch=0)),
+            "beyond_k_mass_end_per_seed": as_list(rest.isel(epoch=-1))}
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    out = {}
+    for arm, ancestors in (("scratch", False), ("curriculum", True)):
+        st = next((s for key, s in stats.items()
+                   if key.endswith(" (per step)") and s.get("has_ancestors") == ancestors), None)
+        if st is None:
+            why = f"no step run {'with' if ancestors else 'without'} ancestors in step_runs"
+            out[f"circuits.fig2.steps_push_both_ways_{arm}"] = out[f"circuits.fig2.final_pruning_beyond_k_{arm}"] = \
+                claims.not_run(why)
+            continue
+        out[f"circuits.fig2.steps_push_both_ways_{arm}"] = _both_ways(st)
+        out[f"circuits.fig2.final_pruning_beyond_k_{arm}"] = _pruning(st)
+    return out
+
+
+def _both_ways(st: dict) -> dict:
+    shares = st["share_raising_rest_per_seed"]
+    m, lo, hi = claims.mean_interval(shares)
+    verdict = _worst(claims.above(m, lo, BOTH_WAYS), claims.below(m, hi, 1 - BOTH_WAYS))
+    return claims.score(m, (lo, hi), len(shares), f"convention: each direction >= {BOTH_WAYS:g} of the "
+                        f"{st['steps']} steps (share raising the first k {st['share_raising_first_k']:.3g})", verdict)
+
+
+def _pruning(st: dict) -> dict:
+    start = np.array([np.nan if v is None else v for v in st["beyond_k_mass_start_per_seed"]])
+    end = np.array([np.nan if v is None else v for v in st["beyond_k_mass_end_per_seed"]])
+    m, lo, hi = claims.mean_interval(start - end)
+    m0 = claims.mean_interval(start)
+    e0, e1 = st["beyond_k_epochs"]
+    return claims.score(m, (lo, hi), int(np.isfinite(start - end).sum()),
+                        claims.fmt_interval(f"mass beyond k at epoch {e0} (start)", *m0)
+                        + f"; at epoch {e1} {np.nanmean(end):.3g}", claims.above(m, lo, 0.0))
+
+
+def _worst(*verdicts: str) -> str:
+    """The weakest of several verdicts on one claim (a missing input first)."""
+    order = ("not run", "not reproduced", "partial", "reproduced")
+    return min(verdicts, key=order.index)
 
 
 def plot_fig2_attention_graph(rows: dict[str, dict], k: int) -> Figure:

@@ -1,14 +1,17 @@
 """Fig. 3 of 'Easing Optimization Paths': attention per position over training, one panel per arm,
 the boundary of the first k positions marked; optionally a second row per step over the first epochs
-of mini-batch runs (``step_arms``: runs with ``step_attention_epochs``), the paper's resolution."""
+of mini-batch runs (``step_arms``: runs with ``step_attention_epochs``), the paper's resolution. Its
+claims also read the linear probes of ``probe_runs`` ("addition modulo k+1")."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..store import read_dataset
 from . import style
 from .reading import arm_trajectory, recorded_attention
@@ -20,7 +23,7 @@ description: Attention per position over epochs, one panel per arm, the k bounda
 required: [arms]
 properties:
   arms:
-    description: "Label -> run (with its ancestors)."
+    description: "Label -> run (with its ancestors). The claims compare the arms labelled 'curriculum' and 'scratch'."
     type: object
     minProperties: 1
     additionalProperties:
@@ -41,9 +44,79 @@ properties:
           dataset: {properties: {task: {const: sparse_modular_addition}}}
           run: {properties: {step_attention_epochs: {minimum: 1}}}
       x-requires-message: "must be a sparse_modular_addition run with step_attention_epochs >= 1"
+  probe_runs:
+    description: "Label -> run whose linear probes (analyses.probes) the 'addition modulo k+1' claims read (not drawn): 'curriculum', a finetune whose first snapshot is the switch (the p=2 weights on p=4 inputs), and 'scratch', whose first snapshot is the untrained initialisation."
+    type: object
+    default: {}
+    additionalProperties:
+      type: string
+      x-ref: run
+      x-reads: [analysis/probes]
+      x-requires: {properties: {dataset: {properties: {task: {const: sparse_modular_addition}}}}}
+      x-requires-message: "must be a sparse_modular_addition run (the claims probe the zeros among the first k)"
 """
 CHECKS = [["seed", "seed is None or all(seed in seeds(r) for r in [*arms.values(), *step_arms.values()])",
            "seed {seed} is not trained by every run of {[*arms.values(), *step_arms.values()]}"]]
+
+CLAIMS = [
+    {"id": "circuits.fig3.attention_concentrates_on_first_k",
+     "claim": "Along the curriculum the attention concentrates on the first k positions",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Figs. 2 and 3",
+     "reference": "the attention moves onto the first k positions (drawn; no value given)",
+     "statistic": "per seed of arm 'curriculum' (p=2 pretraining, then p=4): attention mass on the first k positions "
+                  "(mean over the probe sequences of the phase recorded) at the last recorded epoch minus at epoch 0 "
+                  "(the start of the p=2 phase, on its probe sequences); mean over seeds",
+     "control": "the same change in arm 'scratch' (p=4 from the same initial weights, same data and total epochs: it "
+                "differs only by the p=2 phase)",
+     "test": "reproduced if the t 95% intervals are disjoint with the curriculum's change above; partial if only its "
+             "mean is higher"},
+    {"id": "circuits.fig3.attention_on_zeros",
+     "claim": "The p=2 model's attention favours the zeros among the first k tokens",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 3 (drawn; the wording is not recorded here)",
+     "reference": "none given (drawn only)",
+     "statistic": "per seed of arm 'curriculum', at the last recorded epoch of its p=2 phase (the switch), over that "
+                  "phase's own probe sequences with both zeros and non-zeros among the first k: share of the first-k "
+                  "attention on the zero tokens minus the share of zeros among the first k (0: no preference); mean "
+                  "over the probes, then over seeds",
+     "control": "the same statistic at epoch 0 of that phase (the untrained weights, same seeds and probe sequences: "
+                "differs only by the p=2 training)",
+     "test": "reproduced if the t 95% intervals are disjoint with the switch's above; partial if only its mean is "
+             "higher"},
+    {"id": "circuits.probes.zeros_above_chance",
+     "claim": "The p=2 model implements addition modulo k+1: the number of zeros among the first k is linearly "
+              "decodable from z_A at the switch",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), the curriculum's 'addition modulo k+1' sub-circuit "
+               "(section not recorded here)",
+     "reference": "none given (stated, not measured by probes in the paper)",
+     "statistic": "held-out accuracy of the logistic-regression probe of zeros_k (zeros among the first k) from z_A "
+                  "at the first probed snapshot of probe run 'curriculum' (the switch: p=2 weights, p=4 inputs); "
+                  "mean over seeds",
+     "control": "chance: the majority-class accuracy of zeros_k on the same held-out data",
+     "test": "reproduced if the t 95% interval lies above chance; partial if only the mean does"},
+    {"id": "circuits.probes.zeros_above_untrained",
+     "claim": "The zeros count is decodable at the switch because of the p=2 training, not the architecture",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), the curriculum's 'addition modulo k+1' sub-circuit "
+               "(section not recorded here)",
+     "reference": "none given",
+     "statistic": "as circuits.probes.zeros_above_chance: zeros_k probe accuracy from z_A at the switch, mean over "
+                  "seeds",
+     "control": "the same probe at the first probed snapshot of probe run 'scratch' (the same seeds' untrained "
+                "initial weights on the same p=4 data: differs only by the p=2 training)",
+     "test": "reproduced if the t 95% intervals are disjoint with the switch above; partial if only its mean is "
+             "higher"},
+    {"id": "circuits.probes.zeros_above_scratch_end",
+     "claim": "The p=2 model encodes the zeros count better than the model trained on p=4 from scratch",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), the curriculum's 'addition modulo k+1' sub-circuit "
+               "(section not recorded here)",
+     "reference": "none given",
+     "statistic": "as circuits.probes.zeros_above_chance: zeros_k probe accuracy from z_A at the switch, mean over "
+                  "seeds",
+     "control": "the same probe at the last probed snapshot of probe run 'scratch' (trained on p=4 from the same "
+                "initial weights: differs in the task trained on and in the number of epochs)",
+     "test": "reproduced if the t 95% intervals are disjoint with the switch above; partial if only its mean is "
+             "higher"},
+]
+PROBE_SITE, PROBE_TARGET = "z_A", "zeros_k"
 
 
 @dataclass(frozen=True)
@@ -51,6 +124,7 @@ class Params:
     arms: tuple[tuple[str, str], ...]
     seed: int | None = None
     step_arms: tuple[tuple[str, str], ...] = ()
+    probe_runs: tuple[tuple[str, str], ...] = ()
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
@@ -60,6 +134,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         traj, switches[label] = arm_trajectory(cfg, run, paths, ["attention"])
         k = int(read_dataset(paths.trajectory(run), rule="train").attrs["task_k"])
         arms[label], stats[label] = _shown(recorded_attention(traj), params.seed, k, "epoch")
+        stats[label].update(zeros_stats(cfg, run, paths, k))
     steps = {}
     for label, run in params.step_arms:
         own = read_dataset(paths.trajectory(run), rule="train")
@@ -67,19 +142,144 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         steps[label], stats[f"{label} (per step)"] = _shown(own.step_attention, params.seed, k, "step")
         stats[f"{label} (per step)"]["steps"] = int(own.sizes["step"] - 1)
     who = "mean over seeds" if params.seed is None else f"seed {params.seed}"
-    stats["summary"] = (f"attention mass on the first k={k} positions ({who}, mean over probes), start -> end: "
-                        + "; ".join(f"{lbl} {s['first_k_mass_start']:.2f} -> {s['first_k_mass_end']:.2f}"
-                                    for lbl, s in stats.items()))
+    summary = (f"attention mass on the first k={k} positions ({who}, mean over probes), start -> end: "
+               + "; ".join(f"{lbl} {s['first_k_mass_start']:.2f} -> {s['first_k_mass_end']:.2f}"
+                           for lbl, s in stats.items()))
+    if params.probe_runs:
+        stats["probes"] = {label: probe_stats(read_dataset(paths.analysis("probes", run), rule="probes"))
+                           for label, run in params.probe_runs}
+        summary += f". Probe of {PROBE_TARGET} from {PROBE_SITE}, median over seeds, first -> last snapshot: " + "; ".join(
+            f"{lbl} {np.nanmedian(_f(p['first_per_seed'])):.2f} -> {np.nanmedian(_f(p['last_per_seed'])):.2f} "
+            f"(chance {p['chance']:.2f})" for lbl, p in stats["probes"].items() if "missing" not in p)
+    stats["summary"] = summary
     return plot_fig3_attention_heatmap(arms, k, switches, steps), stats
 
 
 def _shown(att: xr.DataArray, seed: int | None, k: int, time: str) -> tuple[xr.DataArray, dict]:
-    """The attention drawn (mean over probes; over seeds unless one is chosen) and its mass on the
-    first k positions at the first and last ``time`` (epoch or step)."""
+    """The attention drawn (mean over probes; over seeds unless one is chosen), its mass on the first k
+    positions at the first and last ``time`` (epoch or step), and that mass per seed."""
     att = att.mean("probe")
+    per_seed = att.isel(position=slice(0, k)).sum("position", skipna=False)  # (seed, time)
+    st = {"first_k_mass_start_per_seed": _list(per_seed.isel({time: 0})),
+          "first_k_mass_end_per_seed": _list(per_seed.isel({time: -1}))}
     att = att.mean("seed") if seed is None else att.sel(seed=seed)
     mass = att.isel(position=slice(0, k)).sum("position")
-    return att, {"first_k_mass_start": float(mass.isel({time: 0})), "first_k_mass_end": float(mass.isel({time: -1}))}
+    return att, {"first_k_mass_start": float(mass.isel({time: 0})), "first_k_mass_end": float(mass.isel({time: -1})),
+                 **st}
+
+
+def zeros_stats(cfg, run: str, paths, k: int) -> dict:
+    """Per seed, :func:`zeros_excess` at epoch 0 of the arm's first phase, at the last recorded epoch of
+    its last-but-one phase (the switch; only for an arm of several phases) and at the end of the run,
+    each over that phase's own probe sequences."""
+    chain, seeds = cfg.lineage(run), list(cfg.runs[run].seeds)
+
+    def at(r: str, which: int) -> list:
+        own = read_dataset(paths.trajectory(r), rule="train").sel(seed=seeds)
+        att = recorded_attention(own).isel(epoch=which).transpose("seed", "probe", "position")
+        return zeros_excess(att.values, own.probe_x.values, k)
+
+    out = {"zeros_excess_start_per_seed": at(chain[0], 0)}
+    if len(chain) > 1:
+        out["zeros_excess_switch_per_seed"] = at(chain[-2], -1)
+    out["zeros_excess_end_per_seed"] = at(run, -1)
+    return out
+
+
+def zeros_excess(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
+    """Per seed: over the probes with both zeros and non-zeros among the first k tokens, the mean of
+    (share of the first-k attention on the zero tokens) - (share of zeros among the first k).
+    ``att``: (seed, probe, position); ``tokens``: (probe, position). None where no probe qualifies."""
+    zero = np.asarray(tokens)[:, :k] == 0
+    n0 = zero.sum(1)
+    keep = (n0 > 0) & (n0 < k)
+    if not keep.any():
+        return [None] * len(att)
+    a = np.asarray(att, dtype=float)[:, keep, :k]
+    excess = (a * zero[keep]).sum(-1) / a.sum(-1) - n0[keep] / k  # (seed, probe)
+    return _list(excess.mean(1))
+
+
+def probe_stats(ds: xr.Dataset) -> dict:
+    """Per seed, the held-out accuracy of the zeros_k probe from z_A at the first and the last probed
+    snapshot, with the snapshots' epochs and the majority-class chance."""
+    if PROBE_SITE not in list(ds.site.values) or PROBE_TARGET not in list(ds.target.values):
+        return {"missing": f"its probes artifact has no {PROBE_TARGET} probe at {PROBE_SITE}"}
+    acc = ds.accuracy.sel(site=PROBE_SITE, target=PROBE_TARGET)
+    return {"first_snapshot": int(acc.snapshot[0]), "last_snapshot": int(acc.snapshot[-1]),
+            "first_per_seed": _list(acc.isel(snapshot=0)), "last_per_seed": _list(acc.isel(snapshot=-1)),
+            "chance": float(ds.chance.sel(target=PROBE_TARGET))}
+
+
+def _list(values) -> list:
+    return [None if math.isnan(float(v)) else float(v) for v in np.asarray(values, dtype=float).ravel()]
+
+
+def _f(values: list) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+# -- claims ---------------------------------------------------------------------------------------------------
+
+def score_claims(stats: dict, params: Params) -> dict:
+    out = {"circuits.fig3.attention_concentrates_on_first_k": _concentration(stats),
+           "circuits.fig3.attention_on_zeros": _zeros(stats.get("curriculum"))}
+    out.update(_probe_claims(stats.get("probes", {})))
+    return out
+
+
+def _paired(values: list) -> int:
+    return int(np.isfinite(_f(values)).sum())
+
+
+def _concentration(stats: dict) -> dict:
+    if "curriculum" not in stats or "scratch" not in stats:
+        return claims.not_run("arms 'curriculum' and 'scratch' not both drawn")
+
+    def change(s: dict) -> list:
+        return list(_f(s["first_k_mass_end_per_seed"]) - _f(s["first_k_mass_start_per_seed"]))
+
+    cur, scr = change(stats["curriculum"]), change(stats["scratch"])
+    m, lo, hi = claims.mean_interval(cur)
+    m0, lo0, hi0 = claims.mean_interval(scr)
+    return claims.score(m, (lo, hi), _paired(cur), claims.fmt_interval("scratch change", m0, lo0, hi0),
+                        claims.exceeds(m, lo, m0, hi0))
+
+
+def _zeros(cur: dict | None) -> dict:
+    if cur is None:
+        return claims.not_run("arm 'curriculum' not drawn")
+    if "zeros_excess_switch_per_seed" not in cur:
+        return claims.not_run("arm 'curriculum' has a single phase: no p=2 phase before a switch")
+    sw, st = cur["zeros_excess_switch_per_seed"], cur["zeros_excess_start_per_seed"]
+    if not _paired(sw):
+        return claims.not_run("no probe sequence has both zeros and non-zeros among the first k")
+    m, lo, hi = claims.mean_interval(sw)
+    m0, lo0, hi0 = claims.mean_interval(st)
+    return claims.score(m, (lo, hi), _paired(sw), claims.fmt_interval("epoch 0 (untrained)", m0, lo0, hi0),
+                        claims.exceeds(m, lo, m0, hi0))
+
+
+def _probe_claims(probes: dict) -> dict:
+    ids = ("circuits.probes.zeros_above_chance", "circuits.probes.zeros_above_untrained",
+           "circuits.probes.zeros_above_scratch_end")
+    cur, scr = probes.get("curriculum"), probes.get("scratch")
+    if cur is None or "missing" in cur:
+        why = "probe run 'curriculum' not configured (probe_runs)" if cur is None else f"'curriculum': {cur['missing']}"
+        return {cid: claims.not_run(why) for cid in ids}
+    m, lo, hi = claims.mean_interval(cur["first_per_seed"])
+    n = _paired(cur["first_per_seed"])
+    out = {ids[0]: claims.score(m, (lo, hi), n, f"chance (majority class) {cur['chance']:.3g}",
+                                claims.above(m, lo, cur["chance"]))}
+    for cid, key, what in ((ids[1], "first_per_seed", "scratch at its first snapshot (untrained)"),
+                           (ids[2], "last_per_seed", "scratch at its last snapshot")):
+        if scr is None or "missing" in scr:
+            out[cid] = claims.not_run("probe run 'scratch' not configured (probe_runs)" if scr is None
+                                      else f"'scratch': {scr['missing']}")
+            continue
+        m0, lo0, hi0 = claims.mean_interval(scr[key])
+        out[cid] = claims.score(m, (lo, hi), n, claims.fmt_interval(what, m0, lo0, hi0), claims.exceeds(m, lo, m0, hi0))
+    return out
 
 
 def _heatmap(ax, edges: np.ndarray, att: xr.DataArray, time: str, k: int, vmax: float):

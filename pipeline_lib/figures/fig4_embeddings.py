@@ -1,6 +1,6 @@
 """Fig. 4 of 'Easing Optimization Paths': z_A of a d=2 circuit model after pretraining and after
 finetuning, coloured by the sum of the first k tokens, with the cluster count of every seed; one row
-per training setting (``pretrain``/``finetune`` first, then each of ``settings``)."""
+per training setting (``pretrain``/``finetune`` first, then each of ``settings``, then ``p3``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..analysis.clusters import count_clusters
 from ..store import read_dataset
 from . import style
@@ -51,9 +52,70 @@ properties:
     type: integer
     minimum: 2
     default: 24
+  p3:
+    description: "Optional diagnostic row: a {pretrain, finetune} pair whose finetune trains on p=3 (the reference finetune.py's default), where the sums of the first k tokens take 2k+1 values; null: none."
+    type: [object, "null"]
+    default: null
+    required: [pretrain, finetune]
+    additionalProperties: false
+    properties:
+      pretrain: {description: "Pretraining run.", type: string, x-ref: run, x-requires: *d2, x-requires-message: *d2message}
+      finetune: {description: "Finetuning run (p=3).", type: string, x-ref: run, x-requires: *d2, x-requires-message: *d2message}
 """
-CHECKS = [["seed", "all(seed in seeds(r) for r in [pretrain, finetune, *[r for s in settings.values() for r in s.values()]])",
-           "seed {seed} is not trained by every run drawn"]]
+CHECKS = [["seed", "all(seed in seeds(r) for r in [pretrain, finetune, *[r for s in settings.values() for r in s.values()], "
+           "*(p3 or {}).values()])", "seed {seed} is not trained by every run drawn"]]
+
+LEARNED = 0.99  # final train accuracy from which a seed counts as having learned its task (clusters mean something)
+CLAIMS = [
+    {"id": "circuits.fig4.clusters_after_p2",
+     "claim": "After pretraining on p=2, z_A of the d=2 model shows 6 clusters, one per sum of the first k tokens",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 4 (left)",
+     "reference": "6 clusters (k=5: the sums 0..5, the 'addition modulo k+1' sub-circuit)",
+     "statistic": "seeds of run 'pretrain' that learned p=2 (final train accuracy >= 0.99) whose z_A cluster count "
+                  "(k-means, k by the best silhouette) equals the number of distinct sums of the first k tokens "
+                  "among its embedded sequences",
+     "control": "none: a count compared with the source's value (one cluster per sum); the seeds that did not learn "
+                "are left out and counted in the score's control text",
+     "test": "share_holds: reproduced if every learned seed shows one cluster per sum, partial if at least half do; "
+             "not reproduced if fewer, or if no seed learned"},
+    {"id": "circuits.fig4.clusters_after_p4",
+     "claim": "After finetuning on p=4, z_A of the d=2 model shows 16 clusters, one per sum of the first k tokens",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 4 (right)",
+     "reference": "16 clusters (k=5, p=4: the sums 0..15)",
+     "statistic": "seeds of run 'finetune' that learned p=4 (final train accuracy >= 0.99) whose z_A cluster count "
+                  "equals the number of distinct sums of the first k tokens",
+     "control": "none: a count compared with the source's value; the seeds that did not learn are counted in the "
+                "score's control text",
+     "test": "share_holds over the learned seeds, as circuits.fig4.clusters_after_p2; not reproduced if no seed "
+             "learned p=4"},
+    {"id": "circuits.fig4.clusters_after_p2_every_setting",
+     "claim": "The 6 clusters after p=2 appear under every training setting drawn",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 4 (left)",
+     "reference": "6 clusters (one setting in the paper)",
+     "statistic": "settings (the main pair and each of 'settings') in which circuits.fig4.clusters_after_p2's test "
+                  "gives reproduced for their pretraining run",
+     "control": "none: a count of settings; each setting's learned seeds and their matches are listed",
+     "test": "share_holds over the settings: reproduced if every setting reproduces, partial if at least half do"},
+    {"id": "circuits.fig4.clusters_after_p4_every_setting",
+     "claim": "The 16 clusters after p=4 appear under every training setting drawn",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 4 (right)",
+     "reference": "16 clusters (one setting in the paper)",
+     "statistic": "settings (the main pair and each of 'settings') in which circuits.fig4.clusters_after_p4's test "
+                  "gives reproduced for their finetuning run",
+     "control": "none: a count of settings; each setting's learned seeds and their matches are listed",
+     "test": "share_holds over the settings: reproduced if every setting reproduces, partial if at least half do"},
+    {"id": "circuits.fig4.clusters_after_p3",
+     "claim": "Finetuned to p=3 (the reference finetune.py's default) the d=2 model's z_A grows to one cluster per "
+              "sum (11 for k=5), where p=4 is never learned at d=2",
+     "source": "facebookresearch/pal projects/visualization/finetune.py (default p=2 -> p=3); the paper's Fig. 4 "
+               "mechanism (one cluster per sum)",
+     "reference": "none given for p=3 (the paper shows p=4: 16 clusters)",
+     "statistic": "seeds of the 'p3' finetune run that learned p=3 (final train accuracy >= 0.99) whose z_A cluster "
+                  "count equals the number of distinct sums of the first k tokens",
+     "control": "none: a count compared with the number of sums; the same seeds' count after p=2 is listed in the "
+                "score's control text",
+     "test": "share_holds over the learned seeds; not reproduced if no seed learned p=3; not run without a 'p3' row"},
+]
 
 
 @dataclass(frozen=True)
@@ -63,12 +125,14 @@ class Params:
     settings: tuple = ()  # ((label, {"pretrain": run, "finetune": run}), ...)
     seed: int = 0
     max_clusters: int = 24
+    p3: tuple | None = None  # (("pretrain", run), ("finetune", run))
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     panels, stats = [], {}
     pairs = [("", {"pretrain": params.pretrain, "finetune": params.finetune})] + [
-        (f" ({label})", pair) for label, pair in params.settings]
+        (f" ({label})", pair) for label, pair in params.settings] + (
+        [(" (p=3 diagnostic)", dict(params.p3))] if params.p3 else [])
     shown = [(setting, phase, pair[key]) for setting, pair in pairs
              for phase, key in (("after pretraining", "pretrain"), ("after finetuning", "finetune"))]
     for setting, phase, run in shown:
@@ -76,11 +140,12 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         k = int(traj.attrs["task_k"])
         sums = traj.embed_x.values[:, :k].sum(1)
         z = traj.z_A.isel(snapshot=-1)  # final weights
-        counts = {int(s): count_clusters(z.sel(seed=s).values, params.max_clusters, seed=0)[0] for s in z.seed.values}
+        counts = stats[run]["clusters_per_seed"] if run in stats else {  # a run drawn twice is counted once
+            int(s): count_clusters(z.sel(seed=s).values, params.max_clusters, seed=0)[0] for s in z.seed.values}
         panels.append({"title": f"{phase}{setting}\n{run}, seed {params.seed}", "z": z.sel(seed=params.seed).values,
                        "color": sums, "clusters": counts[params.seed]})
         train_acc = traj.train_acc.isel(epoch=-1)
-        learned = [int(s) for s in z.seed.values if float(train_acc.sel(seed=s)) >= 0.99]
+        learned = [int(s) for s in z.seed.values if float(train_acc.sel(seed=s)) >= LEARNED]
         stats[run] = {"clusters_per_seed": counts, "distinct_sums": int(len(np.unique(sums))),
                       "median_clusters": float(np.median(list(counts.values()))),
                       "final_train_acc": {int(s): float(train_acc.sel(seed=s)) for s in z.seed.values},
@@ -92,6 +157,50 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                                     f"median {s['median_clusters']:g} ({s['distinct_sums']} distinct sums)"
                                     for r, s in stats.items()))
     return plot_fig4_embeddings(panels, ncols=2), stats
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    pairs = [("main", {"pretrain": params.pretrain, "finetune": params.finetune}), *params.settings]
+    out = {"circuits.fig4.clusters_after_p2": one_per_sum(stats, params.pretrain),
+           "circuits.fig4.clusters_after_p4": one_per_sum(stats, params.finetune),
+           "circuits.fig4.clusters_after_p2_every_setting": every_setting(stats, pairs, "pretrain"),
+           "circuits.fig4.clusters_after_p4_every_setting": every_setting(stats, pairs, "finetune")}
+    p3 = dict(params.p3 or ())
+    out["circuits.fig4.clusters_after_p3"] = (one_per_sum(stats, p3["finetune"], before=p3["pretrain"]) if p3
+                                              else claims.not_run("no 'p3' row configured"))
+    return out
+
+
+def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:
+    """Score of "the seeds of ``run`` that learned its task show one z_A cluster per sum": share_holds
+    over the learned seeds; not reproduced when none learned. ``before``: the run whose counts of the
+    same seeds the control text lists (the pretraining of a finetune)."""
+    s = stats.get(run)
+    if s is None:
+        return claims.not_run(f"run {run!r} not drawn")
+    learned, n_all, sums = s["seeds_learned"], len(s["clusters_per_seed"]), s["distinct_sums"]
+    k = sum(c == sums for c in s["clusters_of_learned"])
+    control = (claims.fmt_rate("seeds that learned the task", len(learned), n_all)
+               + f"; one cluster per sum = {sums}; the learned seeds' counts {s['clusters_of_learned']}")
+    if before in stats:
+        prior = stats[before]["clusters_per_seed"]
+        control += f"; the same seeds' counts after {before}: {[prior.get(x, prior.get(str(x))) for x in learned]}"
+    if not learned:
+        p, lo, hi = claims.rate(0, n_all)
+        return claims.score(p, (lo, hi), n_all, control + " (no seed learned: nothing shows the clusters)",
+                            "not reproduced")
+    p, lo, hi = claims.rate(k, len(learned))
+    return claims.score(p, (lo, hi), len(learned), control, claims.share_holds(k, len(learned)))
+
+
+def every_setting(stats: dict, pairs: list, phase: str) -> dict:
+    """Score of "one cluster per sum in every setting": share_holds over the settings whose
+    :func:`one_per_sum` is reproduced (``phase``: 'pretrain' or 'finetune')."""
+    verdicts = {label: one_per_sum(stats, pair[phase])["verdict"] for label, pair in pairs}
+    ok = sum(v == "reproduced" for v in verdicts.values())
+    p, lo, hi = claims.rate(ok, len(verdicts))
+    return claims.score(p, (lo, hi), len(verdicts), "; ".join(f"{lbl}: {v}" for lbl, v in verdicts.items()),
+                        claims.share_holds(ok, len(verdicts)))
 
 
 def plot_fig4_embeddings(panels: list[dict], ncols: int | None = None) -> Figure:

@@ -1,5 +1,7 @@
 """Fig. 6 of 'Easing Optimization Paths': train and test loss along the straight line between two
-solutions (an analyses.interpolation entry), every seed thin and the median bold."""
+solutions (an analyses.interpolation entry), every seed thin and the median bold. Its claims also
+read the barriers of same-arm control entries (``controls``) and of a cross-arm entry pairing
+different seeds (``cross_arm_shifted``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,6 +10,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..store import read_dataset
 from . import style
 
@@ -21,18 +24,89 @@ properties:
     description: "Name of an entry of analyses.interpolation."
     type: string
     x-ref: analysis/interpolation
+  controls:
+    description: "Label -> entry of analyses.interpolation between two seeds of one arm (pair: shifted), e.g. two curriculum seeds and two scratch seeds: the barriers the cross-arm one must exceed. Not drawn."
+    type: object
+    default: {}
+    additionalProperties: {type: string, x-ref: analysis/interpolation}
+  cross_arm_shifted:
+    description: "Entry of analyses.interpolation between the two arms with pair: shifted (different seeds, as in the controls), or null. Not drawn."
+    type: [string, "null"]
+    default: null
+    x-ref: analysis/interpolation
 """
+
+CLAIMS = [
+    {"id": "circuits.fig6.barrier_between_solutions",
+     "claim": "A loss barrier separates the solution trained from scratch from the curriculum's",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 6",
+     "reference": "the train loss rises between the two solutions (drawn; no value given)",
+     "statistic": "per seed i of the 'interpolation' entry (scratch seed i to curriculum seed i, the same initial "
+                  "weights): train loss barrier = max train loss on t in [0, 1] minus the larger endpoint loss; "
+                  "median over seeds",
+     "control": "none: a barrier is >= 0 by construction and 0 means no rise; the same-arm barriers are the "
+                "controls of the basin claims",
+     "test": "reproduced if the bootstrap 95% interval of the median lies above 0; partial if only the median does"},
+    {"id": "circuits.fig6.barrier_exceeds_same_arm",
+     "claim": "The curriculum reaches a different basin: the barrier between the arms exceeds those within an arm",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 6",
+     "reference": "a barrier separates the two solutions (no same-arm comparison given)",
+     "statistic": "as circuits.fig6.barrier_between_solutions: the median over seeds of the train loss barrier "
+                  "between scratch seed i and curriculum seed i",
+     "control": "the same median for each of 'controls' (seed i vs the next seed of one arm, e.g. curriculum vs "
+                "curriculum and scratch vs scratch); the cross-arm pairs share their initial weights and the control "
+                "pairs do not, so the two differ in the initialisation as well as in the arms",
+     "test": "reproduced if the bootstrap 95% interval lies above every control's; partial if the median exceeds "
+             "every control's median; not run without controls"},
+    {"id": "circuits.fig6.barrier_exceeds_same_arm_shifted",
+     "claim": "The curriculum reaches a different basin, compared at equal initialisations",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 6",
+     "reference": "a barrier separates the two solutions (no same-arm comparison given)",
+     "statistic": "per seed i of the 'cross_arm_shifted' entry (scratch seed i to curriculum seed i+1: different "
+                  "initial weights): train loss barrier; median over seeds",
+     "control": "the same median for each of 'controls' (seed i vs the next seed of one arm: also different initial "
+                "weights, so only the arm differs)",
+     "test": "reproduced if the bootstrap 95% interval lies above every control's; partial if the median exceeds "
+             "every control's median; not run without cross_arm_shifted or controls"},
+]
+VERDICT_ORDER = ("not run", "not reproduced", "partial", "reproduced")
 
 
 @dataclass(frozen=True)
 class Params:
     interpolation: str
+    controls: tuple[tuple[str, str], ...] = ()
+    cross_arm_shifted: str | None = None
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     ic = cfg.analyses["interpolation"][params.interpolation]
     ds = read_dataset(paths.analysis("interpolation", params.interpolation), rule="interpolation")
-    return plot_fig6_interpolation(ds, ic.a, ic.b), fig6_stats(ds)
+    stats = fig6_stats(ds)
+    if params.controls:
+        stats["controls"] = {label: entry_stats(paths, name) for label, name in params.controls}
+    if params.cross_arm_shifted:
+        stats["cross_arm_shifted"] = entry_stats(paths, params.cross_arm_shifted)
+    others = {**stats.get("controls", {}), **({"cross-arm, shifted": stats["cross_arm_shifted"]}
+                                              if params.cross_arm_shifted else {})}
+    if others:
+        stats["summary"] += "; train barrier median of " + ", ".join(
+            f"{label} {st['barrier_train']['median']:.3g}" for label, st in others.items())
+    return plot_fig6_interpolation(ds, ic.a, ic.b), stats
+
+
+def entry_stats(paths, name: str) -> dict:
+    """:func:`fig6_stats` of another interpolation entry (no summary), with its [seed of a, seed of b] pairs."""
+    ds = read_dataset(paths.analysis("interpolation", name), rule="interpolation")
+    st = fig6_stats(ds)
+    del st["summary"]
+    return {**st, "entry": name, "pairs": _pairs(ds)}
+
+
+def _pairs(ds: xr.Dataset) -> list[list[int]]:
+    """[seed of a, seed of b] per row of an interpolation artifact (same seed without a seed_b coordinate)."""
+    b = ds.seed_b.values if "seed_b" in ds.coords else ds.seed.values
+    return [[int(x), int(y)] for x, y in zip(ds.seed.values, b)]
 
 
 def fig6_stats(ds: xr.Dataset) -> dict:
@@ -45,6 +119,36 @@ def fig6_stats(ds: xr.Dataset) -> dict:
     stats["summary"] = "; ".join(f"{s} loss barrier median {v['median']:.3g} (range {v['min']:.3g} to {v['max']:.3g})"
                                  for s, v in stats.items()) + f" over {ds.sizes['seed']} seeds"
     return stats
+
+
+# -- claims ---------------------------------------------------------------------------------------------------
+
+def score_claims(stats: dict, params: Params) -> dict:
+    med, lo, hi = claims.median_interval(stats["barrier_train"]["per_seed"])
+    n = len(stats["barrier_train"]["per_seed"])
+    out = {"circuits.fig6.barrier_between_solutions": claims.score(
+        med, (lo, hi), n, "0 (no rise above the endpoints)", claims.above(med, lo, 0.0))}
+    controls = stats.get("controls", {})
+    out["circuits.fig6.barrier_exceeds_same_arm"] = exceeds_controls(stats, controls)
+    out["circuits.fig6.barrier_exceeds_same_arm_shifted"] = (
+        exceeds_controls(stats["cross_arm_shifted"], controls) if "cross_arm_shifted" in stats
+        else claims.not_run("no cross_arm_shifted entry configured"))
+    return out
+
+
+def exceeds_controls(measured: dict, controls: dict) -> dict:
+    """The median train barrier of ``measured`` against every control's (bootstrap intervals): the
+    weakest of the :func:`claims.exceeds` verdicts."""
+    if not controls:
+        return claims.not_run("no same-arm control entries configured (controls)")
+    values = measured["barrier_train"]["per_seed"]
+    med, lo, hi = claims.median_interval(values)
+    verdicts, texts = [], []
+    for label, st in controls.items():
+        m0, lo0, hi0 = claims.median_interval(st["barrier_train"]["per_seed"])
+        verdicts.append(claims.exceeds(med, lo, m0, hi0))
+        texts.append(claims.fmt_interval(label, m0, lo0, hi0))
+    return claims.score(med, (lo, hi), len(values), "; ".join(texts), min(verdicts, key=VERDICT_ORDER.index))
 
 
 def plot_fig6_interpolation(ds: xr.Dataset, label_a: str, label_b: str) -> Figure:

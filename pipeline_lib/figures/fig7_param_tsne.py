@@ -1,5 +1,6 @@
 """Fig. 7 of 'Easing Optimization Paths': the parameter trajectories of both arms embedded jointly in
-2-D (an analyses.param_embed entry), one panel per seed; start, switch and end marked."""
+2-D (an analyses.param_embed entry), one panel per seed; start, switch and end marked. Its claim
+measures the distances in parameter space itself (the runs' weights), not in the embedding."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,6 +9,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..store import read_dataset
 from . import style
 
@@ -17,7 +19,11 @@ CONFIG = """
 description: Joint 2-D embedding of parameter trajectories; start, switch and end marked.
 required: [param_embed]
 properties:
-  param_embed: {description: "Name of an entry of analyses.param_embed.", type: string, x-ref: analysis/param_embed}
+  param_embed:
+    description: "Name of an entry of analyses.param_embed (its first and last runs are the two arms of the claim)."
+    type: string
+    x-ref: analysis/param_embed
+    x-reads: [artifact, weights]
   seeds:
     description: "Seeds drawn, one panel each."
     type: array
@@ -26,6 +32,22 @@ properties:
     default: [0, 1, 2, 3]
   method: {description: "Which embedding is drawn.", type: string, enum: [tsne, pca], default: tsne}
 """
+
+CLAIMS = [
+    {"id": "circuits.fig7.arms_end_apart",
+     "claim": "The two arms' parameter paths diverge: from the same start per seed they end apart",
+     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 7",
+     "reference": "the scratch and curriculum paths separate (drawn; no value given)",
+     "statistic": "per seed, the Euclidean distance in parameter space between the final weights of the entry's "
+                  "first and last runs (default: scratch and curriculum, which start from the same initial weights "
+                  "of that seed); mean over seeds. The distance between their first snapshots is listed",
+     "control": "the same distance between the final weights of seed i and of the next seed of one arm, for each "
+                "arm (two end points of one training procedure from different initial weights: the cross-arm pairs "
+                "differ in the arm, the control pairs in the initialisation)",
+     "test": "reproduced if the t 95% interval lies above both arms' control intervals; partial if the mean "
+             "exceeds both control means"},
+]
+VERDICT_ORDER = ("not run", "not reproduced", "partial", "reproduced")
 
 
 @dataclass(frozen=True)
@@ -38,7 +60,54 @@ class Params:
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     ds = read_dataset(paths.analysis("param_embed", params.param_embed), rule="param_embed")
     seeds = [s for s in params.seeds if s in ds.seed.values]  # seeds the runs do not have are left out
-    return plot_fig7_param_tsne(ds, seeds, params.method), fig7_stats(ds, seeds, params.method)
+    stats = fig7_stats(ds, seeds, params.method)
+    runs = list(cfg.analyses["param_embed"][params.param_embed].runs)
+    if len(runs) > 1:
+        all_seeds = [int(s) for s in ds.seed.values]
+        stats["distances"] = endpoint_distances({r: run_endpoints(cfg, r, paths, all_seeds) for r in (runs[0], runs[-1])})
+    return plot_fig7_param_tsne(ds, seeds, params.method), stats
+
+
+def flat_weights(w: xr.Dataset, snapshot: int) -> np.ndarray:
+    """(seed, P): every snapshotted parameter of one snapshot, flattened in name order."""
+    names = sorted(n for n in w.data_vars if "snapshot" in w[n].dims)
+    return np.concatenate([w[n].isel(snapshot=snapshot).values.reshape(w.sizes["seed"], -1) for n in names], axis=1)
+
+
+def run_endpoints(cfg, run: str, paths, seeds: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end), each (seed, P): the first snapshot of the run's first phase (its ancestors' first)
+    and the run's final weights."""
+    chain = cfg.lineage(run)
+    first = read_dataset(paths.weights(chain[0]), rule="train").sel(seed=seeds)
+    last = read_dataset(paths.weights(run), rule="train").sel(seed=seeds)
+    return flat_weights(first, 0), flat_weights(last, -1)
+
+
+def endpoint_distances(ends: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
+    """Per seed: the distance between two arms' start points and between their end points, and per
+    arm the distance between seed i's end point and the next seed's (the last with the first)."""
+    (a, (sa, ea)), (b, (sb, eb)) = list(ends.items())[0], list(ends.items())[-1]
+    rows = lambda x: [float(v) for v in np.linalg.norm(x, axis=1)]  # noqa: E731
+    return {"arms": [a, b], "start_cross_arm_per_seed": rows(sa - sb), "end_cross_arm_per_seed": rows(ea - eb),
+            "end_same_arm_per_seed": {a: rows(ea - np.roll(ea, -1, axis=0)), b: rows(eb - np.roll(eb, -1, axis=0))}}
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    d = stats.get("distances")
+    if d is None:
+        return {"circuits.fig7.arms_end_apart": claims.not_run("the param_embed entry has a single run")}
+    cross = d["end_cross_arm_per_seed"]
+    if len(cross) < 2:
+        return {"circuits.fig7.arms_end_apart": claims.not_run("a single seed: no second seed of an arm to compare")}
+    m, lo, hi = claims.mean_interval(cross)
+    verdicts, texts = [], []
+    for arm, same in d["end_same_arm_per_seed"].items():
+        m0, lo0, hi0 = claims.mean_interval(same)
+        verdicts.append(claims.exceeds(m, lo, m0, hi0))
+        texts.append(claims.fmt_interval(f"two seeds of {arm}", m0, lo0, hi0))
+    texts.append(f"start distance between the arms at most {max(d['start_cross_arm_per_seed']):.3g}")
+    return {"circuits.fig7.arms_end_apart": claims.score(m, (lo, hi), len(cross), "; ".join(texts),
+                                                         min(verdicts, key=VERDICT_ORDER.index))}
 
 
 def fig7_stats(ds: xr.Dataset, seeds: list[int], method: str) -> dict:

@@ -1,0 +1,400 @@
+"""Claims of the circuits paper (Figs. 2, 3, 4, 6, 7 and the probes): every declared id is scored for
+statistics shaped like the default config's, planted effects score reproduced, null ones not, a
+statistic crossing its threshold flips the verdict, and missing arms are not run."""
+import copy
+import dataclasses
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import xarray as xr
+import yaml
+
+from pipeline_lib import claims, registry
+from pipeline_lib.analysis.interpolation import paired_seeds
+from pipeline_lib.config import load_config
+from pipeline_lib.figures import (fig2_attention_graph as fig2, fig3_attention_heatmap as fig3, fig4_embeddings as fig4,
+                                  fig6_interpolation as fig6, fig7_param_tsne as fig7)
+
+REPO = Path(__file__).resolve().parents[1]
+MODULES = {"fig2_attention_graph": fig2, "fig3_attention_heatmap": fig3, "fig4_embeddings": fig4,
+           "fig6_interpolation": fig6, "fig7_param_tsne": fig7}
+S = 10  # seeds per run, as in the default config
+
+
+@pytest.fixture(scope="module")
+def default_params():
+    """Each figure's Params as the default config gives them."""
+    cfg = load_config(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
+    return {name: cfg.figures[name] for name in MODULES}
+
+
+def declared(name: str) -> list[str]:
+    return [c["id"] for c in registry.plugin("figure", name).get("CLAIMS", [])]
+
+
+def verdicts(scores: dict) -> dict:
+    return {cid: s["verdict"] for cid, s in scores.items()}
+
+
+def noisy(mean: float, sd: float = 0.01, n: int = S, seed: int = 0) -> list[float]:
+    return list(mean + np.random.default_rng(seed).normal(0, sd, n))
+
+
+# -- Fig. 2: the T=8 per-step runs ---------------------------------------------------------------------------
+
+def step_run(share_rest: float, drop: float, ancestors: bool, seed: int = 0) -> dict:
+    start = noisy(0.4, seed=seed)
+    return {"steps": 256, "share_raising_first_k": 0.5, "share_raising_rest_per_seed": noisy(share_rest, seed=seed + 1),
+            "beyond_k_epochs": [0, 200], "beyond_k_mass_start_per_seed": start,
+            "beyond_k_mass_end_per_seed": list(np.array(start) - np.array(noisy(drop, seed=seed + 2))),
+            "has_ancestors": ancestors}
+
+
+def fig2_stats(share=0.48, drop=0.2) -> dict:
+    return {"scratch_p4": {"epochs": [0]}, "minibatch_p4_T8 (per step)": step_run(share, drop, False),
+            "minibatch_p2_p4_T8 (per step)": step_run(share, drop, True, seed=5), "summary": ""}
+
+
+def test_fig2_step_claims_follow_the_share_and_the_drop(default_params):
+    params = default_params["fig2_attention_graph"]
+    v = verdicts(fig2.score_claims(fig2_stats(), params))
+    assert set(v) == set(declared("fig2_attention_graph")) and set(v.values()) == {"reproduced"}
+    # the share crosses the convention's 0.1: both ways no more; a drop of 0 is no pruning
+    v = verdicts(fig2.score_claims(fig2_stats(share=0.05, drop=-0.02), params))
+    assert v["circuits.fig2.steps_push_both_ways_scratch"] == "not reproduced"
+    assert v["circuits.fig2.final_pruning_beyond_k_curriculum"] == "not reproduced"
+    assert verdicts(fig2.score_claims(fig2_stats(share=0.95), params))[
+        "circuits.fig2.steps_push_both_ways_curriculum"] == "not reproduced"  # one way only, the other side
+    assert verdicts(fig2.score_claims(fig2_stats(share=0.12), params))[
+        "circuits.fig2.steps_push_both_ways_curriculum"] == "reproduced"
+    only_scratch = {k: s for k, s in fig2_stats().items() if "p2_p4" not in k}
+    v = verdicts(fig2.score_claims(only_scratch, params))
+    assert v["circuits.fig2.final_pruning_beyond_k_curriculum"] == "not run"
+    assert v["circuits.fig2.final_pruning_beyond_k_scratch"] == "reproduced"
+
+
+def test_fig2_mass_beyond_k_reads_the_whole_recorded_run():
+    k, T = 2, 4
+    mass = np.array([0.6, 0.5, 0.3])  # beyond k at the three recorded epochs (epoch 1 not recorded)
+    att = np.zeros((2, 4, 1, T))
+    att[:, [0, 2, 3]] = np.stack([(1 - mass) / 2, (1 - mass) / 2, mass / 2, mass / 2], axis=-1)[None, :, None, :]
+    own = xr.Dataset({"attention": (("seed", "epoch", "probe", "position"), att)},
+                     coords={"epoch": [0, 1, 2, 3], "attention_recorded": ("epoch", [True, False, True, True])})
+    st = fig2.run_mass_beyond_k(own, k)
+    assert st["beyond_k_epochs"] == [0, 3]
+    assert st["beyond_k_mass_start_per_seed"] == pytest.approx([0.6, 0.6])
+    assert st["beyond_k_mass_end_per_seed"] == pytest.approx([0.3, 0.3])
+    # per step: seed 0's mass beyond k rises at 1 of 2 steps, seed 1's at both
+    rest = np.array([[0.5, 0.6, 0.4], [0.5, 0.6, 0.7]])
+    steps = np.stack([(1 - rest) / 2, (1 - rest) / 2, rest / 2, rest / 2], axis=-1)[:, :, None, :]
+    da = xr.DataArray(steps, dims=("seed", "step", "probe", "position"),
+                      coords={"step": np.arange(3), "step_epoch": ("step", np.arange(3) / 2)})
+    assert fig2.step_stats(da, k)["share_raising_rest_per_seed"] == pytest.approx([0.5, 1.0])
+
+
+# -- Fig. 3: a real build on planted attention and probes ----------------------------------------------------
+
+K, T, P = 3, 6, 6
+TOKENS = {"pre": np.array([[0, 1, 0, 1, 1, 0], [1, 1, 0, 0, 0, 1], [0, 0, 1, 1, 0, 1], [1, 0, 1, 0, 1, 1],
+                           [0, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0]])}
+TOKENS["fine"] = TOKENS["scr"] = np.array([[0, 3, 2, 1, 0, 2], [1, 0, 0, 3, 3, 1], [2, 2, 0, 1, 0, 3],
+                                           [0, 1, 3, 2, 2, 0], [3, 0, 2, 0, 1, 1], [1, 1, 1, 0, 2, 3]])
+EPOCHS = {"pre": np.arange(0, 11), "fine": np.arange(10, 31), "scr": np.arange(0, 31)}
+
+
+def planted_attention(tokens, first_k, zero_bias, rng) -> np.ndarray:
+    """(seed, epoch, probe, position): mass ``first_k[e]`` on the first k positions, shared within them in
+    proportion to 1 + zero_bias[e] on the zeros, the rest evenly; a little noise per seed."""
+    n_e = len(first_k)
+    att = np.zeros((S, n_e, P, T))
+    for e in range(n_e):
+        w = 1 + zero_bias[e] * (tokens[:, :K] == 0)
+        att[:, e, :, :K] = first_k[e] * w / w.sum(1, keepdims=True)
+        att[:, e, :, K:] = (1 - first_k[e]) / (T - K)
+    att *= np.exp(rng.normal(0, 0.02, att.shape))
+    return att / att.sum(-1, keepdims=True)
+
+
+def write_fig3_artifacts(tmp_path, concentrate=True, zeros=True):
+    from pipeline_lib.paths import Paths
+    from pipeline_lib.store import write_dataset
+
+    paths, rng = Paths(str(tmp_path)), np.random.default_rng(0)
+    ramp = lambda a, b, run: np.linspace(a, b, len(EPOCHS[run]))  # noqa: E731
+    plan = {"pre": (ramp(0.5, 0.7 if concentrate else 0.5, "pre"), ramp(0, 2.0 if zeros else 0, "pre")),
+            "fine": (ramp(0.7 if concentrate else 0.5, 0.9 if concentrate else 0.52, "fine"), ramp(0, 0, "fine")),
+            "scr": (ramp(0.5, 0.55, "scr"), ramp(0, 0, "scr"))}
+    for run, (first_k, bias) in plan.items():
+        att = planted_attention(TOKENS[run], first_k, bias, rng)
+        ds = xr.Dataset({"attention": (("seed", "epoch", "probe", "position"), att.astype(np.float32)),
+                         "probe_x": (("probe", "position"), TOKENS[run])},
+                        coords={"seed": np.arange(S), "epoch": EPOCHS[run], "probe": np.arange(P),
+                                "position": np.arange(T), "attention_recorded": ("epoch", np.ones(len(EPOCHS[run]), bool))},
+                        attrs={"task_k": K})
+        write_dataset(ds, paths.trajectory(run))
+    for run, first, last in (("fine", 0.94, 0.97), ("scr", 0.56, 0.69)):
+        acc = np.stack([noisy(first, seed=1), noisy(last, seed=2)], axis=1)[:, :, None, None]
+        write_dataset(xr.Dataset({"accuracy": (("seed", "snapshot", "site", "target"), acc.astype(np.float32)),
+                                  "chance": (("target",), np.array([0.38], np.float32))},
+                                 coords={"seed": np.arange(S), "snapshot": [10 if run == "fine" else 0, 30],
+                                         "site": ["z_A"], "target": ["zeros_k"]}), paths.analysis("probes", run))
+    lineage = {"fine": ["pre", "fine"], "pre": ["pre"], "scr": ["scr"]}
+    cfg = SimpleNamespace(runs={r: SimpleNamespace(seeds=tuple(range(S))) for r in lineage},
+                          lineage=lambda r: lineage[r], start_epoch=lambda r: 10 if r == "fine" else 0)
+    return cfg, paths
+
+
+def fig3_params(**kw):
+    return fig3.Params(arms=(("scratch", "scr"), ("curriculum", "fine")), **kw)
+
+
+def test_fig3_build_scores_planted_concentration_zeros_and_probes(tmp_path):
+    cfg, paths = write_fig3_artifacts(tmp_path)
+    params = fig3_params(probe_runs=(("curriculum", "fine"), ("scratch", "scr")))
+    _, stats = fig3.build(cfg, params, paths, {})
+    assert len(stats["curriculum"]["first_k_mass_end_per_seed"]) == S
+    assert stats["curriculum"]["first_k_mass_start"] == pytest.approx(0.5, abs=0.02)
+    assert stats["probes"]["curriculum"]["first_snapshot"] == 10 and stats["probes"]["scratch"]["chance"] == pytest.approx(0.38)
+    assert "scratch" in stats and "zeros_excess_switch_per_seed" not in stats["scratch"]
+    scores = fig3.score_claims(stats, params)
+    assert set(scores) == set(declared("fig3_attention_heatmap"))
+    assert set(verdicts(scores).values()) == {"reproduced"}, verdicts(scores)
+    assert "scratch change" in scores["circuits.fig3.attention_concentrates_on_first_k"]["control"]
+    assert scores["circuits.probes.zeros_above_chance"]["control"] == "chance (majority class) 0.38"
+
+
+def test_fig3_null_attention_is_not_reproduced(tmp_path):
+    cfg, paths = write_fig3_artifacts(tmp_path, concentrate=False, zeros=False)
+    _, stats = fig3.build(cfg, fig3_params(), paths, {})
+    v = verdicts(fig3.score_claims(stats, fig3_params()))
+    assert v["circuits.fig3.attention_concentrates_on_first_k"] == "not reproduced"
+    assert v["circuits.fig3.attention_on_zeros"] in ("not reproduced", "partial")  # noise only: never reproduced
+    assert {v[c] for c in v if c.startswith("circuits.probes.")} == {"not run"}  # no probe_runs configured
+
+
+def test_zeros_excess_is_zero_without_preference_and_skips_probes_without_both_kinds():
+    tokens = np.array([[0, 1, 1, 0], [0, 0, 0, 1], [1, 1, 1, 0]])  # k=3: probes 0 (1 zero) qualify, 1 and 2 not
+    even = np.full((2, 3, 4), 0.25)
+    assert fig3.zeros_excess(even, tokens, 3) == pytest.approx([0.0, 0.0])
+    biased = even.copy()
+    biased[:, 0, :3] = [0.5, 0.1, 0.1]  # the zero gets 0.5/0.7 of the first-k mass, a third of its positions
+    assert fig3.zeros_excess(biased, tokens, 3) == pytest.approx([0.5 / 0.7 - 1 / 3] * 2)
+    assert fig3.zeros_excess(even, tokens[1:], 3) == [None, None]
+
+
+def probe_entry(first, last, chance=0.38, seed=0):
+    return {"first_snapshot": 0, "last_snapshot": 30, "first_per_seed": noisy(first, 0.02, seed=seed),
+            "last_per_seed": noisy(last, 0.02, seed=seed + 1), "chance": chance}
+
+
+@pytest.mark.parametrize("switch, expect", [(0.94, "reproduced"), (0.385, "partial"), (0.30, "not reproduced")])
+def test_probe_claim_against_chance_flips_with_the_accuracy(switch, expect):
+    stats = {"probes": {"curriculum": probe_entry(switch, 1.0), "scratch": probe_entry(0.56, 0.69, seed=3)}}
+    v = verdicts(fig3._probe_claims(stats["probes"]))
+    assert v["circuits.probes.zeros_above_chance"] == expect
+    assert v["circuits.probes.zeros_above_untrained"] == ("reproduced" if switch > 0.6 else "not reproduced")
+
+
+def test_probe_claims_without_scratch_or_the_target_are_not_run():
+    v = verdicts(fig3._probe_claims({"curriculum": probe_entry(0.94, 1.0)}))
+    assert v["circuits.probes.zeros_above_chance"] == "reproduced"
+    assert v["circuits.probes.zeros_above_untrained"] == v["circuits.probes.zeros_above_scratch_end"] == "not run"
+    missing = fig3._probe_claims({"curriculum": {"missing": "its probes artifact has no zeros_k probe at z_A"}})
+    assert {s["verdict"] for s in missing.values()} == {"not run"}
+    assert "zeros_k" in missing["circuits.probes.zeros_above_chance"]["control"]
+
+
+# -- Fig. 4: cluster counts -----------------------------------------------------------------------------------
+
+def run_stats(counts_learned, n_all=S, sums=6):
+    learned = list(range(len(counts_learned)))
+    counts = {s: (counts_learned[s] if s < len(learned) else 3) for s in range(n_all)}
+    return {"clusters_per_seed": counts, "distinct_sums": sums, "seeds_learned": learned,
+            "clusters_of_learned": list(counts_learned)}
+
+
+def fig4_stats(params, p2=(6, 6), p4=()) -> dict:
+    stats = {}
+    for _, pair in [("main", {"pretrain": params.pretrain, "finetune": params.finetune}), *params.settings]:
+        stats[pair["pretrain"]] = run_stats(p2)
+        stats[pair["finetune"]] = run_stats(p4, sums=16)
+    return stats
+
+
+def test_fig4_clusters_per_setting_and_without_learned_seeds(default_params):
+    params = default_params["fig4_embeddings"]
+    scores = fig4.score_claims(fig4_stats(params), params)
+    v = verdicts(scores)
+    assert set(v) == set(declared("fig4_embeddings"))
+    assert v["circuits.fig4.clusters_after_p2"] == v["circuits.fig4.clusters_after_p2_every_setting"] == "reproduced"
+    # README: 0/10 seeds learn p=4 at d=2 -> not reproduced (never "not run")
+    assert v["circuits.fig4.clusters_after_p4"] == v["circuits.fig4.clusters_after_p4_every_setting"] == "not reproduced"
+    assert "seeds that learned the task 0/10" in scores["circuits.fig4.clusters_after_p4"]["control"]
+    assert v["circuits.fig4.clusters_after_p3"] == "not run"  # the default config has no p=3 row
+    assert verdicts(fig4.score_claims(fig4_stats(params, p2=(6, 5)), params))["circuits.fig4.clusters_after_p2"] == "partial"
+    assert verdicts(fig4.score_claims(fig4_stats(params, p2=(6, 5, 10)), params))[
+        "circuits.fig4.clusters_after_p2"] == "not reproduced"
+    assert verdicts(fig4.score_claims(fig4_stats(params, p4=(16, 16)), params))[
+        "circuits.fig4.clusters_after_p4_every_setting"] == "reproduced"
+    one_bad = fig4_stats(params)
+    one_bad[params.settings[0][1]["pretrain"]] = run_stats((6, 10))
+    v = verdicts(fig4.score_claims(one_bad, params))
+    assert v["circuits.fig4.clusters_after_p2"] == "reproduced"
+    assert v["circuits.fig4.clusters_after_p2_every_setting"] == "partial"  # 3 of 4 settings
+
+
+def test_fig4_p3_row_is_scored_from_its_finetune(default_params):
+    params = dataclasses.replace(default_params["fig4_embeddings"],
+                                 p3=(("pretrain", "pretrain_p2_d2"), ("finetune", "curriculum_p2_p3_d2")))
+    stats = fig4_stats(params) | {"curriculum_p2_p3_d2": run_stats((11, 11, 11), sums=11)}
+    score = fig4.score_claims(stats, params)["circuits.fig4.clusters_after_p3"]
+    assert score["verdict"] == "reproduced" and "after pretrain_p2_d2: [6, 6, 3]" in score["control"]
+    stats["curriculum_p2_p3_d2"] = run_stats((), sums=11)
+    assert fig4.score_claims(stats, params)["circuits.fig4.clusters_after_p3"]["verdict"] == "not reproduced"
+
+
+# -- Fig. 6: barriers against same-arm controls ---------------------------------------------------------------
+
+def barrier(median, seed):
+    """Per-seed barriers around ``median``; 0: every path monotone (barrier exactly 0, as computed)."""
+    per_seed = list(np.abs(np.array(noisy(median, 0.1 * median, seed=seed))))
+    return {"barrier_train": {"median": float(np.median(per_seed)), "per_seed": per_seed},
+            "barrier_test": {"median": 0.0, "per_seed": [0.0] * S}}
+
+
+def fig6_stats(cross=26.0, same=(5.0, 8.0), shifted=None):
+    stats = barrier(cross, 0) | {"summary": ""}
+    if same:
+        stats["controls"] = {"two curriculum seeds": barrier(same[0], 1), "two scratch seeds": barrier(same[1], 2)}
+    if shifted is not None:
+        stats["cross_arm_shifted"] = barrier(shifted, 3)
+    return stats
+
+
+def test_fig6_barrier_must_exceed_every_same_arm_control(default_params):
+    params = dataclasses.replace(default_params["fig6_interpolation"], cross_arm_shifted="shifted",
+                                 controls=(("two curriculum seeds", "c"), ("two scratch seeds", "s")))
+    v = verdicts(fig6.score_claims(fig6_stats(shifted=30.0), params))
+    assert set(v) == set(declared("fig6_interpolation")) and set(v.values()) == {"reproduced"}
+    # a control whose barrier is as high as the cross-arm one: the basin claim fails, the barrier stays
+    v = verdicts(fig6.score_claims(fig6_stats(same=(5.0, 40.0), shifted=30.0), params))
+    assert v["circuits.fig6.barrier_between_solutions"] == "reproduced"
+    assert v["circuits.fig6.barrier_exceeds_same_arm"] == "not reproduced"
+    assert v["circuits.fig6.barrier_exceeds_same_arm_shifted"] == "not reproduced"
+    v = verdicts(fig6.score_claims(fig6_stats(cross=0.0), params))
+    assert v["circuits.fig6.barrier_between_solutions"] == "not reproduced"
+    v = verdicts(fig6.score_claims(fig6_stats(same=None), default_params["fig6_interpolation"]))
+    assert v["circuits.fig6.barrier_exceeds_same_arm"] == v["circuits.fig6.barrier_exceeds_same_arm_shifted"] == "not run"
+
+
+def test_fig6_build_reads_the_controls_and_the_shifted_entry(tmp_path):
+    from pipeline_lib.paths import Paths
+    from pipeline_lib.store import write_dataset
+
+    paths, ts = Paths(str(tmp_path)), np.linspace(-0.25, 1.25, 7)
+    for name, level in (("cross", 20.0), ("cc", 2.0), ("ss", 3.0), ("cross_shifted", 25.0)):
+        ds = xr.Dataset({f"{sp}_{m}": (("seed", "t"), np.ones((S, 7))) for sp in ("train", "test") for m in ("loss", "acc")}
+                        | {f"barrier_{sp}": (("seed",), noisy(level, 0.5)) for sp in ("train", "test")},
+                        coords={"seed": np.arange(S), "t": ts, "seed_b": ("seed", paired_seeds(list(range(S)), "shifted"))})
+        write_dataset(ds, paths.analysis("interpolation", name))
+    cfg = SimpleNamespace(analyses={"interpolation": {"cross": SimpleNamespace(a="scratch", b="curriculum")}})
+    params = fig6.Params(interpolation="cross", controls=(("two curriculum seeds", "cc"), ("two scratch seeds", "ss")),
+                         cross_arm_shifted="cross_shifted")
+    _, stats = fig6.build(cfg, params, paths, {})
+    assert list(stats["controls"]) == ["two curriculum seeds", "two scratch seeds"]
+    assert stats["controls"]["two scratch seeds"]["pairs"][-1] == [S - 1, 0]
+    assert "two scratch seeds 3" in stats["summary"] and stats["cross_arm_shifted"]["entry"] == "cross_shifted"
+    assert set(verdicts(fig6.score_claims(stats, params)).values()) == {"reproduced"}
+
+
+def test_shifted_pairing_meets_the_next_seed_and_same_is_unchanged():
+    assert paired_seeds([0, 1, 2, 3]) == [0, 1, 2, 3]
+    assert paired_seeds([0, 1, 2, 3], "shifted") == [1, 2, 3, 0]
+    assert paired_seeds([4, 7], "shifted") == [7, 4]
+    with pytest.raises(ValueError):
+        paired_seeds([0, 1], "random")
+
+
+def test_fig6_reads_pairs_of_a_control_entry():
+    ds = xr.Dataset({"barrier_train": (("seed",), [1.0, 2.0, 3.0])},
+                    coords={"seed": [0, 1, 2], "seed_b": ("seed", [1, 2, 0])})
+    assert fig6._pairs(ds) == [[0, 1], [1, 2], [2, 0]]
+    assert fig6._pairs(ds.drop_vars("seed_b")) == [[0, 0], [1, 1], [2, 2]]
+
+
+# -- Fig. 7: end points in parameter space --------------------------------------------------------------------
+
+def planted_ends(arm_shift: float, rng=None):
+    """Two arms from the same start per seed; each arm ends near its own point per seed, the arms
+    ``arm_shift`` apart along one axis."""
+    rng = rng or np.random.default_rng(0)
+    start = rng.normal(0, 1, (S, 50))
+    end_a = start + rng.normal(0, 0.3, (S, 50))
+    end_b = end_a + np.eye(50)[0] * arm_shift + rng.normal(0, 0.3, (S, 50))
+    return {"scratch_p4": (start, end_a), "curriculum_p2_p4": (start.copy(), end_b)}
+
+
+def test_fig7_cross_arm_distance_against_two_seeds_of_one_arm(default_params):
+    params = default_params["fig7_param_tsne"]
+    far = {"distances": fig7.endpoint_distances(planted_ends(20.0))}
+    assert far["distances"]["start_cross_arm_per_seed"] == pytest.approx([0.0] * S)
+    v = verdicts(fig7.score_claims(far, params))
+    assert set(v) == set(declared("fig7_param_tsne")) and v["circuits.fig7.arms_end_apart"] == "reproduced"
+    near = {"distances": fig7.endpoint_distances(planted_ends(0.0))}  # seeds differ more than arms
+    assert verdicts(fig7.score_claims(near, params))["circuits.fig7.arms_end_apart"] == "not reproduced"
+    assert verdicts(fig7.score_claims({}, params))["circuits.fig7.arms_end_apart"] == "not run"
+
+
+def test_fig7_build_measures_the_runs_weights_from_their_first_phase(tmp_path):
+    from pipeline_lib.paths import Paths
+    from pipeline_lib.store import write_dataset
+
+    paths, rng = Paths(str(tmp_path)), np.random.default_rng(0)
+    emb = xr.Dataset({m: (("seed", "snapshot", "component"), rng.normal(size=(S, 4, 2))) for m in ("tsne", "pca")},
+                     coords={"seed": np.arange(S), "arm": ("snapshot", ["scr"] * 2 + ["cur"] * 2),
+                             "phase": ("snapshot", ["scr", "scr", "pre", "cur"]), "epoch": ("snapshot", range(4))})
+    write_dataset(emb, paths.analysis("param_embed", "e"))
+    init = rng.normal(size=(S, 5))
+
+    def weights(first, last):
+        return xr.Dataset({"W": (("snapshot", "seed", "x"), np.stack([first, last]))},
+                          coords={"snapshot": [0, 1], "seed": np.arange(S)})
+
+    write_dataset(weights(init, init + rng.normal(0, 1, (S, 5))), paths.weights("scr"))
+    write_dataset(weights(init, init + 1), paths.weights("pre"))  # the curriculum starts where scratch does
+    write_dataset(weights(init + 1, init + 10 + rng.normal(0, 1, (S, 5))), paths.weights("cur"))
+    lineage = {"scr": ["scr"], "cur": ["pre", "cur"]}
+    cfg = SimpleNamespace(analyses={"param_embed": {"e": SimpleNamespace(runs=("scr", "cur"))}}, lineage=lineage.get)
+    _, stats = fig7.build(cfg, fig7.Params(param_embed="e", seeds=(0, 1)), paths, {})
+    assert stats["distances"]["start_cross_arm_per_seed"] == pytest.approx([0.0] * S)
+    assert fig7.score_claims(stats, fig7.Params(param_embed="e"))["circuits.fig7.arms_end_apart"]["verdict"] == "reproduced"
+
+
+def test_fig7_flattens_every_snapshotted_parameter():
+    w = xr.Dataset({"a": (("snapshot", "seed", "x"), np.arange(12.0).reshape(2, 2, 3)),
+                    "b": (("snapshot", "seed"), np.array([[10.0, 20.0], [30.0, 40.0]])),
+                    "lr": (("seed",), [1.0, 1.0])})
+    assert fig7.flat_weights(w, -1).tolist() == [[6, 7, 8, 30], [9, 10, 11, 40]]
+
+
+# -- every declared id, default-shaped stats ------------------------------------------------------------------
+
+def test_every_declared_circuit_claim_is_scored_and_well_formed(default_params, tmp_path):
+    cfg, paths = write_fig3_artifacts(tmp_path)
+    p3 = fig3_params(probe_runs=(("curriculum", "fine"), ("scratch", "scr")))
+    stats = {"fig2_attention_graph": fig2_stats(), "fig3_attention_heatmap": fig3.build(cfg, p3, paths, {})[1],
+             "fig4_embeddings": fig4_stats(default_params["fig4_embeddings"]), "fig6_interpolation": fig6_stats(),
+             "fig7_param_tsne": {"distances": fig7.endpoint_distances(planted_ends(20.0))}}
+    params = dict(default_params, fig3_attention_heatmap=p3)
+    ids = []
+    for name, mod in MODULES.items():
+        scores = claims.check_scores(name, declared(name), mod.score_claims(copy.deepcopy(stats[name]), params[name]))
+        assert list(scores) == declared(name)
+        for cid, s in scores.items():
+            assert cid.startswith("circuits.") and s["verdict"] in claims.VERDICTS
+            if s["verdict"] != "not run":
+                assert s["measured"] is not None and any(ch.isdigit() for ch in s["control"]), (cid, s)
+        ids += list(scores)
+    assert len(ids) == len(set(ids)) >= 18
