@@ -8,6 +8,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from .. import claims
 from . import style
 from .reading import entry_arms
 
@@ -27,6 +28,162 @@ properties:
 """
 
 
+CLAIMS = [
+    {"id": "eureka.accuracy.reasoning_plateau_then_jump",
+     "claim": "Under Softmax, test accuracy sits on a plateau at the no-first-step level for long, then jumps (the "
+              "Eureka-moment; reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Abstract and Sec. 1, Fig. 1",
+     "reference": "training and validation loss saturate for hundreds of epochs, then improve rapidly (no number "
+                  "given for 'rapid')",
+     "statistic": "share of the 'Softmax' seeds with a long plateau and a fast jump: plateau = epochs before the "
+                  "seed's Eureka epoch whose test accuracy lies within 0.05 of the no-first-step accuracy (computed"
+                  " from the test data); long = at least 10% of the run's epochs; jump = epochs from the last epoch"
+                  " at or below that level + 0.05 to the Eureka epoch; fast = at most a fifth of the plateau "
+                  "(conventions of this workflow, fixed before scoring: the paper's 'hundreds of epochs' does not "
+                  "scale to these shorter runs); a seed without a Eureka epoch counts as without",
+     "control": "none: a property of single training curves; the plateau level is the no-first-step accuracy "
+                "computed from the data (its number is given with the score)",
+     "test": "reproduced if the Wilson 95% interval of the share lies above 0.5 (most seeds); partial if only the "
+             "share does (claims.above)"},
+    {"id": "eureka.accuracy.digits_plateau_then_jump",
+     "claim": "Under Softmax, test accuracy sits on a plateau at the no-first-step level for long, then jumps (the "
+              "Eureka-moment; digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Abstract and Sec. 1, Fig. 1",
+     "reference": "training and validation loss saturate for hundreds of epochs, then improve rapidly (no number "
+                  "given for 'rapid')",
+     "statistic": "share of the 'Softmax' seeds with a long plateau and a fast jump: plateau = epochs before the "
+                  "seed's Eureka epoch whose test accuracy lies within 0.05 of the no-first-step accuracy (computed"
+                  " from the test data); long = at least 10% of the run's epochs; jump = epochs from the last epoch"
+                  " at or below that level + 0.05 to the Eureka epoch; fast = at most a fifth of the plateau "
+                  "(conventions of this workflow, fixed before scoring: the paper's 'hundreds of epochs' does not "
+                  "scale to these shorter runs); a seed without a Eureka epoch counts as without",
+     "control": "none: a property of single training curves; the plateau level is the no-first-step accuracy "
+                "computed from the data (its number is given with the score)",
+     "test": "reproduced if the Wilson 95% interval of the share lies above 0.5 (most seeds); partial if only the "
+             "share does (claims.above)"},
+    {"id": "eureka.accuracy.reasoning_lowtemp_95pct_in_20pct_of_steps",
+     "claim": "tau = 1/3 reaches 95% of the Softmax baseline's accuracy in 20% of its training steps (reasoning "
+              "task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers, abstract of the first arXiv version "
+               "(ar5iv.labs.arxiv.org/html/2310.12956); not in the ICML 2024 version's abstract",
+     "reference": "0.2 ('reach 95% of the baseline model in just 20% of training steps')",
+     "statistic": "median over the 'Softmax tau=1/3' seeds of the first epoch whose test accuracy reaches 95% of "
+                  "Softmax's median final test accuracy, divided by the same median over the Softmax seeds (same "
+                  "data and batches per epoch, so epochs count steps); a seed that never reaches it counts as the "
+                  "run's length + 1; percentile bootstrap 95% interval of the ratio (seeds resampled within each "
+                  "arm, 2000 draws, fixed seed)",
+     "control": "arm 'Softmax' (the baseline; only the temperature differs): its own epochs to the same level are "
+                "the denominator",
+     "test": "reproduced if the bootstrap interval lies below 0.2; partial if only the ratio does (claims.below)"},
+    {"id": "eureka.accuracy.reasoning_ht_95pct_in_20pct_of_steps",
+     "claim": "Heat Treatment reaches 95% of the Softmax baseline's accuracy in 20% of its training steps "
+              "(reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers, abstract of the first arXiv version "
+               "(ar5iv.labs.arxiv.org/html/2310.12956); not in the ICML 2024 version's abstract",
+     "reference": "0.2 ('reach 95% of the baseline model in just 20% of training steps')",
+     "statistic": "median over the 'HT' seeds of the first epoch whose test accuracy reaches 95% of Softmax's "
+                  "median final test accuracy, divided by the same median over the Softmax seeds (same data and "
+                  "batches per epoch, so epochs count steps); a seed that never reaches it counts as the run's "
+                  "length + 1; percentile bootstrap 95% interval of the ratio (seeds resampled within each arm, "
+                  "2000 draws, fixed seed)",
+     "control": "arm 'Softmax' (the baseline; only the temperature differs (Heat Treatment's schedule)): its own "
+                "epochs to the same level are the denominator",
+     "test": "reproduced if the bootstrap interval lies below 0.2; partial if only the ratio does (claims.below)"},
+    {"id": "eureka.accuracy.reasoning_normsoftmax_95pct_in_20pct_of_steps",
+     "claim": "NormSoftmax reaches 95% of the Softmax baseline's accuracy in 20% of its training steps (reasoning "
+              "task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers, abstract of the first arXiv version "
+               "(ar5iv.labs.arxiv.org/html/2310.12956); not in the ICML 2024 version's abstract",
+     "reference": "0.2 ('reach 95% of the baseline model in just 20% of training steps')",
+     "statistic": "median over the 'NormSoftmax' seeds of the first epoch whose test accuracy reaches 95% of "
+                  "Softmax's median final test accuracy, divided by the same median over the Softmax seeds (same "
+                  "data and batches per epoch, so epochs count steps); a seed that never reaches it counts as the "
+                  "run's length + 1; percentile bootstrap 95% interval of the ratio (seeds resampled within each "
+                  "arm, 2000 draws, fixed seed)",
+     "control": "arm 'Softmax' (the baseline; only the normalisation of the attention logits differs): its own "
+                "epochs to the same level are the denominator",
+     "test": "reproduced if the bootstrap interval lies below 0.2; partial if only the ratio does (claims.below)"},
+    {"id": "eureka.accuracy.reasoning_normsoftmax_ht_95pct_in_20pct_of_steps",
+     "claim": "NormSoftmax + Heat Treatment reaches 95% of the Softmax baseline's accuracy in 20% of its training "
+              "steps (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers, abstract of the first arXiv version "
+               "(ar5iv.labs.arxiv.org/html/2310.12956); not in the ICML 2024 version's abstract",
+     "reference": "0.2 ('reach 95% of the baseline model in just 20% of training steps')",
+     "statistic": "median over the 'NormSoftmax+HT' seeds of the first epoch whose test accuracy reaches 95% of "
+                  "Softmax's median final test accuracy, divided by the same median over the Softmax seeds (same "
+                  "data and batches per epoch, so epochs count steps); a seed that never reaches it counts as the "
+                  "run's length + 1; percentile bootstrap 95% interval of the ratio (seeds resampled within each "
+                  "arm, 2000 draws, fixed seed)",
+     "control": "arm 'Softmax' (the baseline; differs in two things: the normalisation and the temperature "
+                "schedule): its own epochs to the same level are the denominator",
+     "test": "reproduced if the bootstrap interval lies below 0.2; partial if only the ratio does (claims.below)"},
+    {"id": "eureka.accuracy.digits_lowtemp_95pct_in_20pct_of_steps",
+     "claim": "tau = 1/3 reaches 95% of the Softmax baseline's accuracy in 20% of its training steps (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers, abstract of the first arXiv version "
+               "(ar5iv.labs.arxiv.org/html/2310.12956); not in the ICML 2024 version's abstract",
+     "reference": "0.2 ('reach 95% of the baseline model in just 20% of training steps')",
+     "statistic": "median over the 'Softmax tau=1/3' seeds of the first epoch whose test accuracy reaches 95% of "
+                  "Softmax's median final test accuracy, divided by the same median over the Softmax seeds (same "
+                  "data and batches per epoch, so epochs count steps); a seed that never reaches it counts as the "
+                  "run's length + 1; percentile bootstrap 95% interval of the ratio (seeds resampled within each "
+                  "arm, 2000 draws, fixed seed)",
+     "control": "arm 'Softmax' (the baseline; only the temperature differs): its own epochs to the same level are "
+                "the denominator",
+     "test": "reproduced if the bootstrap interval lies below 0.2; partial if only the ratio does (claims.below)"},
+    {"id": "eureka.accuracy.digits_ht_95pct_in_20pct_of_steps",
+     "claim": "Heat Treatment reaches 95% of the Softmax baseline's accuracy in 20% of its training steps (digits "
+              "task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers, abstract of the first arXiv version "
+               "(ar5iv.labs.arxiv.org/html/2310.12956); not in the ICML 2024 version's abstract",
+     "reference": "0.2 ('reach 95% of the baseline model in just 20% of training steps')",
+     "statistic": "median over the 'HT' seeds of the first epoch whose test accuracy reaches 95% of Softmax's "
+                  "median final test accuracy, divided by the same median over the Softmax seeds (same data and "
+                  "batches per epoch, so epochs count steps); a seed that never reaches it counts as the run's "
+                  "length + 1; percentile bootstrap 95% interval of the ratio (seeds resampled within each arm, "
+                  "2000 draws, fixed seed)",
+     "control": "arm 'Softmax' (the baseline; only the temperature differs (Heat Treatment's schedule)): its own "
+                "epochs to the same level are the denominator",
+     "test": "reproduced if the bootstrap interval lies below 0.2; partial if only the ratio does (claims.below)"},
+    {"id": "eureka.accuracy.digits_normsoftmax_95pct_in_20pct_of_steps",
+     "claim": "NormSoftmax reaches 95% of the Softmax baseline's accuracy in 20% of its training steps (digits "
+              "task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers, abstract of the first arXiv version "
+               "(ar5iv.labs.arxiv.org/html/2310.12956); not in the ICML 2024 version's abstract",
+     "reference": "0.2 ('reach 95% of the baseline model in just 20% of training steps')",
+     "statistic": "median over the 'NormSoftmax' seeds of the first epoch whose test accuracy reaches 95% of "
+                  "Softmax's median final test accuracy, divided by the same median over the Softmax seeds (same "
+                  "data and batches per epoch, so epochs count steps); a seed that never reaches it counts as the "
+                  "run's length + 1; percentile bootstrap 95% interval of the ratio (seeds resampled within each "
+                  "arm, 2000 draws, fixed seed)",
+     "control": "arm 'Softmax' (the baseline; only the normalisation of the attention logits differs): its own "
+                "epochs to the same level are the denominator",
+     "test": "reproduced if the bootstrap interval lies below 0.2; partial if only the ratio does (claims.below)"},
+    {"id": "eureka.accuracy.digits_normsoftmax_ht_95pct_in_20pct_of_steps",
+     "claim": "NormSoftmax + Heat Treatment reaches 95% of the Softmax baseline's accuracy in 20% of its training "
+              "steps (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers, abstract of the first arXiv version "
+               "(ar5iv.labs.arxiv.org/html/2310.12956); not in the ICML 2024 version's abstract",
+     "reference": "0.2 ('reach 95% of the baseline model in just 20% of training steps')",
+     "statistic": "median over the 'NormSoftmax+HT' seeds of the first epoch whose test accuracy reaches 95% of "
+                  "Softmax's median final test accuracy, divided by the same median over the Softmax seeds (same "
+                  "data and batches per epoch, so epochs count steps); a seed that never reaches it counts as the "
+                  "run's length + 1; percentile bootstrap 95% interval of the ratio (seeds resampled within each "
+                  "arm, 2000 draws, fixed seed)",
+     "control": "arm 'Softmax' (the baseline; differs in two things: the normalisation and the temperature "
+                "schedule): its own epochs to the same level are the denominator",
+     "test": "reproduced if the bootstrap interval lies below 0.2; partial if only the ratio does (claims.below)"},
+]
+
+BASE = "Softmax"  # the baseline arm (label in analyses.eureka)
+ARMS = {"lowtemp": "Softmax tau=1/3", "ht": "HT", "normsoftmax": "NormSoftmax", "normsoftmax_ht": "NormSoftmax+HT"}
+EXPERIMENTS = ["reasoning", "digits"]
+PLATEAU_BAND = 0.05  # on the plateau: test accuracy within this of the no-first-step level
+LONG_PLATEAU = 0.1  # a long plateau: at least this share of the run's epochs
+FAST_JUMP = 0.2  # a fast jump: at most this share of the plateau's epochs
+TARGET_SHARE = 0.95  # the abstract's "95% of the baseline's accuracy"
+STEP_SHARE = 0.2  # ... "in 20% of the steps"
+
+
 @dataclass(frozen=True)
 class Params:
     experiments: tuple[str, ...]
@@ -38,7 +195,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     chance = {exp: float(next(iter(arms.values())).attrs.get("task_chance_without_step1", float("nan")))
               for exp, arms in rows.items()}
     threshold = {e: cfg.analyses["eureka"][e].threshold for e in params.experiments}
-    stats = eureka_accuracy_stats(rows, chance)
+    stats = eureka_accuracy_stats(rows, chance, threshold)
     stats["summary"] = "; ".join(
         f"{exp}: median final test accuracy " + ", ".join(f"{lbl} {s['median_final_test_acc']:.2f}"
                                                           for lbl, s in st.items() if lbl != "chance_without_step1")
@@ -46,17 +203,119 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     return plot_eureka_accuracy(rows, chance, threshold), stats
 
 
-def eureka_accuracy_stats(rows: dict[str, dict[str, xr.Dataset]], chance: dict[str, float]) -> dict:
-    """experiment -> arm -> final test accuracy of every seed and their median; plus the chance level."""
+def eureka_accuracy_stats(rows: dict[str, dict[str, xr.Dataset]], chance: dict[str, float],
+                          threshold: dict[str, float] | None = None) -> dict:
+    """experiment -> arm -> final test accuracy of every seed and their median, per seed the epochs to 95% of
+    the baseline's median final accuracy and (with ``threshold``) the Eureka epoch, plateau and jump
+    (:func:`plateau_and_jump`); plus the chance level."""
     stats = {}
     for exp, arms in rows.items():
         stats[exp] = {}
+        base = arms.get(BASE)
+        target = TARGET_SHARE * float(np.nanmedian(base.test_acc.isel(epoch=-1).values)) if base is not None else None
         for label, ds in arms.items():
             final = ds.test_acc.isel(epoch=-1).values
-            stats[exp][label] = {"median_final_test_acc": float(np.nanmedian(final)),
-                                 "final_test_acc": [None if np.isnan(a) else float(a) for a in final]}
+            s = {"median_final_test_acc": float(np.nanmedian(final)),
+                 "final_test_acc": [None if np.isnan(a) else float(a) for a in final],
+                 "last_epoch": int(ds.epoch.values[-1])}
+            acc, epochs = ds.test_acc.values, ds.epoch.values
+            if target is not None:
+                s["baseline_target_acc"] = target
+                s["epochs_to_baseline_target"] = [first_epoch(a >= target, epochs) for a in acc]
+            if threshold is not None:
+                per_seed = [plateau_and_jump(a, epochs, chance[exp], threshold[exp]) for a in acc]
+                for i, key in enumerate(("eureka_epoch", "plateau_epochs", "jump_epochs")):
+                    s[key] = [p[i] for p in per_seed]
+            stats[exp][label] = s
         stats[exp]["chance_without_step1"] = chance[exp]
     return stats
+
+
+def first_epoch(hit: np.ndarray, epochs: np.ndarray) -> float | None:
+    """The first epoch where ``hit`` holds (None: never)."""
+    i = np.flatnonzero(hit)
+    return float(epochs[i[0]]) if i.size else None
+
+
+def plateau_and_jump(acc: np.ndarray, epochs: np.ndarray, level: float, threshold: float,
+                     band: float = PLATEAU_BAND) -> tuple:
+    """One seed's (Eureka epoch: first epoch with accuracy > ``threshold``; plateau: the epochs before it
+    within ``band`` of ``level``; jump: epochs from the last one at or below ``level + band`` to it).
+    None where undefined (no Eureka epoch; no epoch at the plateau level before it)."""
+    acc = np.nan_to_num(np.asarray(acc, dtype=float), nan=-np.inf)
+    eureka = first_epoch(acc > threshold, epochs)
+    if eureka is None:
+        return None, None, None
+    before = acc[:int(np.flatnonzero(acc > threshold)[0])]
+    plateau = int(np.sum(np.abs(before - level) <= band))
+    low = np.flatnonzero(before <= level + band)
+    return eureka, plateau, (eureka - float(epochs[low[-1]]) if low.size else None)
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    """The plateau-then-jump shape of the Softmax seeds, and each intervention's epochs to 95% of Softmax's
+    accuracy as a share of Softmax's, per experiment."""
+    out = {}
+    for exp in EXPERIMENTS:
+        arms = stats.get(exp, {})
+        out[f"eureka.accuracy.{exp}_plateau_then_jump"] = plateau_score(arms)
+        for key, arm in ARMS.items():
+            out[f"eureka.accuracy.{exp}_{key}_95pct_in_20pct_of_steps"] = speed_score(arms, arm)
+    return out
+
+
+def eureka_shaped(plateau, jump, last_epoch: int) -> bool:
+    """A long plateau (>= LONG_PLATEAU of the run) ended by a fast jump (<= FAST_JUMP of the plateau)."""
+    return (plateau is not None and jump is not None and plateau >= LONG_PLATEAU * last_epoch
+            and jump <= FAST_JUMP * plateau)
+
+
+def plateau_score(arms: dict) -> dict:
+    """Share of the Softmax seeds whose curve is Eureka-shaped (:func:`eureka_shaped`), against one half."""
+    base = arms.get(BASE)
+    if base is None or "plateau_epochs" not in base:
+        return claims.not_run(f"arm {BASE!r} not drawn (or drawn without a Eureka threshold)")
+    level = arms.get("chance_without_step1", float("nan"))
+    if level is None or np.isnan(level):
+        return claims.not_run("the no-first-step accuracy is not recorded in the trajectory")
+    n = len(base["plateau_epochs"])
+    k = sum(eureka_shaped(p, j, base["last_epoch"]) for p, j in zip(base["plateau_epochs"], base["jump_epochs"]))
+    p, lo, hi = claims.rate(k, n)
+    control = (f"plateau level (no-first-step accuracy from the data) {level:.3f}; long >= "
+               f"{LONG_PLATEAU * base['last_epoch']:g} epochs, fast <= {FAST_JUMP:g} x the plateau")
+    return claims.score(p, (lo, hi), n, control, claims.above(p, lo, 0.5))
+
+
+def _censored(arm: dict) -> list[float]:
+    """Per seed the epochs to the baseline's target; a seed that never reaches it: the run's length + 1."""
+    return [arm["last_epoch"] + 1 if e is None else e for e in arm["epochs_to_baseline_target"]]
+
+
+def speed_score(arms: dict, arm: str) -> dict:
+    """Median epochs of ``arm`` to 95% of Softmax's final accuracy over Softmax's own, against 0.2."""
+    if arm not in arms or BASE not in arms or "epochs_to_baseline_target" not in arms[arm]:
+        return claims.not_run(f"arms {arm!r} and {BASE!r} not both drawn")
+    a, b = _censored(arms[arm]), _censored(arms[BASE])
+    ratio, lo, hi = ratio_of_medians(a, b)
+    base = arms[BASE]
+    control = (f"{BASE} median {np.median(b):g} epochs to {base['baseline_target_acc']:.3f} "
+               f"({TARGET_SHARE:g} x its median final test accuracy {base['median_final_test_acc']:.3f})")
+    return claims.score(ratio, (lo, hi), len(a), control, claims.below(ratio, hi, STEP_SHARE))
+
+
+def ratio_of_medians(a: list, b: list, level: float = 0.95, n_boot: int = 2000) -> tuple[float, float, float]:
+    """(median(a) / median(b), low, high): percentile bootstrap, seeds resampled within each sample (fixed
+    seed, as :func:`claims.median_interval`); NaN where median(b) is 0."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if np.median(b) == 0:
+        return float("nan"), float("nan"), float("nan")
+    rng = np.random.default_rng(0)
+    ra = np.median(rng.choice(a, size=(n_boot, a.size)), axis=1)
+    rb = np.median(rng.choice(b, size=(n_boot, b.size)), axis=1)
+    with np.errstate(divide="ignore"):
+        r = ra / rb
+    lo, hi = np.quantile(r, [0.5 - level / 2, 0.5 + level / 2])
+    return float(np.median(a) / np.median(b)), float(lo), float(hi)
 
 
 def plot_eureka_accuracy(rows: dict[str, dict[str, xr.Dataset]], chance: dict[str, float],

@@ -9,6 +9,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..stats import log_spaced_indices
 from . import style
 from .reading import entry_arms, per_arm_summary
@@ -31,6 +32,114 @@ properties:
       x-requires-message: "must record attention histograms (attention_hist: a transformer or vit model)"
   n_epochs: {description: "Number of epochs drawn per panel, log-spaced.", type: integer, minimum: 1, default: 5}
 """
+
+
+CLAIMS = [
+    {"id": "eureka.attention_distribution.reasoning_softmax_mostly_tiny",
+     "claim": "Under Softmax most attention weights are tiny (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 8",
+     "reference": "none given (the figure's shape: most mass in the lowest bins)",
+     "statistic": "per seed, the share of attention weights below 0.05 (the lowest of the 20 histogram bins; all "
+                  "queries, keys and heads of the fixed test examples, mean over layers) at the last recorded "
+                  "epoch; mean over the 'Softmax' seeds with its t 95% interval",
+     "control": "none for the test (a share against one half); the same share at the first recorded epoch "
+                "(initialisation) is given with the score for reference",
+     "test": "reproduced if the t interval lies above 0.5 (most weights); partial if only the mean does "
+             "(claims.above)"},
+    {"id": "eureka.attention_distribution.reasoning_lowtemp_more_high_weights",
+     "claim": "tau = 1/3 gives more high attention weights than Softmax (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 8",
+     "reference": "none given (the direction: the interventions add weights near 1)",
+     "statistic": "per seed, the share of attention weights above 0.5 (histogram bins from 0.5 up; mean over "
+                  "layers) at the last recorded epoch; mean over the 'Softmax tau=1/3' seeds with its t 95% "
+                  "interval",
+     "control": "the same mean of arm 'Softmax' at its last recorded epoch (only the temperature differs)",
+     "test": "reproduced if the t intervals are disjoint with 'Softmax tau=1/3' above; partial if only its mean is "
+             "higher (claims.exceeds)"},
+    {"id": "eureka.attention_distribution.reasoning_ht_more_high_weights",
+     "claim": "Heat Treatment gives more high attention weights than Softmax (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 8",
+     "reference": "none given (the direction: the interventions add weights near 1)",
+     "statistic": "per seed, the share of attention weights above 0.5 (histogram bins from 0.5 up; mean over "
+                  "layers) at the last recorded epoch; mean over the 'HT' seeds with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' at its last recorded epoch (only the temperature differs (a "
+                "schedule))",
+     "test": "reproduced if the t intervals are disjoint with 'HT' above; partial if only its mean is higher "
+             "(claims.exceeds)"},
+    {"id": "eureka.attention_distribution.reasoning_normsoftmax_more_high_weights",
+     "claim": "NormSoftmax gives more high attention weights than Softmax (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 8",
+     "reference": "none given (the direction: the interventions add weights near 1)",
+     "statistic": "per seed, the share of attention weights above 0.5 (histogram bins from 0.5 up; mean over "
+                  "layers) at the last recorded epoch; mean over the 'NormSoftmax' seeds with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' at its last recorded epoch (only the normalisation differs)",
+     "test": "reproduced if the t intervals are disjoint with 'NormSoftmax' above; partial if only its mean is "
+             "higher (claims.exceeds)"},
+    {"id": "eureka.attention_distribution.reasoning_normsoftmax_ht_more_high_weights",
+     "claim": "NormSoftmax + Heat Treatment gives more high attention weights than Softmax (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 8",
+     "reference": "none given (the direction: the interventions add weights near 1)",
+     "statistic": "per seed, the share of attention weights above 0.5 (histogram bins from 0.5 up; mean over "
+                  "layers) at the last recorded epoch; mean over the 'NormSoftmax+HT' seeds with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' at its last recorded epoch (differs in two things: the "
+                "normalisation and the temperature schedule)",
+     "test": "reproduced if the t intervals are disjoint with 'NormSoftmax+HT' above; partial if only its mean is "
+             "higher (claims.exceeds)"},
+    {"id": "eureka.attention_distribution.digits_softmax_mostly_tiny",
+     "claim": "Under Softmax most attention weights are tiny (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 8",
+     "reference": "none given (the figure's shape: most mass in the lowest bins)",
+     "statistic": "per seed, the share of attention weights below 0.05 (the lowest of the 20 histogram bins; all "
+                  "queries, keys and heads of the fixed test examples, mean over layers) at the last recorded "
+                  "epoch; mean over the 'Softmax' seeds with its t 95% interval",
+     "control": "none for the test (a share against one half); the same share at the first recorded epoch "
+                "(initialisation) is given with the score for reference",
+     "test": "reproduced if the t interval lies above 0.5 (most weights); partial if only the mean does "
+             "(claims.above)"},
+    {"id": "eureka.attention_distribution.digits_lowtemp_more_high_weights",
+     "claim": "tau = 1/3 gives more high attention weights than Softmax (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 8",
+     "reference": "none given (the direction: the interventions add weights near 1)",
+     "statistic": "per seed, the share of attention weights above 0.5 (histogram bins from 0.5 up; mean over "
+                  "layers) at the last recorded epoch; mean over the 'Softmax tau=1/3' seeds with its t 95% "
+                  "interval",
+     "control": "the same mean of arm 'Softmax' at its last recorded epoch (only the temperature differs)",
+     "test": "reproduced if the t intervals are disjoint with 'Softmax tau=1/3' above; partial if only its mean is "
+             "higher (claims.exceeds)"},
+    {"id": "eureka.attention_distribution.digits_ht_more_high_weights",
+     "claim": "Heat Treatment gives more high attention weights than Softmax (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 8",
+     "reference": "none given (the direction: the interventions add weights near 1)",
+     "statistic": "per seed, the share of attention weights above 0.5 (histogram bins from 0.5 up; mean over "
+                  "layers) at the last recorded epoch; mean over the 'HT' seeds with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' at its last recorded epoch (only the temperature differs (a "
+                "schedule))",
+     "test": "reproduced if the t intervals are disjoint with 'HT' above; partial if only its mean is higher "
+             "(claims.exceeds)"},
+    {"id": "eureka.attention_distribution.digits_normsoftmax_more_high_weights",
+     "claim": "NormSoftmax gives more high attention weights than Softmax (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 8",
+     "reference": "none given (the direction: the interventions add weights near 1)",
+     "statistic": "per seed, the share of attention weights above 0.5 (histogram bins from 0.5 up; mean over "
+                  "layers) at the last recorded epoch; mean over the 'NormSoftmax' seeds with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' at its last recorded epoch (only the normalisation differs)",
+     "test": "reproduced if the t intervals are disjoint with 'NormSoftmax' above; partial if only its mean is "
+             "higher (claims.exceeds)"},
+    {"id": "eureka.attention_distribution.digits_normsoftmax_ht_more_high_weights",
+     "claim": "NormSoftmax + Heat Treatment gives more high attention weights than Softmax (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 8",
+     "reference": "none given (the direction: the interventions add weights near 1)",
+     "statistic": "per seed, the share of attention weights above 0.5 (histogram bins from 0.5 up; mean over "
+                  "layers) at the last recorded epoch; mean over the 'NormSoftmax+HT' seeds with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' at its last recorded epoch (differs in two things: the "
+                "normalisation and the temperature schedule)",
+     "test": "reproduced if the t intervals are disjoint with 'NormSoftmax+HT' above; partial if only its mean is "
+             "higher (claims.exceeds)"},
+]
+
+BASE = "Softmax"  # the control arm (label in analyses.eureka)
+ARMS = {"lowtemp": "Softmax tau=1/3", "ht": "HT", "normsoftmax": "NormSoftmax", "normsoftmax_ht": "NormSoftmax+HT"}
+EXPERIMENTS = ["reasoning", "digits"]
 
 
 @dataclass(frozen=True)
@@ -59,18 +168,64 @@ def mean_histogram(ds: xr.Dataset) -> xr.DataArray:
 
 
 def distribution_stats(rows: dict[str, dict[str, xr.Dataset]], n_epochs: int) -> dict:
-    """experiment -> arm -> chosen epoch -> share of attention weights below 0.05 and above 0.5."""
+    """experiment -> arm -> chosen epoch -> share of attention weights below 0.05 and above 0.5 (mean over
+    seeds and layers), and the same per seed (mean over layers)."""
     stats = {}
     for exp, arms in rows.items():
         stats[exp] = {}
         for label, ds in arms.items():
             h = mean_histogram(ds)
+            per_seed = ds.attention_hist.mean("layer")
             stats[exp][label] = {}
             for e in pick_epochs(h.epoch.values, n_epochs):
-                y = h.sel(epoch=e)
-                stats[exp][label][str(e)] = {"below_0.05": float(y.where(h.bin < 0.05).sum()),
-                                             "above_0.5": float(y.where(h.bin > 0.5).sum())}
+                y, ys = h.sel(epoch=e), per_seed.sel(epoch=e)
+                stats[exp][label][str(e)] = {
+                    "below_0.05": float(y.where(h.bin < 0.05).sum()), "above_0.5": float(y.where(h.bin > 0.5).sum()),
+                    "below_0.05_per_seed": _shares(ys.where(ys.bin < 0.05).sum("bin", min_count=1)),
+                    "above_0.5_per_seed": _shares(ys.where(ys.bin > 0.5).sum("bin", min_count=1))}
     return stats
+
+
+def _shares(da: xr.DataArray) -> list:
+    return [None if np.isnan(v) else float(v) for v in da.values]
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    """At the last drawn epoch: most Softmax weights below 0.05; each intervention's share above 0.5 higher
+    than Softmax's."""
+    out = {}
+    for exp in EXPERIMENTS:
+        arms = stats.get(exp, {})
+        if BASE not in arms:
+            out[f"eureka.attention_distribution.{exp}_softmax_mostly_tiny"] = claims.not_run(
+                f"arm {BASE!r} of experiment {exp!r} not drawn")
+            for key in ARMS:
+                out[f"eureka.attention_distribution.{exp}_{key}_more_high_weights"] = claims.not_run(
+                    f"arm {BASE!r} of experiment {exp!r} not drawn")
+            continue
+        first, last = _ends(arms[BASE])
+        m, lo, hi = claims.mean_interval(last["below_0.05_per_seed"])
+        init = claims.mean_interval(first["below_0.05_per_seed"])
+        control = claims.fmt_interval("Softmax share below 0.05 at the first recorded epoch", *init)
+        out[f"eureka.attention_distribution.{exp}_softmax_mostly_tiny"] = claims.score(
+            m, (lo, hi), len(last["below_0.05_per_seed"]), control, claims.above(m, lo, 0.5))
+        m0, lo0, hi0 = claims.mean_interval(last["above_0.5_per_seed"])
+        for key, arm in ARMS.items():
+            cid = f"eureka.attention_distribution.{exp}_{key}_more_high_weights"
+            if arm not in arms:
+                out[cid] = claims.not_run(f"arm {arm!r} of experiment {exp!r} not drawn")
+                continue
+            high = _ends(arms[arm])[1]["above_0.5_per_seed"]
+            m, lo, hi = claims.mean_interval(high)
+            control = claims.fmt_interval(f"{BASE} share above 0.5", m0, lo0, hi0)
+            out[cid] = claims.score(m, (lo, hi), len(high), control, claims.exceeds(m, lo, m0, hi0))
+    return out
+
+
+def _ends(arm: dict) -> tuple[dict, dict]:
+    """The numbers of the first and the last drawn epoch of one arm."""
+    epochs = sorted(arm, key=int)
+    return arm[epochs[0]], arm[epochs[-1]]
 
 
 def plot_eureka_attention_distribution(rows: dict[str, dict[str, xr.Dataset]], n_epochs: int = 5) -> Figure:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from .. import claims
 from . import style
 from .reading import entry_arms, per_arm_summary
 
@@ -24,6 +26,135 @@ properties:
     minItems: 1
     items: {type: string, x-ref: analysis/eureka, x-reads: [analysis/probes]}
 """
+
+CLAIMS = [
+    {"id": "eureka.probes.reasoning_softmax_step1_decodable",
+     "claim": "At the end of training the hidden first step is linearly decodable from the model ('Softmax', "
+              "reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 2 (linear probes)",
+     "reference": "none given (the intermediate step is learned once the Eureka-moment has happened)",
+     "statistic": "per seed, the held-out accuracy of a linear probe of the first-step latent read from the final "
+                  "CLS representation (site 'cls') at the last weight snapshot; mean over the 'Softmax' seeds with "
+                  "its t 95% interval",
+     "control": "the majority-class rate of the first-step latent on the probe's test examples (what a probe that "
+                "ignores the representation scores)",
+     "test": "reproduced if the t interval lies above the majority-class rate; partial if only the mean does "
+             "(claims.above)"},
+    {"id": "eureka.probes.reasoning_lowtemp_step1_decodable",
+     "claim": "At the end of training the hidden first step is linearly decodable from the model ('Softmax "
+              "tau=1/3', reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 2 (linear probes)",
+     "reference": "none given (the intermediate step is learned once the Eureka-moment has happened)",
+     "statistic": "per seed, the held-out accuracy of a linear probe of the first-step latent read from the final "
+                  "CLS representation (site 'cls') at the last weight snapshot; mean over the 'Softmax tau=1/3' "
+                  "seeds with its t 95% interval",
+     "control": "the majority-class rate of the first-step latent on the probe's test examples (what a probe that "
+                "ignores the representation scores)",
+     "test": "reproduced if the t interval lies above the majority-class rate; partial if only the mean does "
+             "(claims.above)"},
+    {"id": "eureka.probes.reasoning_ht_step1_decodable",
+     "claim": "At the end of training the hidden first step is linearly decodable from the model ('HT', reasoning "
+              "task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 2 (linear probes)",
+     "reference": "none given (the intermediate step is learned once the Eureka-moment has happened)",
+     "statistic": "per seed, the held-out accuracy of a linear probe of the first-step latent read from the final "
+                  "CLS representation (site 'cls') at the last weight snapshot; mean over the 'HT' seeds with its t"
+                  " 95% interval",
+     "control": "the majority-class rate of the first-step latent on the probe's test examples (what a probe that "
+                "ignores the representation scores)",
+     "test": "reproduced if the t interval lies above the majority-class rate; partial if only the mean does "
+             "(claims.above)"},
+    {"id": "eureka.probes.reasoning_normsoftmax_step1_decodable",
+     "claim": "At the end of training the hidden first step is linearly decodable from the model ('NormSoftmax', "
+              "reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 2 (linear probes)",
+     "reference": "none given (the intermediate step is learned once the Eureka-moment has happened)",
+     "statistic": "per seed, the held-out accuracy of a linear probe of the first-step latent read from the final "
+                  "CLS representation (site 'cls') at the last weight snapshot; mean over the 'NormSoftmax' seeds "
+                  "with its t 95% interval",
+     "control": "the majority-class rate of the first-step latent on the probe's test examples (what a probe that "
+                "ignores the representation scores)",
+     "test": "reproduced if the t interval lies above the majority-class rate; partial if only the mean does "
+             "(claims.above)"},
+    {"id": "eureka.probes.reasoning_normsoftmax_ht_step1_decodable",
+     "claim": "At the end of training the hidden first step is linearly decodable from the model ('NormSoftmax+HT',"
+              " reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 2 (linear probes)",
+     "reference": "none given (the intermediate step is learned once the Eureka-moment has happened)",
+     "statistic": "per seed, the held-out accuracy of a linear probe of the first-step latent read from the final "
+                  "CLS representation (site 'cls') at the last weight snapshot; mean over the 'NormSoftmax+HT' "
+                  "seeds with its t 95% interval",
+     "control": "the majority-class rate of the first-step latent on the probe's test examples (what a probe that "
+                "ignores the representation scores)",
+     "test": "reproduced if the t interval lies above the majority-class rate; partial if only the mean does "
+             "(claims.above)"},
+    {"id": "eureka.probes.digits_softmax_step1_decodable",
+     "claim": "At the end of training the hidden first step is linearly decodable from the model ('Softmax', digits"
+              " task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 2 (linear probes)",
+     "reference": "none given (the intermediate step is learned once the Eureka-moment has happened)",
+     "statistic": "per seed, the held-out accuracy of a linear probe of the first-step latent read from the final "
+                  "CLS representation (site 'cls') at the last weight snapshot; mean over the 'Softmax' seeds with "
+                  "its t 95% interval",
+     "control": "the majority-class rate of the first-step latent on the probe's test examples (what a probe that "
+                "ignores the representation scores)",
+     "test": "reproduced if the t interval lies above the majority-class rate; partial if only the mean does "
+             "(claims.above)"},
+    {"id": "eureka.probes.digits_lowtemp_step1_decodable",
+     "claim": "At the end of training the hidden first step is linearly decodable from the model ('Softmax "
+              "tau=1/3', digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 2 (linear probes)",
+     "reference": "none given (the intermediate step is learned once the Eureka-moment has happened)",
+     "statistic": "per seed, the held-out accuracy of a linear probe of the first-step latent read from the final "
+                  "CLS representation (site 'cls') at the last weight snapshot; mean over the 'Softmax tau=1/3' "
+                  "seeds with its t 95% interval",
+     "control": "the majority-class rate of the first-step latent on the probe's test examples (what a probe that "
+                "ignores the representation scores)",
+     "test": "reproduced if the t interval lies above the majority-class rate; partial if only the mean does "
+             "(claims.above)"},
+    {"id": "eureka.probes.digits_ht_step1_decodable",
+     "claim": "At the end of training the hidden first step is linearly decodable from the model ('HT', digits "
+              "task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 2 (linear probes)",
+     "reference": "none given (the intermediate step is learned once the Eureka-moment has happened)",
+     "statistic": "per seed, the held-out accuracy of a linear probe of the first-step latent read from the final "
+                  "CLS representation (site 'cls') at the last weight snapshot; mean over the 'HT' seeds with its t"
+                  " 95% interval",
+     "control": "the majority-class rate of the first-step latent on the probe's test examples (what a probe that "
+                "ignores the representation scores)",
+     "test": "reproduced if the t interval lies above the majority-class rate; partial if only the mean does "
+             "(claims.above)"},
+    {"id": "eureka.probes.digits_normsoftmax_step1_decodable",
+     "claim": "At the end of training the hidden first step is linearly decodable from the model ('NormSoftmax', "
+              "digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 2 (linear probes)",
+     "reference": "none given (the intermediate step is learned once the Eureka-moment has happened)",
+     "statistic": "per seed, the held-out accuracy of a linear probe of the first-step latent read from the final "
+                  "CLS representation (site 'cls') at the last weight snapshot; mean over the 'NormSoftmax' seeds "
+                  "with its t 95% interval",
+     "control": "the majority-class rate of the first-step latent on the probe's test examples (what a probe that "
+                "ignores the representation scores)",
+     "test": "reproduced if the t interval lies above the majority-class rate; partial if only the mean does "
+             "(claims.above)"},
+    {"id": "eureka.probes.digits_normsoftmax_ht_step1_decodable",
+     "claim": "At the end of training the hidden first step is linearly decodable from the model ('NormSoftmax+HT',"
+              " digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 2 (linear probes)",
+     "reference": "none given (the intermediate step is learned once the Eureka-moment has happened)",
+     "statistic": "per seed, the held-out accuracy of a linear probe of the first-step latent read from the final "
+                  "CLS representation (site 'cls') at the last weight snapshot; mean over the 'NormSoftmax+HT' "
+                  "seeds with its t 95% interval",
+     "control": "the majority-class rate of the first-step latent on the probe's test examples (what a probe that "
+                "ignores the representation scores)",
+     "test": "reproduced if the t interval lies above the majority-class rate; partial if only the mean does "
+             "(claims.above)"},
+]
+
+ARMS = {"softmax": "Softmax", "lowtemp": "Softmax tau=1/3", "ht": "HT", "normsoftmax": "NormSoftmax",
+        "normsoftmax_ht": "NormSoftmax+HT"}
+EXPERIMENTS = ["reasoning", "digits"]
+SITE = "cls"  # the final CLS representation
+
 
 @dataclass(frozen=True)
 class Params:
@@ -50,16 +181,38 @@ def _chance(arms: dict[str, xr.Dataset], target: str) -> float:
 
 def probe_stats(rows: dict[str, dict[str, xr.Dataset]], target: str = "step1") -> dict:
     """experiment -> arm -> site -> median probe accuracy over seeds at the first and the last
-    snapshot; plus the experiment's chance level (after the arms)."""
+    snapshot, and every seed's at the last; plus the experiment's chance level (after the arms)."""
     stats = {}
     for exp, arms in rows.items():
         stats[exp] = {}
         for site in _sites(arms):
             for label, ds in arms.items():
                 med = ds.accuracy.sel(site=site, target=target).median("seed", skipna=True)
-                stats[exp].setdefault(label, {})[site] = {"median_first": float(med[0]), "median_last": float(med[-1])}
+                last = ds.accuracy.sel(site=site, target=target).isel(snapshot=-1).values
+                stats[exp].setdefault(label, {})[site] = {"median_first": float(med[0]), "median_last": float(med[-1]),
+                                                          "last_per_seed": [None if np.isnan(a) else float(a)
+                                                                            for a in last]}
             stats[exp]["chance"] = _chance(arms, target)
     return stats
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    """Per experiment and arm: the step-1 probe of the final CLS representation at the last snapshot against
+    the majority-class rate."""
+    out = {}
+    for exp in EXPERIMENTS:
+        arms = stats.get(exp, {})
+        for key, arm in ARMS.items():
+            cid = f"eureka.probes.{exp}_{key}_step1_decodable"
+            if SITE not in arms.get(arm, {}):
+                out[cid] = claims.not_run(f"arm {arm!r} of experiment {exp!r} not probed at site {SITE!r}")
+                continue
+            acc = arms[arm][SITE]["last_per_seed"]
+            m, lo, hi = claims.mean_interval(acc)
+            chance = arms["chance"]
+            out[cid] = claims.score(m, (lo, hi), sum(a is not None for a in acc), f"majority-class rate {chance:.3f}",
+                                    claims.above(m, lo, chance))
+    return out
 
 
 def plot_eureka_probes(rows: dict[str, dict[str, xr.Dataset]], target: str = "step1") -> Figure:

@@ -8,6 +8,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from .. import claims
 from . import style
 from .reading import entry_arms, per_arm_summary
 
@@ -31,7 +32,87 @@ properties:
       x-requires-message: "must record the gradients of W_Q, W_K and W_V (qkv_gradients: a transformer or vit model)"
 """
 
+CLAIMS = [
+    {"id": "eureka.qkv_gradients.reasoning_softmax_query_gradient_small",
+     "claim": "During the plateau under Softmax, W_Q's gradient is small relative to W_V's (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 5 and its discussion",
+     "reference": "W_Q and W_K get much smaller gradients than W_V under Softmax (no ratio recorded here)",
+     "statistic": "per seed, the mean |grad W_Q| over the epochs before the seed's Eureka epoch (all epochs if it "
+                  "has none; mean over layers and heads, each epoch the mean over its steps) divided by the same "
+                  "mean of |grad W_V|; mean of that ratio over the 'Softmax' seeds, with its t 95% interval",
+     "control": "W_V's gradient of the same seeds and epochs (the ratio's denominator); 'small' = under half of it,"
+                " a convention of this workflow fixed before scoring",
+     "test": "reproduced if the t interval of the mean ratio lies below 0.5; partial if only the mean does "
+             "(claims.below)"},
+    {"id": "eureka.qkv_gradients.reasoning_lowtemp_raises_query_share",
+     "claim": "tau = 1/3 raises W_Q's gradient relative to W_V's during the plateau, against Softmax (reasoning "
+              "task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 5 and its discussion",
+     "reference": "none given (the direction of the paper's explanation: a sharper softmax gives W_Q a larger "
+                  "gradient)",
+     "statistic": "per seed, the mean |grad W_Q| over the epochs before the seed's Eureka epoch (all epochs if it "
+                  "has none; mean over layers and heads, each epoch the mean over its steps) divided by the same "
+                  "mean of |grad W_V|; mean of that ratio over the 'Softmax tau=1/3' seeds, with its t 95% interval",
+     "control": "the same mean ratio of arm 'Softmax' (only tau differs; the windows are each seed's own pre-Eureka"
+                " epochs, so they can differ in length between arms)",
+     "test": "reproduced if the t intervals are disjoint with 'Softmax tau=1/3' above; partial if only its mean is "
+             "higher (claims.exceeds)"},
+    {"id": "eureka.qkv_gradients.reasoning_ht_raises_query_share",
+     "claim": "Heat Treatment raises W_Q's gradient relative to W_V's during the plateau, against Softmax "
+              "(reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 5 and its discussion",
+     "reference": "none given (the direction of the paper's explanation: a sharper softmax gives W_Q a larger "
+                  "gradient)",
+     "statistic": "per seed, the mean |grad W_Q| over the epochs before the seed's Eureka epoch (all epochs if it "
+                  "has none; mean over layers and heads, each epoch the mean over its steps) divided by the same "
+                  "mean of |grad W_V|; mean of that ratio over the 'HT' seeds, with its t 95% interval",
+     "control": "the same mean ratio of arm 'Softmax' (only the temperature differs (a schedule); the windows are "
+                "each seed's own pre-Eureka epochs, so they can differ in length between arms)",
+     "test": "reproduced if the t intervals are disjoint with 'HT' above; partial if only its mean is higher "
+             "(claims.exceeds)"},
+    {"id": "eureka.qkv_gradients.digits_softmax_query_gradient_small",
+     "claim": "During the plateau under Softmax, W_Q's gradient is small relative to W_V's (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 5 and its discussion",
+     "reference": "W_Q and W_K get much smaller gradients than W_V under Softmax (no ratio recorded here)",
+     "statistic": "per seed, the mean |grad W_Q| over the epochs before the seed's Eureka epoch (all epochs if it "
+                  "has none; mean over layers and heads, each epoch the mean over its steps) divided by the same "
+                  "mean of |grad W_V|; mean of that ratio over the 'Softmax' seeds, with its t 95% interval",
+     "control": "W_V's gradient of the same seeds and epochs (the ratio's denominator); 'small' = under half of it,"
+                " a convention of this workflow fixed before scoring",
+     "test": "reproduced if the t interval of the mean ratio lies below 0.5; partial if only the mean does "
+             "(claims.below)"},
+    {"id": "eureka.qkv_gradients.digits_lowtemp_raises_query_share",
+     "claim": "tau = 1/3 raises W_Q's gradient relative to W_V's during the plateau, against Softmax (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 5 and its discussion",
+     "reference": "none given (the direction of the paper's explanation: a sharper softmax gives W_Q a larger "
+                  "gradient)",
+     "statistic": "per seed, the mean |grad W_Q| over the epochs before the seed's Eureka epoch (all epochs if it "
+                  "has none; mean over layers and heads, each epoch the mean over its steps) divided by the same "
+                  "mean of |grad W_V|; mean of that ratio over the 'Softmax tau=1/3' seeds, with its t 95% interval",
+     "control": "the same mean ratio of arm 'Softmax' (only tau differs; the windows are each seed's own pre-Eureka"
+                " epochs, so they can differ in length between arms)",
+     "test": "reproduced if the t intervals are disjoint with 'Softmax tau=1/3' above; partial if only its mean is "
+             "higher (claims.exceeds)"},
+    {"id": "eureka.qkv_gradients.digits_ht_raises_query_share",
+     "claim": "Heat Treatment raises W_Q's gradient relative to W_V's during the plateau, against Softmax (digits "
+              "task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Fig. 5 and its discussion",
+     "reference": "none given (the direction of the paper's explanation: a sharper softmax gives W_Q a larger "
+                  "gradient)",
+     "statistic": "per seed, the mean |grad W_Q| over the epochs before the seed's Eureka epoch (all epochs if it "
+                  "has none; mean over layers and heads, each epoch the mean over its steps) divided by the same "
+                  "mean of |grad W_V|; mean of that ratio over the 'HT' seeds, with its t 95% interval",
+     "control": "the same mean ratio of arm 'Softmax' (only the temperature differs (a schedule); the windows are "
+                "each seed's own pre-Eureka epochs, so they can differ in length between arms)",
+     "test": "reproduced if the t intervals are disjoint with 'HT' above; partial if only its mean is higher "
+             "(claims.exceeds)"},
+]
+
 MATRICES = ("W_Q", "W_K", "W_V")
+BASE = "Softmax"  # the control arm (label in analyses.eureka)
+ARMS = {"lowtemp": "Softmax tau=1/3", "ht": "HT"}
+EXPERIMENTS = ["reasoning", "digits"]
+SMALL = 0.5  # "small relative to W_V's": under half of it
 
 
 @dataclass(frozen=True)
@@ -40,8 +121,9 @@ class Params:
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
-    rows = {exp: entry_arms(cfg, "eureka", exp, paths, [f"grad_{m}" for m in MATRICES]) for exp in params.experiments}
-    stats = gradient_stats(rows)
+    variables = [f"grad_{m}" for m in MATRICES] + ["test_acc"]
+    rows = {exp: entry_arms(cfg, "eureka", exp, paths, variables) for exp in params.experiments}
+    stats = gradient_stats(rows, {e: cfg.analyses["eureka"][e].threshold for e in params.experiments})
     stats["summary"] = per_arm_summary(stats, lambda s: "mean over training of the median |grad| " + ", ".join(
         f"{m} {s[m]['median_mean_over_training']:.2e}" for m in MATRICES))
     return plot_eureka_qkv_gradients(rows), stats
@@ -53,8 +135,9 @@ def gradient_quartiles(ds: xr.Dataset, matrix: str) -> tuple[np.ndarray, np.ndar
     return g.epoch.values, np.nanpercentile(g.values, [25, 50, 75], axis=0)
 
 
-def gradient_stats(rows: dict[str, dict[str, xr.Dataset]]) -> dict:
-    """experiment -> arm -> matrix -> the seeds' median at the first epoch and its mean over training."""
+def gradient_stats(rows: dict[str, dict[str, xr.Dataset]], threshold: dict[str, float] | None = None) -> dict:
+    """experiment -> arm -> matrix -> the seeds' median at the first epoch and its mean over training; with
+    ``threshold`` (and ``test_acc``) also each seed's mean before its Eureka epoch (:func:`pre_eureka_means`)."""
     stats = {}
     for exp, arms in rows.items():
         stats[exp] = {}
@@ -63,7 +146,62 @@ def gradient_stats(rows: dict[str, dict[str, xr.Dataset]]) -> dict:
                 q = gradient_quartiles(ds, name)[1]
                 stats[exp].setdefault(label, {})[name] = {"median_first_epoch": float(q[1][0]),
                                                           "median_mean_over_training": float(np.nanmean(q[1]))}
+        if threshold is not None:
+            for label, ds in arms.items():
+                if "test_acc" in ds:
+                    for name, means in pre_eureka_means(ds, threshold[exp]).items():
+                        stats[exp][label][name]["mean_before_eureka"] = means
     return stats
+
+
+def pre_eureka_means(ds: xr.Dataset, threshold: float) -> dict[str, list]:
+    """matrix -> per seed the mean |grad| (over layers and heads) over the epochs before the seed's first
+    epoch with test accuracy > ``threshold`` (all epochs with a step if none; None if it starts above)."""
+    acc = np.nan_to_num(ds.test_acc.values.astype(float), nan=-np.inf)
+    grads = {m: ds[f"grad_{m}"].mean(("layer", "head")).values[:, :-1] for m in MATRICES}  # last epoch: no step
+    out = {m: [] for m in MATRICES}
+    for s in range(acc.shape[0]):
+        above = np.flatnonzero(acc[s] > threshold)
+        stop = int(above[0]) if above.size else acc.shape[1] - 1
+        for m, g in grads.items():
+            window = g[s, :stop]
+            out[m].append(float(np.nanmean(window)) if np.isfinite(window).any() else None)
+    return out
+
+
+def query_value_ratios(arm: dict) -> list[float]:
+    """Per seed mean |grad W_Q| / mean |grad W_V| before the Eureka epoch (seeds without a window left out)."""
+    q, v = arm["W_Q"]["mean_before_eureka"], arm["W_V"]["mean_before_eureka"]
+    return [a / b for a, b in zip(q, v) if a is not None and b]
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    """Softmax's W_Q/W_V gradient ratio before the Eureka-moment under 0.5; tau=1/3 and HT above Softmax's."""
+    out = {}
+    for exp in EXPERIMENTS:
+        arms = {k: v for k, v in stats.get(exp, {}).items() if "mean_before_eureka" in v.get("W_Q", {})}
+        if BASE not in arms:
+            out[f"eureka.qkv_gradients.{exp}_softmax_query_gradient_small"] = claims.not_run(
+                f"arm {BASE!r} of experiment {exp!r} not drawn with its test accuracy")
+            for key in ARMS:
+                out[f"eureka.qkv_gradients.{exp}_{key}_raises_query_share"] = claims.not_run(f"arm {BASE!r} not drawn")
+            continue
+        base = query_value_ratios(arms[BASE])
+        m0, lo0, hi0 = claims.mean_interval(base)
+        v = claims.mean_interval(arms[BASE]["W_V"]["mean_before_eureka"])
+        out[f"eureka.qkv_gradients.{exp}_softmax_query_gradient_small"] = claims.score(
+            m0, (lo0, hi0), len(base), claims.fmt_interval("W_V mean |grad| before Eureka", *v),
+            claims.below(m0, hi0, SMALL))
+        for key, arm in ARMS.items():
+            cid = f"eureka.qkv_gradients.{exp}_{key}_raises_query_share"
+            if arm not in arms:
+                out[cid] = claims.not_run(f"arm {arm!r} of experiment {exp!r} not drawn")
+                continue
+            r = query_value_ratios(arms[arm])
+            m, lo, hi = claims.mean_interval(r)
+            out[cid] = claims.score(m, (lo, hi), len(r), claims.fmt_interval(f"{BASE} W_Q/W_V", m0, lo0, hi0),
+                                    claims.exceeds(m, lo, m0, hi0))
+    return out
 
 
 def plot_eureka_qkv_gradients(rows: dict[str, dict[str, xr.Dataset]]) -> Figure:

@@ -8,6 +8,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..store import read_dataset
 from .tables import table_figure, write_table
 
@@ -27,6 +28,193 @@ properties:
 """
 EXTRA_OUTPUTS = [".csv", ".md"]
 
+CLAIMS = [
+    {"id": "eureka.table.reasoning_lowtemp_raises_ratio",
+     "claim": "tau = 1/3 raises the Eureka-ratio above Softmax's (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "a higher Eureka-ratio than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "share of the 'Softmax tau=1/3' seeds whose test accuracy ever exceeds the Eureka threshold "
+                  "(analyses.eureka.reasoning), with its Wilson 95% interval",
+     "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; only the temperature differs:"
+                " tau = 1/3 instead of sqrt(d_head)); on this task the control may be saturated (every Softmax seed"
+                " reaches the threshold): then no ratio can exceed it and the verdict is not reproduced",
+     "test": "reproduced if the Wilson intervals are disjoint with 'Softmax tau=1/3' above; partial if only its "
+             "share is higher (claims.exceeds)"},
+    {"id": "eureka.table.reasoning_lowtemp_earlier_eureka",
+     "claim": "tau = 1/3 brings the Eureka-moment forward against Softmax (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "an earlier mean Eureka epoch than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "mean Eureka epoch (first epoch with test accuracy above the threshold) of the 'Softmax tau=1/3' "
+                  "seeds that have one, with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' (only the temperature differs: tau = 1/3 instead of sqrt(d_head)); "
+                "each mean is over the seeds that reach the threshold, so the seed sets can differ (the ratio claim"
+                " counts the others)",
+     "test": "reproduced if the t intervals are disjoint with 'Softmax tau=1/3' earlier; partial if only its mean "
+             "is earlier; not reproduced if no 'Softmax tau=1/3' seed reaches the threshold (claims.exceeds on "
+             "negated epochs)"},
+    {"id": "eureka.table.reasoning_ht_raises_ratio",
+     "claim": "Heat Treatment raises the Eureka-ratio above Softmax's (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "a higher Eureka-ratio than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "share of the 'HT' seeds whose test accuracy ever exceeds the Eureka threshold "
+                  "(analyses.eureka.reasoning), with its Wilson 95% interval",
+     "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; only the temperature differs:"
+                " Heat Treatment's schedule instead of a fixed sqrt(d_head)); on this task the control may be "
+                "saturated (every Softmax seed reaches the threshold): then no ratio can exceed it and the verdict "
+                "is not reproduced",
+     "test": "reproduced if the Wilson intervals are disjoint with 'HT' above; partial if only its share is higher "
+             "(claims.exceeds)"},
+    {"id": "eureka.table.reasoning_ht_earlier_eureka",
+     "claim": "Heat Treatment brings the Eureka-moment forward against Softmax (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "an earlier mean Eureka epoch than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "mean Eureka epoch (first epoch with test accuracy above the threshold) of the 'HT' seeds that "
+                  "have one, with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' (only the temperature differs: Heat Treatment's schedule instead of"
+                " a fixed sqrt(d_head)); each mean is over the seeds that reach the threshold, so the seed sets can"
+                " differ (the ratio claim counts the others)",
+     "test": "reproduced if the t intervals are disjoint with 'HT' earlier; partial if only its mean is earlier; "
+             "not reproduced if no 'HT' seed reaches the threshold (claims.exceeds on negated epochs)"},
+    {"id": "eureka.table.reasoning_normsoftmax_raises_ratio",
+     "claim": "NormSoftmax raises the Eureka-ratio above Softmax's (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "a higher Eureka-ratio than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "share of the 'NormSoftmax' seeds whose test accuracy ever exceeds the Eureka threshold "
+                  "(analyses.eureka.reasoning), with its Wilson 95% interval",
+     "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; only the normalisation of the"
+                " attention logits differs); on this task the control may be saturated (every Softmax seed reaches "
+                "the threshold): then no ratio can exceed it and the verdict is not reproduced",
+     "test": "reproduced if the Wilson intervals are disjoint with 'NormSoftmax' above; partial if only its share "
+             "is higher (claims.exceeds)"},
+    {"id": "eureka.table.reasoning_normsoftmax_earlier_eureka",
+     "claim": "NormSoftmax brings the Eureka-moment forward against Softmax (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "an earlier mean Eureka epoch than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "mean Eureka epoch (first epoch with test accuracy above the threshold) of the 'NormSoftmax' "
+                  "seeds that have one, with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' (only the normalisation of the attention logits differs); each mean"
+                " is over the seeds that reach the threshold, so the seed sets can differ (the ratio claim counts "
+                "the others)",
+     "test": "reproduced if the t intervals are disjoint with 'NormSoftmax' earlier; partial if only its mean is "
+             "earlier; not reproduced if no 'NormSoftmax' seed reaches the threshold (claims.exceeds on negated "
+             "epochs)"},
+    {"id": "eureka.table.reasoning_normsoftmax_ht_raises_ratio",
+     "claim": "NormSoftmax + Heat Treatment raises the Eureka-ratio above Softmax's (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "a higher Eureka-ratio than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "share of the 'NormSoftmax+HT' seeds whose test accuracy ever exceeds the Eureka threshold "
+                  "(analyses.eureka.reasoning), with its Wilson 95% interval",
+     "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; differs in two things: the "
+                "normalisation and Heat Treatment's temperature schedule); on this task the control may be "
+                "saturated (every Softmax seed reaches the threshold): then no ratio can exceed it and the verdict "
+                "is not reproduced",
+     "test": "reproduced if the Wilson intervals are disjoint with 'NormSoftmax+HT' above; partial if only its "
+             "share is higher (claims.exceeds)"},
+    {"id": "eureka.table.reasoning_normsoftmax_ht_earlier_eureka",
+     "claim": "NormSoftmax + Heat Treatment brings the Eureka-moment forward against Softmax (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "an earlier mean Eureka epoch than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "mean Eureka epoch (first epoch with test accuracy above the threshold) of the 'NormSoftmax+HT' "
+                  "seeds that have one, with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' (differs in two things: the normalisation and Heat Treatment's "
+                "temperature schedule); each mean is over the seeds that reach the threshold, so the seed sets can "
+                "differ (the ratio claim counts the others)",
+     "test": "reproduced if the t intervals are disjoint with 'NormSoftmax+HT' earlier; partial if only its mean is"
+             " earlier; not reproduced if no 'NormSoftmax+HT' seed reaches the threshold (claims.exceeds on negated"
+             " epochs)"},
+    {"id": "eureka.table.digits_lowtemp_raises_ratio",
+     "claim": "tau = 1/3 raises the Eureka-ratio above Softmax's (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "a higher Eureka-ratio than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "share of the 'Softmax tau=1/3' seeds whose test accuracy ever exceeds the Eureka threshold "
+                  "(analyses.eureka.digits), with its Wilson 95% interval",
+     "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; only the temperature differs:"
+                " tau = 1/3 instead of sqrt(d_head))",
+     "test": "reproduced if the Wilson intervals are disjoint with 'Softmax tau=1/3' above; partial if only its "
+             "share is higher (claims.exceeds)"},
+    {"id": "eureka.table.digits_lowtemp_earlier_eureka",
+     "claim": "tau = 1/3 brings the Eureka-moment forward against Softmax (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "an earlier mean Eureka epoch than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "mean Eureka epoch (first epoch with test accuracy above the threshold) of the 'Softmax tau=1/3' "
+                  "seeds that have one, with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' (only the temperature differs: tau = 1/3 instead of sqrt(d_head)); "
+                "each mean is over the seeds that reach the threshold, so the seed sets can differ (the ratio claim"
+                " counts the others)",
+     "test": "reproduced if the t intervals are disjoint with 'Softmax tau=1/3' earlier; partial if only its mean "
+             "is earlier; not reproduced if no 'Softmax tau=1/3' seed reaches the threshold (claims.exceeds on "
+             "negated epochs)"},
+    {"id": "eureka.table.digits_ht_raises_ratio",
+     "claim": "Heat Treatment raises the Eureka-ratio above Softmax's (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "a higher Eureka-ratio than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "share of the 'HT' seeds whose test accuracy ever exceeds the Eureka threshold "
+                  "(analyses.eureka.digits), with its Wilson 95% interval",
+     "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; only the temperature differs:"
+                " Heat Treatment's schedule instead of a fixed sqrt(d_head))",
+     "test": "reproduced if the Wilson intervals are disjoint with 'HT' above; partial if only its share is higher "
+             "(claims.exceeds)"},
+    {"id": "eureka.table.digits_ht_earlier_eureka",
+     "claim": "Heat Treatment brings the Eureka-moment forward against Softmax (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "an earlier mean Eureka epoch than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "mean Eureka epoch (first epoch with test accuracy above the threshold) of the 'HT' seeds that "
+                  "have one, with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' (only the temperature differs: Heat Treatment's schedule instead of"
+                " a fixed sqrt(d_head)); each mean is over the seeds that reach the threshold, so the seed sets can"
+                " differ (the ratio claim counts the others)",
+     "test": "reproduced if the t intervals are disjoint with 'HT' earlier; partial if only its mean is earlier; "
+             "not reproduced if no 'HT' seed reaches the threshold (claims.exceeds on negated epochs)"},
+    {"id": "eureka.table.digits_normsoftmax_raises_ratio",
+     "claim": "NormSoftmax raises the Eureka-ratio above Softmax's (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "a higher Eureka-ratio than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "share of the 'NormSoftmax' seeds whose test accuracy ever exceeds the Eureka threshold "
+                  "(analyses.eureka.digits), with its Wilson 95% interval",
+     "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; only the normalisation of the"
+                " attention logits differs)",
+     "test": "reproduced if the Wilson intervals are disjoint with 'NormSoftmax' above; partial if only its share "
+             "is higher (claims.exceeds)"},
+    {"id": "eureka.table.digits_normsoftmax_earlier_eureka",
+     "claim": "NormSoftmax brings the Eureka-moment forward against Softmax (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "an earlier mean Eureka epoch than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "mean Eureka epoch (first epoch with test accuracy above the threshold) of the 'NormSoftmax' "
+                  "seeds that have one, with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' (only the normalisation of the attention logits differs); each mean"
+                " is over the seeds that reach the threshold, so the seed sets can differ (the ratio claim counts "
+                "the others)",
+     "test": "reproduced if the t intervals are disjoint with 'NormSoftmax' earlier; partial if only its mean is "
+             "earlier; not reproduced if no 'NormSoftmax' seed reaches the threshold (claims.exceeds on negated "
+             "epochs)"},
+    {"id": "eureka.table.digits_normsoftmax_ht_raises_ratio",
+     "claim": "NormSoftmax + Heat Treatment raises the Eureka-ratio above Softmax's (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "a higher Eureka-ratio than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "share of the 'NormSoftmax+HT' seeds whose test accuracy ever exceeds the Eureka threshold "
+                  "(analyses.eureka.digits), with its Wilson 95% interval",
+     "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; differs in two things: the "
+                "normalisation and Heat Treatment's temperature schedule)",
+     "test": "reproduced if the Wilson intervals are disjoint with 'NormSoftmax+HT' above; partial if only its "
+             "share is higher (claims.exceeds)"},
+    {"id": "eureka.table.digits_normsoftmax_ht_earlier_eureka",
+     "claim": "NormSoftmax + Heat Treatment brings the Eureka-moment forward against Softmax (digits task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "an earlier mean Eureka epoch than Softmax (Table 1's values are not recorded in this repository)",
+     "statistic": "mean Eureka epoch (first epoch with test accuracy above the threshold) of the 'NormSoftmax+HT' "
+                  "seeds that have one, with its t 95% interval",
+     "control": "the same mean of arm 'Softmax' (differs in two things: the normalisation and Heat Treatment's "
+                "temperature schedule); each mean is over the seeds that reach the threshold, so the seed sets can "
+                "differ (the ratio claim counts the others)",
+     "test": "reproduced if the t intervals are disjoint with 'NormSoftmax+HT' earlier; partial if only its mean is"
+             " earlier; not reproduced if no 'NormSoftmax+HT' seed reaches the threshold (claims.exceeds on negated"
+             " epochs)"},
+]
+
+BASE = "Softmax"  # the control arm of every comparison (label in analyses.eureka)
+ARMS = {"lowtemp": "Softmax tau=1/3", "ht": "HT", "normsoftmax": "NormSoftmax", "normsoftmax_ht": "NormSoftmax+HT"}
+EXPERIMENTS = ["reasoning", "digits"]
+
 COLUMNS = ["experiment", "variant", "attention", "Eureka-ratio", "95% CI", "acc. (Eureka seeds)",
            "final acc. (all seeds)", "mean Eureka epoch"]
 
@@ -40,7 +228,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     stats_ds = {exp: read_dataset(paths.analysis("eureka", exp), rule="eureka") for exp in params.experiments}
     rows = table_rows(stats_ds)
     write_table(COLUMNS, rows, outputs)
-    stats = {"rows": [dict(zip(COLUMNS, r)) for r in rows]}
+    stats = {"rows": [dict(zip(COLUMNS, r)) for r in rows], "arms": arm_stats(stats_ds)}
     stats["summary"] = "; ".join(f"{r[0]} {r[1]}: Eureka {r[3]} {r[4]}, mean epoch {r[7]}" for r in rows)
     return table_figure(COLUMNS, rows), stats
 
@@ -58,3 +246,59 @@ def table_rows(stats: dict[str, xr.Dataset]) -> list[list[str]]:
                          fmt(float(a.acc_after_eureka), ".3f"), fmt(float(a.mean_final_test_acc), ".3f"),
                          fmt(float(a.mean_eureka_epoch), ".0f")])
     return rows
+
+
+def arm_stats(stats: dict[str, xr.Dataset]) -> dict:
+    """experiment -> arm -> seed count, Eureka count and the Eureka epoch of every seed (None: never, or a
+    seed of another arm); the per-seed epochs only where the artifact holds them."""
+    out = {}
+    for exp, ds in stats.items():
+        out[exp] = {}
+        for arm in ds.arm.values:
+            a = ds.sel(arm=arm)
+            out[exp][str(arm)] = {"n_seeds": int(a.n_seeds), "n_eureka": int(a.n_eureka)}
+            if "eureka_epoch" in a:
+                out[exp][str(arm)]["eureka_epochs"] = [None if np.isnan(e) else float(e)
+                                                       for e in a.eureka_epoch.values.astype(float)]
+    return out
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    """Every intervention against Softmax, per experiment: the Eureka-ratio and the mean Eureka epoch."""
+    out = {}
+    for exp in EXPERIMENTS:
+        arms = stats.get("arms", {}).get(exp, {})
+        for key, arm in ARMS.items():
+            if arm not in arms or BASE not in arms:
+                why = claims.not_run(f"arms {arm!r} and {BASE!r} of experiment {exp!r} not both in the table")
+                out[f"eureka.table.{exp}_{key}_raises_ratio"] = out[f"eureka.table.{exp}_{key}_earlier_eureka"] = why
+                continue
+            out[f"eureka.table.{exp}_{key}_raises_ratio"] = ratio_score(arms[arm], arms[BASE])
+            out[f"eureka.table.{exp}_{key}_earlier_eureka"] = epoch_score(arms[arm], arms[BASE])
+    return out
+
+
+def ratio_score(arm: dict, base: dict) -> dict:
+    """The arm's Eureka-ratio above the control's (disjoint Wilson intervals); a saturated control is said."""
+    p, lo, hi = claims.rate(arm["n_eureka"], arm["n_seeds"])
+    p0, _, hi0 = claims.rate(base["n_eureka"], base["n_seeds"])
+    control = claims.fmt_rate(BASE, base["n_eureka"], base["n_seeds"])
+    if base["n_eureka"] == base["n_seeds"]:
+        control += " (saturated: no ratio can exceed it)"
+    return claims.score(p, (lo, hi), arm["n_seeds"], control, claims.exceeds(p, lo, p0, hi0))
+
+
+def epoch_score(arm: dict, base: dict) -> dict:
+    """The arm's mean Eureka epoch before the control's (t intervals, over the seeds that have one)."""
+    if "eureka_epochs" not in arm or "eureka_epochs" not in base:
+        return claims.not_run("the eureka artifact holds no per-seed Eureka epochs")
+    a = [e for e in arm["eureka_epochs"] if e is not None]
+    b = [e for e in base["eureka_epochs"] if e is not None]
+    if not b:
+        return claims.not_run(f"no {BASE} seed reaches the threshold: no Eureka epoch to compare with")
+    m0, lo0, hi0 = claims.mean_interval(b)
+    control = claims.fmt_interval(f"{BASE} mean Eureka epoch", m0, lo0, hi0) + f" over {len(b)} seeds"
+    if not a:
+        return claims.score(float("nan"), n_seeds=0, control=control, verdict="not reproduced")
+    m, lo, hi = claims.mean_interval(a)
+    return claims.score(m, (lo, hi), len(a), control, claims.exceeds(-m, -hi, -m0, -lo0))

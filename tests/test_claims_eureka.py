@@ -1,0 +1,333 @@
+"""The Eureka figures' claims: planted effects score reproduced, nulls not reproduced, a statistic crossing
+its threshold flips the verdict; every declared id is scored for the default config's arms; missing arms
+are not run."""
+import ast
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from conftest import REPO, load_yaml
+from pipeline_lib import claims
+from pipeline_lib.figures import eureka_accuracy as acc
+from pipeline_lib.figures import eureka_attention_distribution as dist
+from pipeline_lib.figures import eureka_probes as probes
+from pipeline_lib.figures import eureka_qkv_gradients as qkv
+from pipeline_lib.figures import eureka_table as table
+
+MODULES = {"eureka_accuracy": acc, "eureka_table": table, "eureka_qkv_gradients": qkv,
+           "eureka_attention_distribution": dist, "eureka_probes": probes}
+LEVEL = 0.55  # the planted no-first-step accuracy
+DEFAULT = load_yaml(REPO / "config" / "config.yaml")
+EXPERIMENTS = {exp: [label for label in DEFAULT["analyses"]["eureka"][exp]["arms"]]
+               for exp in DEFAULT["figures"]["eureka_table"]["experiments"]}
+
+
+def _curve(eureka: int | None, epochs: int = 101, jump: int = 2, start: int = 5) -> np.ndarray:
+    """Test accuracy: rises to LEVEL by ``start``, sits there, climbs to 1 over ``jump`` epochs ending at
+    ``eureka`` (None: stays on the plateau)."""
+    e = np.arange(epochs, dtype=float)
+    y = np.where(e < start, LEVEL * e / start, LEVEL)
+    if eureka is not None:  # below the 0.7 threshold until ``eureka``, then 1
+        climb = LEVEL + 0.15 * (e - (eureka - jump)) / jump
+        y = np.where(e >= eureka, 1.0, np.where(e > eureka - jump, climb, y))
+    return y
+
+
+def _traj(eurekas, q_over_v=0.1, high=0.05, epochs=101, q_after=10.0):
+    """A trajectory of one arm: test accuracy per seed from :func:`_curve`, |grad W_Q| = q_over_v x |grad
+    W_V| before each seed's Eureka epoch (q_after x after it), an attention histogram (20 bins) flat at the
+    first epoch, later with ``high`` of the mass above 0.5 and 0.7 below 0.05."""
+    seeds = len(eurekas)
+    test = np.stack([_curve(e, epochs) for e in eurekas])
+    coords = {"seed": np.arange(seeds), "epoch": np.arange(epochs), "layer": [0], "head": [0, 1],
+              "bin": (np.arange(20) + 0.5) / 20}
+    v = np.ones((seeds, epochs, 1, 2))
+    after = np.stack([np.arange(epochs) >= (e if e is not None else epochs) for e in eurekas])
+    q = np.where(after[:, :, None, None], q_after, q_over_v) * v
+    hist = np.full((seeds, epochs, 1, 20), (1 - 0.7 - high) / 9)
+    hist[..., 0] = 0.7
+    hist[..., 10:] = high / 10
+    hist[:, 0] = 1 / 20  # the first epoch: flat
+    return xr.Dataset({"test_acc": (("seed", "epoch"), test), "train_acc": (("seed", "epoch"), test),
+                       "grad_W_Q": (("seed", "epoch", "layer", "head"), q),
+                       "grad_W_K": (("seed", "epoch", "layer", "head"), q),
+                       "grad_W_V": (("seed", "epoch", "layer", "head"), v),
+                       "attention_hist": (("seed", "epoch", "layer", "bin"), hist)}, coords=coords)
+
+
+def _probe(last, chance=0.5):
+    """Probe artifact of one arm: accuracy of the step-1 probe at 3 snapshots, ``last`` per seed at the end."""
+    last = np.asarray(last, dtype=float)
+    a = np.stack([np.full_like(last, chance), np.full_like(last, chance), last], axis=1)  # (seed, snapshot)
+    a = np.stack([a, a], axis=-1)[..., None]  # sites attn_out_0, cls; one target
+    return xr.Dataset({"accuracy": (("seed", "snapshot", "site", "target"), a), "chance": (("target",), [chance])},
+                      coords={"seed": np.arange(len(last)), "snapshot": [0, 10, 100], "site": ["attn_out_0", "cls"],
+                              "target": ["step1"]})
+
+
+def _rows(arms: dict, exps=("reasoning",)):
+    return {exp: dict(arms) for exp in exps}
+
+
+def _verdicts(scores: dict, prefix: str) -> dict:
+    return {k.removeprefix(prefix): v["verdict"] for k, v in scores.items() if k.startswith(prefix)}
+
+
+def _declared(module: str) -> list[str]:
+    """The ids of a module's CLAIMS literal, read as the registry reads it (without importing)."""
+    for node in ast.parse(Path(MODULES[module].__file__).read_text()).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "CLAIMS":
+            decl = ast.literal_eval(node.value)
+            claims.check_declared(module, decl)
+            return [c["id"] for c in decl]
+    return []
+
+
+# -- Table 1: ratio and Eureka epoch --------------------------------------------------------------------------
+
+def _arm(k, n, epochs=None):
+    epochs = [100.0 + i for i in range(k)] if epochs is None else epochs
+    return {"n_seeds": n, "n_eureka": k, "eureka_epochs": list(epochs) + [None] * (n - len(epochs))}
+
+
+def test_ratio_claim_needs_disjoint_wilson_intervals_and_says_a_saturated_control():
+    base = _arm(2, 10)
+    assert table.ratio_score(_arm(10, 10), base)["verdict"] == "reproduced"  # [0.72, 1] vs [0.06, 0.51]
+    assert table.ratio_score(_arm(5, 10), _arm(5, 10))["verdict"] == "not reproduced"
+    assert table.ratio_score(_arm(6, 10), _arm(5, 10))["verdict"] == "partial"
+    assert table.ratio_score(_arm(4, 10), _arm(5, 10))["verdict"] == "not reproduced"
+    saturated = table.ratio_score(_arm(10, 10), _arm(10, 10))
+    assert saturated["verdict"] == "not reproduced" and "saturated" in saturated["control"]
+    assert "Softmax 10/10 [0.72, 1.00]" in saturated["control"]
+
+
+def test_epoch_claim_compares_t_intervals_and_an_arm_that_never_reaches_is_not_earlier():
+    base = _arm(10, 10, [300.0 + 5 * i for i in range(10)])
+    early = table.epoch_score(_arm(10, 10, [100.0 + 5 * i for i in range(10)]), base)
+    assert early["verdict"] == "reproduced" and early["measured"] == pytest.approx(122.5)
+    assert "Softmax mean Eureka epoch 322" in early["control"]
+    assert table.epoch_score(base, base)["verdict"] == "not reproduced"
+    assert table.epoch_score(_arm(10, 10, [290.0 + 5 * i for i in range(10)]), base)["verdict"] == "partial"
+    assert table.epoch_score(_arm(0, 10), base)["verdict"] == "not reproduced"
+    assert table.epoch_score(base, _arm(0, 10))["verdict"] == "not run"
+
+
+def test_table_build_scores_its_claims_from_the_eureka_artifact(tmp_path):
+    from pipeline_lib.paths import Paths
+    from pipeline_lib.store import write_dataset
+
+    paths = Paths(str(tmp_path))
+    labels = ["Softmax", "NormSoftmax"]
+    ep = np.array([[300, 310, np.nan, np.nan], [100, 110, 105, 95]], dtype=np.float32)
+    k = np.isfinite(ep).sum(1)
+    per_arm = {"n_eureka": k, "n_seeds": [4, 4], "eureka_ratio": k / 4, "ratio_ci_low": [0.15, 0.51],
+               "ratio_ci_high": [0.85, 1.0], "acc_after_eureka": [1.0, 1.0], "mean_final_test_acc": [0.8, 1.0],
+               "mean_eureka_epoch": np.nanmean(ep, 1), "attention": ["softmax", "normsoftmax"]}
+    write_dataset(xr.Dataset({**{v: (("arm",), np.asarray(a)) for v, a in per_arm.items()},
+                              "eureka_epoch": (("arm", "seed"), ep)}, coords={"arm": labels, "seed": range(4)}),
+                  paths.analysis("eureka", "reasoning"))
+    outputs = {ext: str(tmp_path / f"eureka_table{ext}") for ext in table.EXTRA_OUTPUTS}
+    params = table.Params(experiments=("reasoning",))
+    _, stats = table.build(None, params, paths, outputs)
+    assert stats["arms"]["reasoning"]["Softmax"]["eureka_epochs"] == [300.0, 310.0, None, None]
+    scores = claims.check_scores("eureka_table", _declared("eureka_table"), table.score_claims(stats, params))
+    assert scores["eureka.table.reasoning_normsoftmax_raises_ratio"]["verdict"] == "partial"  # 4/4 vs 2/4
+    assert scores["eureka.table.reasoning_normsoftmax_earlier_eureka"]["verdict"] == "reproduced"
+    assert scores["eureka.table.reasoning_ht_earlier_eureka"]["verdict"] == "not run"  # arm not in the table
+    assert scores["eureka.table.digits_normsoftmax_raises_ratio"]["verdict"] == "not run"  # experiment not drawn
+
+
+# -- accuracy: plateau-then-jump, 95% of the baseline in 20% of the steps --------------------------------------
+
+def test_plateau_and_jump_of_one_seed_and_the_shape_flips_at_its_conventions():
+    e = np.arange(101)
+    eureka, plateau, jump = acc.plateau_and_jump(_curve(60, jump=2), e, LEVEL, 0.7)
+    assert eureka == 60 and plateau == 60 - 2 - 4 and jump == 2  # on the band from epoch 5 (0.55 x 4/5 = 0.44 is off)
+    assert acc.plateau_and_jump(_curve(None), e, LEVEL, 0.7) == (None, None, None)
+    assert acc.eureka_shaped(50, 10, 100) and not acc.eureka_shaped(50, 11, 100)  # fast: <= a fifth of the plateau
+    assert acc.eureka_shaped(10, 2, 100) and not acc.eureka_shaped(9, 1, 100)  # long: >= 10% of the run
+
+
+def test_plateau_claim_reproduced_for_sudden_jumps_and_not_for_a_steady_ramp():
+    rows = _rows({"Softmax": _traj([40 + 5 * i for i in range(10)])})
+    stats = acc.eureka_accuracy_stats(rows, {"reasoning": LEVEL}, {"reasoning": 0.7})
+    score = acc.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
+    assert score["verdict"] == "reproduced" and score["measured"] == 1.0 and "0.550" in score["control"]
+    ramp = _traj([None] * 10)
+    ramp["test_acc"][:] = np.linspace(0, 1, 101)  # 11 epochs in the plateau band, then 10 more to 0.7
+    stats = acc.eureka_accuracy_stats(_rows({"Softmax": ramp}), {"reasoning": LEVEL}, {"reasoning": 0.7})
+    score = acc.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
+    assert score["verdict"] == "not reproduced" and score["measured"] == 0.0
+    no_level = acc.eureka_accuracy_stats(rows, {"reasoning": math.nan}, {"reasoning": 0.7})
+    assert acc.score_claims(no_level, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "not run"
+
+
+def test_speed_claim_is_the_ratio_of_median_epochs_to_95pct_of_softmax_and_flips_at_a_fifth():
+    softmax = _traj([60] * 10)
+    for eureka, verdict in ((8, "reproduced"), (60, "not reproduced"), (13, "not reproduced"), (11, "reproduced")):
+        rows = _rows({"Softmax": softmax, "NormSoftmax": _traj([eureka] * 10)})
+        stats = acc.eureka_accuracy_stats(rows, {"reasoning": LEVEL}, {"reasoning": 0.7})
+        s = acc.score_claims(stats, None)["eureka.accuracy.reasoning_normsoftmax_95pct_in_20pct_of_steps"]
+        assert s["verdict"] == verdict, (eureka, s)
+        assert s["measured"] == pytest.approx(eureka / 60) and "Softmax median 60 epochs to 0.950" in s["control"]
+    never = _rows({"Softmax": softmax, "NormSoftmax": _traj([None] * 10)})  # censored at the run's length + 1
+    stats = acc.eureka_accuracy_stats(never, {"reasoning": LEVEL}, {"reasoning": 0.7})
+    s = acc.score_claims(stats, None)["eureka.accuracy.reasoning_normsoftmax_95pct_in_20pct_of_steps"]
+    assert s["measured"] == pytest.approx(101 / 60) and s["verdict"] == "not reproduced"
+
+
+def test_ratio_of_medians_bootstrap_brackets_the_estimate():
+    r, lo, hi = acc.ratio_of_medians([10, 12, 14, 11, 30], [50, 60, 55, 70, 65])
+    assert r == pytest.approx(12 / 60) and lo <= r <= hi
+    assert acc.ratio_of_medians([10, 12], [50, 60]) == acc.ratio_of_medians([10, 12], [50, 60])  # fixed seed
+
+
+# -- Q/K/V gradients ------------------------------------------------------------------------------------------
+
+def _qkv_scores(arms: dict) -> dict:
+    return qkv.score_claims(qkv.gradient_stats(_rows(arms), {"reasoning": 0.7}), None)
+
+
+def test_query_gradient_is_small_under_softmax_only_before_the_eureka_epoch():
+    s = _qkv_scores({"Softmax": _traj([50 + i for i in range(5)], q_over_v=0.1)})
+    small = s["eureka.qkv_gradients.reasoning_softmax_query_gradient_small"]
+    assert small["verdict"] == "reproduced" and small["measured"] == pytest.approx(0.1)  # q_after=10 left out
+    assert "W_V mean |grad| before Eureka 1" in small["control"]
+    for ratio, verdict in ((1.0, "not reproduced"), (0.49, "reproduced"), (0.51, "not reproduced")):
+        s = _qkv_scores({"Softmax": _traj([50] * 5, q_over_v=ratio)})
+        assert s["eureka.qkv_gradients.reasoning_softmax_query_gradient_small"]["verdict"] == verdict, ratio
+
+
+def test_lower_temperature_raises_the_query_share_against_softmax():
+    def arm(ratio, spread=0.01):
+        ds = _traj([50] * 5, q_over_v=ratio)
+        ds["grad_W_Q"] = ds.grad_W_Q * (1 + spread * np.arange(5))[:, None, None, None]
+        return ds
+
+    s = _qkv_scores({"Softmax": arm(0.1), "Softmax tau=1/3": arm(0.3), "HT": arm(0.1)})
+    assert s["eureka.qkv_gradients.reasoning_lowtemp_raises_query_share"]["verdict"] == "reproduced"
+    assert s["eureka.qkv_gradients.reasoning_ht_raises_query_share"]["verdict"] == "not reproduced"  # the null
+    s = _qkv_scores({"Softmax": arm(0.1), "HT": arm(0.1, 0.0)})  # equal means, no spread: not above
+    assert s["eureka.qkv_gradients.reasoning_ht_raises_query_share"]["verdict"] == "not reproduced"
+    assert s["eureka.qkv_gradients.reasoning_lowtemp_raises_query_share"]["verdict"] == "not run"
+
+
+# -- attention distribution -----------------------------------------------------------------------------------
+
+def test_most_softmax_weights_tiny_and_interventions_add_high_weights():
+    def arm(high, spread=0.0):
+        ds = _traj([50] * 5, high=high)
+        ds["attention_hist"][:, -1, :, 10:] = (high + spread * np.arange(5) / 10)[:, None, None] / 10
+        return ds
+
+    stats = dist.distribution_stats(_rows({"Softmax": arm(0.05, 0.01), "NormSoftmax": arm(0.25, 0.01),
+                                           "HT": arm(0.05, 0.01)}), 3)
+    s = dist.score_claims(stats, None)
+    tiny = s["eureka.attention_distribution.reasoning_softmax_mostly_tiny"]
+    assert tiny["verdict"] == "reproduced" and tiny["measured"] == pytest.approx(0.7)
+    assert "first recorded epoch 0.05" in tiny["control"]  # the flat histogram of epoch 0: 1/20 in each bin
+    assert s["eureka.attention_distribution.reasoning_normsoftmax_more_high_weights"]["verdict"] == "reproduced"
+    assert s["eureka.attention_distribution.reasoning_ht_more_high_weights"]["verdict"] == "not reproduced"
+    flat = _rows({"Softmax": _traj([50] * 5)})
+    flat["reasoning"]["Softmax"]["attention_hist"][:] = 1 / 20
+    tiny = dist.score_claims(dist.distribution_stats(flat, 3), None)["eureka.attention_distribution."
+                                                                      "reasoning_softmax_mostly_tiny"]
+    assert tiny["verdict"] == "not reproduced" and tiny["measured"] == pytest.approx(0.05)
+
+
+# -- probes ---------------------------------------------------------------------------------------------------
+
+def test_step1_probe_above_the_majority_rate_and_the_null_at_it():
+    rows = _rows({"Softmax": _probe([0.9, 0.92, 0.88, 0.91]), "HT": _probe([0.5, 0.52, 0.48, 0.5]),
+                  "NormSoftmax": _probe([0.55, 0.6, 0.57, 0.52])})
+    s = probes.score_claims(probes.probe_stats(rows), None)
+    assert s["eureka.probes.reasoning_softmax_step1_decodable"]["verdict"] == "reproduced"
+    assert s["eureka.probes.reasoning_softmax_step1_decodable"]["control"] == "majority-class rate 0.500"
+    assert s["eureka.probes.reasoning_ht_step1_decodable"]["verdict"] == "not reproduced"
+    assert s["eureka.probes.reasoning_normsoftmax_step1_decodable"]["verdict"] == "reproduced"
+    assert s["eureka.probes.reasoning_lowtemp_step1_decodable"]["verdict"] == "not run"
+    rows = _rows({"Softmax": _probe([0.45, 0.6, 0.52, 0.55])})  # mean 0.53 above 0.5, interval not
+    assert probes.score_claims(probes.probe_stats(rows), None)[
+        "eureka.probes.reasoning_softmax_step1_decodable"]["verdict"] == "partial"
+
+
+# -- every declared claim is scored for the default config; missing arms are not run -------------------------
+
+def _default_stats(drop: str | None = None) -> dict:
+    """Each module's stats from synthetic arms labelled as config/config.yaml's analyses.eureka."""
+    trajs = {exp: {lbl: _traj([40 + 10 * i + 3 * j for j in range(5)], q_over_v=0.1 + 0.1 * i, high=0.05 * (i + 1))
+                   for i, lbl in enumerate(labels) if lbl != drop} for exp, labels in EXPERIMENTS.items()}
+    probe_rows = {exp: {lbl: _probe([0.8, 0.85, 0.9]) for lbl in arms} for exp, arms in trajs.items()}
+    thr = {exp: 0.7 for exp in EXPERIMENTS}
+    table_arms = {exp: {lbl: _arm(5, 5, [float(v) for v in ds.test_acc.argmax("epoch").values])
+                        for lbl, ds in arms.items()} for exp, arms in trajs.items()}
+    return {"eureka_accuracy": acc.eureka_accuracy_stats(trajs, {e: LEVEL for e in trajs}, thr),
+            "eureka_table": {"rows": [], "arms": table_arms},
+            "eureka_qkv_gradients": qkv.gradient_stats(trajs, thr),
+            "eureka_attention_distribution": dist.distribution_stats(trajs, 5),
+            "eureka_probes": probes.probe_stats(probe_rows)}
+
+
+def test_the_default_config_draws_the_arms_the_claims_name():
+    assert set(EXPERIMENTS) == {"reasoning", "digits"}
+    for exp, labels in EXPERIMENTS.items():
+        assert set(labels) == {table.BASE, *table.ARMS.values()} == set(probes.ARMS.values()), exp
+        for mod in MODULES.values():
+            assert set(getattr(mod, "ARMS").values()) <= set(labels) and mod.EXPERIMENTS == list(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_every_declared_claim_is_scored_for_the_default_config(module):
+    declared = _declared(module)
+    assert declared and all(cid.startswith(f"eureka.{module.removeprefix('eureka_')}.") for cid in declared)
+    scores = MODULES[module].score_claims(_default_stats()[module], None)
+    assert sorted(scores) == sorted(declared)
+    checked = claims.check_scores(module, declared, scores)
+    assert [cid for cid, s in checked.items() if s["verdict"] == "not run"] == []
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_a_missing_arm_leaves_its_claims_not_run(module):
+    scores = MODULES[module].score_claims(_default_stats(drop="HT")[module], None)
+    assert sorted(scores) == sorted(_declared(module))
+    for cid, s in scores.items():
+        assert (s["verdict"] == "not run") == bool(re.search(r"\.(reasoning|digits)_ht_", cid)), cid
+    base_gone = MODULES[module].score_claims(_default_stats(drop="Softmax")[module], None)
+    for cid, s in base_gone.items():  # every claim compares with Softmax, but a probe claim of another arm
+        assert (s["verdict"] == "not run") == (module != "eureka_probes" or "_softmax_" in cid), cid
+
+
+def test_trajectory_figures_build_and_score_from_written_runs(tmp_path):
+    """eureka_accuracy, eureka_qkv_gradients and eureka_attention_distribution through their real ``build``:
+    the trajectories read through paths, the threshold from analyses.eureka."""
+    from types import SimpleNamespace
+
+    from pipeline_lib.paths import Paths
+    from pipeline_lib.store import write_dataset
+
+    paths = Paths(str(tmp_path))
+    arms = {"Softmax": ("reasoning_softmax", [60 + 3 * s for s in range(5)], 0.1),
+            "NormSoftmax": ("reasoning_normsoftmax", [8 + s for s in range(5)], 0.4)}
+    for run, eurekas, ratio in arms.values():
+        ds = _traj(eurekas, q_over_v=ratio)
+        ds.attrs["task_chance_without_step1"] = LEVEL
+        write_dataset(ds, paths.trajectory(run))
+    entry = SimpleNamespace(arms=tuple((lbl, run) for lbl, (run, _, _) in arms.items()), threshold=0.7)
+    cfg = SimpleNamespace(analyses={"eureka": {"reasoning": entry}})
+    scored = {}
+    for name, params in (("eureka_accuracy", acc.Params(experiments=("reasoning",))),
+                         ("eureka_qkv_gradients", qkv.Params(experiments=("reasoning",))),
+                         ("eureka_attention_distribution", dist.Params(experiments=("reasoning",), n_epochs=3))):
+        _, stats = MODULES[name].build(cfg, params, paths, {})
+        scored.update(claims.check_scores(name, _declared(name), MODULES[name].score_claims(stats, params)))
+    verdicts = {cid.split(".", 2)[2]: s["verdict"] for cid, s in scored.items() if s["verdict"] != "not run"}
+    assert verdicts == {"reasoning_plateau_then_jump": "reproduced",
+                        "reasoning_normsoftmax_95pct_in_20pct_of_steps": "reproduced",  # 10 / 66 epochs
+                        "reasoning_softmax_query_gradient_small": "reproduced",
+                        "reasoning_softmax_mostly_tiny": "reproduced",
+                        "reasoning_normsoftmax_more_high_weights": "not reproduced"}  # the same histograms
+    assert scored["eureka.accuracy.reasoning_normsoftmax_95pct_in_20pct_of_steps"]["measured"] == pytest.approx(10 / 66)
