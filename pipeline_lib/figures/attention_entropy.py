@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..store import read_dataset
 from . import style
 
@@ -26,6 +27,32 @@ properties:
     items: {type: string, x-ref: run, x-reads: [analysis/attention_sparsity]}
   ncols: {description: "Panels per row.", type: integer, minimum: 1, default: 6}
 """
+
+
+CLAIMS = [
+    {"id": "tian.attention_entropy.sparser_every_run",
+     "claim": "Attention becomes sparse over training, on every run with attention",
+     "source": "Tian's talk 'Exploring Training Mechanism in Transformers via the Lens of Training Dynamics'; Scan and "
+               "Snap (NeurIPS 2023), abstract; JoMA (ICLR 2024), abstract (sparse over time in the linear case; "
+               "first sparse, then dense with nonlinear activations)",
+     "reference": "none given (a qualitative statement)",
+     "statistic": "per run, the per-seed drop of the normalised attention entropy (first snapshot minus last) and "
+                  "its median over seeds (bootstrap 95% interval); the share of runs whose interval lies above 0 "
+                  "(Wilson interval)",
+     "control": "the run's own first snapshot: the untrained model's entropy (a fine-tune's first snapshot is its "
+                "pretrained model's); the median start value over runs is printed",
+     "test": "a run holds if its median drop's interval lies above 0 (above: reproduced); reproduced if every run "
+             "holds, partial if at least half do (share_holds)"},
+    {"id": "tian.attention_entropy.sparser_typical_run",
+     "claim": "Attention becomes sparse over training on the typical run",
+     "source": "Tian's talk 'Exploring Training Mechanism in Transformers via the Lens of Training Dynamics'; Scan and "
+               "Snap (NeurIPS 2023), abstract",
+     "reference": "none given (a qualitative statement)",
+     "statistic": "median over runs of each run's median-over-seeds entropy drop (first snapshot minus last; "
+                  "bootstrap 95% interval over runs)",
+     "control": "no change (drop 0): the start value, the untrained model's entropy, median over runs printed",
+     "test": "reproduced if the interval lies above 0 (above); partial if only the median does"},
+]
 
 
 @dataclass(frozen=True)
@@ -53,6 +80,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         stats[run] = {"initial_median": float(med[0]), "final_median": float(med[-1]),
                       "min_median": float(np.nanmin(med)), "epoch_of_min": int(x[int(np.nanargmin(med))]),
                       "final_per_seed": [float(v) for v in ent.isel(snapshot=-1).values],
+                      "initial_per_seed": [float(v) for v in ent.isel(snapshot=0).values],
                       "decreased": bool(med[-1] < med[0])}
     for ax in axes.flat[len(params.runs):]:
         ax.set_visible(False)
@@ -65,3 +93,27 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                         + "; ".join(f"{r} {s['initial_median']:.2f}->{s['final_median']:.2f}" for r, s in stats.items()
                                     if isinstance(s, dict)))
     return fig, stats
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    """The claims of :data:`CLAIMS` over the runs the figure draws (each run's per-seed first and last entropy)."""
+    runs = {r: stats[r] for r in params.runs if isinstance(stats.get(r), dict)}
+    if not runs:
+        why = claims.not_run("no run with attention drawn")
+        return {"tian.attention_entropy.sparser_every_run": why, "tian.attention_entropy.sparser_typical_run": why}
+    drops = {r: claims.median_interval(np.subtract(s["initial_per_seed"], s["final_per_seed"]))
+             for r, s in runs.items()}
+    holds = [r for r, (m, lo, _) in drops.items() if claims.above(m, lo, 0.0) == "reproduced"]
+    k, n = len(holds), len(runs)
+    p, lo, hi = claims.rate(k, n)
+    start = float(np.median([s["initial_median"] for s in runs.values()]))
+    fails = [r for r in runs if r not in holds]
+    control = (f"start (untrained) entropy, median over {n} runs {start:.3f}; "
+               + (f"not holding: {', '.join(fails)}" if fails else "every run holds"))
+    seeds = min(len(s["final_per_seed"]) for s in runs.values())
+    m, mlo, mhi = claims.median_interval([d[0] for d in drops.values()])
+    return {"tian.attention_entropy.sparser_every_run": claims.score(p, (lo, hi), seeds, control,
+                                                                      claims.share_holds(k, n)),
+            "tian.attention_entropy.sparser_typical_run": claims.score(
+                m, (mlo, mhi), seeds, f"no change 0; start entropy, median over {n} runs {start:.3f}",
+                claims.above(m, mlo, 0.0))}

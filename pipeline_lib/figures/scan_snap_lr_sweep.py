@@ -1,7 +1,7 @@
 """Scan&Snap learning-rate sweep (Tian's talk, "Larger learning rate eta_Z leads to faster phase
 transition"): entropy of the attention over each class's distinct tokens after the last step, mean
 over classes, against lr_Z, one line per eta_Y/eta_Z, one panel per number of last tokens; mean and
-standard deviation over seeds, the talk's values as open markers."""
+standard deviation over seeds, the released values (luckmatters scan_snap/figure_6_data.pkl) as open markers."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..store import read_dataset
 from . import style
 
@@ -24,11 +25,70 @@ properties:
     minItems: 1
     items: {type: string, x-ref: run, x-reads: [analysis/scan_snap], x-requires: {properties: {run: {required: [sweep]}}}, x-requires-message: "has no sweep"}
 """
-# the talk's values after 100 steps (10 seeds): num_last -> lr_Z -> entropy for eta_Y/eta_Z = 1, 2, 5, 10
+# the released sweep after 100 steps (10 seeds per cell): num_last -> lr_Z -> entropy for eta_Y/eta_Z = 1, 2, 5, 10,
+# mean and the "±" value (read as the standard deviation over seeds) of the "entropy" column of
+# facebookresearch/luckmatters ssl/real-dataset/scan_snap/figure_6_data.pkl (Scan and Snap's Fig. 6; the talk shows
+# the num_last = 1 and 10 rows). Read as data: the file was disassembled, not imported.
 REFERENCE_RATIOS = (1, 2, 5, 10)
 REFERENCE = {1: {0.5: (1.971, 2.007, 2.066, 2.092), 1: (1.871, 1.937, 2.022, 2.053), 2: (1.699, 1.810, 1.934, 1.900),
                  3: (1.551, 1.708, 1.786, 1.825)},
-             10: {0.5: (2.033, 2.012, 2.018, 2.051), 3: (1.940, 1.805, 1.829, 1.875)}}
+             3: {0.5: (2.019, 1.988, 2.031, 2.063), 1: (1.963, 1.920, 1.982, 2.024), 2: (1.842, 1.809, 1.899, 1.955),
+                 3: (1.737, 1.715, 1.821, 1.839)},
+             5: {0.5: (2.026, 1.994, 2.020, 2.055), 1: (1.995, 1.931, 1.971, 2.014), 2: (1.906, 1.816, 1.884, 1.926),
+                 3: (1.817, 1.718, 1.802, 1.831)},
+             10: {0.5: (2.033, 2.012, 2.018, 2.051), 1: (2.027, 1.975, 1.976, 2.015), 2: (1.990, 1.888, 1.899, 1.947),
+                  3: (1.940, 1.805, 1.829, 1.875)}}
+REFERENCE_STD = {1: {0.5: (0.028, 0.032, 0.017, 0.016), 1: (0.052, 0.052, 0.036, 0.030), 2: (0.101, 0.099, 0.068, 0.200),
+                     3: (0.155, 0.152, 0.170, 0.331)},
+                 3: {0.5: (0.010, 0.012, 0.007, 0.005), 1: (0.015, 0.018, 0.009, 0.008), 2: (0.024, 0.027, 0.018, 0.020),
+                     3: (0.032, 0.038, 0.030, 0.100)},
+                 5: {0.5: (0.005, 0.007, 0.007, 0.006), 1: (0.007, 0.011, 0.010, 0.009), 2: (0.012, 0.022, 0.020, 0.025),
+                     3: (0.021, 0.032, 0.033, 0.050)},
+                 10: {0.5: (0.004, 0.004, 0.004, 0.003), 1: (0.003, 0.005, 0.006, 0.006), 2: (0.005, 0.009, 0.013, 0.015),
+                      3: (0.006, 0.013, 0.019, 0.023)}}
+REFERENCE_SEEDS = 10
+RELEASE = "facebookresearch/luckmatters ssl/real-dataset/scan_snap/figure_6_data.pkl"
+
+CLAIMS = [
+    {"id": "tian.scan_snap_lr_sweep.larger_lr_sparser",
+     "claim": "A larger lr_Z gives sparser attention (lower distinct-token entropy after 100 steps), at every "
+              "eta_Y/eta_Z and every num_last",
+     "source": "Scan and Snap (Tian et al., NeurIPS 2023), Fig. 6 (drawn by luckmatters "
+               "ssl/real-dataset/scan_snap/figure_6_create.py); Tian's talk, 'Larger learning rate eta_Z leads to "
+               "faster phase transition'",
+     "reference": "entropy falls with lr_Z in every series of figure_6_data.pkl (e.g. num_last = 1, ratio 1: "
+                  "1.971, 1.871, 1.699, 1.551 at lr_Z 0.5, 1, 2, 3)",
+     "statistic": "per (panel, eta_Y/eta_Z) series: the mean over seeds of the final distinct-token entropy strictly "
+                  "decreases along lr_Z; the share of series that do (Wilson interval)",
+     "control": "the smallest lr_Z of each series (its mean entropy, averaged over series, is printed), and the "
+                "untrained entropy every cell starts from",
+     "test": "reproduced if every series decreases, partial if at least half do (share_holds)"},
+    {"id": "tian.scan_snap_lr_sweep.larger_ratio_denser_num_last_1",
+     "claim": "For num_last = 1, a larger eta_Y/eta_Z gives denser attention (higher entropy), at every lr_Z",
+     "source": "Scan and Snap (Tian et al., NeurIPS 2023), Fig. 6 (luckmatters scan_snap/figure_6_create.py); "
+               "abstract: the phase transition is controllable by the learning rates of the two layers",
+     "reference": "num_last = 1 in figure_6_data.pkl: increasing along eta_Y/eta_Z 1, 2, 5, 10 at lr_Z 0.5, 1 and 3; "
+                  "at lr_Z 2 it is not (1.934 at 5, 1.900 at 10)",
+     "statistic": "per lr_Z of the num_last = 1 panel: the mean over seeds of the final entropy strictly increases "
+                  "along eta_Y/eta_Z; the share of lr_Z values where it does (Wilson interval)",
+     "control": "the smallest eta_Y/eta_Z (1) of each series (its mean entropy, averaged over lr_Z, is printed)",
+     "test": "reproduced if every lr_Z's series increases, partial if at least half do (share_holds); not run "
+             "without a num_last = 1 panel"},
+    {"id": "tian.scan_snap_lr_sweep.entropies_match_release",
+     "claim": "The sweep's final entropies equal the released ones, cell by cell",
+     "source": "facebookresearch/luckmatters ssl/real-dataset/scan_snap/figure_6_data.pkl (mean +- std [10 seeds] "
+               "per num_last, lr_Z, eta_Y/eta_Z; Scan and Snap's Fig. 6). The README's [talk] values are this "
+               "file's",
+     "reference": "64 cells, e.g. num_last = 1, lr_Z = 0.5: 1.971, 2.007, 2.066, 2.092 at eta_Y/eta_Z 1, 2, 5, 10",
+     "statistic": "per cell, our mean over seeds minus the released mean; the share of the compared cells that "
+                  "match (Wilson interval)",
+     "control": "none: a match to released values (the untrained entropy every cell starts from is printed for "
+                "scale)",
+     "test": "a cell matches (near) if |difference| <= z * sqrt(s^2/n + s_ref^2/10), z the two-sided 95% normal "
+             "quantile Bonferroni-corrected over the compared cells (so a faithful reproduction matches all cells "
+             "with probability ~0.95); reproduced if every cell matches, partial if at least half do "
+             "(share_holds); not run unless a run is the released sweep's setting"},
+]
 
 
 REFERENCE_DATA = {"num_next_per_last": 2, "num_common": 10, "num_distinct": 10, "common_weight": 1.0,
@@ -41,7 +101,7 @@ class Params:
 
 
 def reference_values(cfg, run: str) -> dict:
-    """The talk's values for this run's num_last, if the run is the talk's setting (else none)."""
+    """The released values for this run's num_last, if the run is the released sweep's setting (else none)."""
     rc = cfg.runs[run]
     data = cfg.datasets[rc.dataset].params
     same = (all(data.get(k) == v for k, v in REFERENCE_DATA.items()) and rc.epochs == 100 and rc.batch_size == 128
@@ -80,9 +140,12 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                 pts = [(a, ref[a][j]) for a in lrs if a in ref]
                 if pts:
                     ax.scatter(*zip(*pts), facecolors="none", edgecolors=color, marker="o", s=28)
+        ref_std = REFERENCE_STD.get(num_last, {}) if ref else {}
         for (a, r), (m, s, n) in table.items():
-            refv = ref.get(a, (None,) * 4)[REFERENCE_RATIOS.index(r)] if r in REFERENCE_RATIOS and a in ref else None
-            cells.append({"lr_Z": a, "ratio": r, "mean": m, "std": s, "n": n, "reference": refv})
+            j = REFERENCE_RATIOS.index(r) if r in REFERENCE_RATIOS else None
+            known = j is not None and a in ref
+            cells.append({"lr_Z": a, "ratio": r, "mean": m, "std": s, "n": n, "reference": ref[a][j] if known else None,
+                          "reference_std": ref_std[a][j] if known else None})
         init = float(an.distinct_entropy_init)
         ax.axhline(init, color="0.5", ls="--", lw=0.8)
         ax.set_title(f"num_last = {num_last}", fontsize=9)
@@ -99,5 +162,61 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                      + f"; larger lr_Z sparser at every ratio: {trend_lr}; largest vs smallest ratio {trend_ratio:+.3f}"
                      + f" (initial entropy {init:.3f})")
     axes[0, 0].legend(fontsize=7)
-    stats["summary"] = "; ".join(lines) + " (open markers: the talk's values, where a run is the talk's setting)"
+    stats["summary"] = "; ".join(lines) + (" (open markers: the released values, luckmatters figure_6_data.pkl, where a "
+                                           "run is its setting)")
     return fig, stats
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    """The claims of :data:`CLAIMS` on the cells of every panel (``stats[run]['cells']``)."""
+    panels = {run: stats[run] for run in params.runs if isinstance(stats.get(run), dict)}
+    by_lr = [(_series(p["cells"], "ratio", "lr_Z"), -1) for p in panels.values()]
+    one = [p for p in panels.values() if p["num_last"] == 1]
+    by_ratio = [(_series(p["cells"], "lr_Z", "ratio"), +1) for p in one]
+    return {"tian.scan_snap_lr_sweep.larger_lr_sparser": _monotone(by_lr, "smallest lr_Z", panels),
+            "tian.scan_snap_lr_sweep.larger_ratio_denser_num_last_1": (
+                _monotone(by_ratio, "eta_Y/eta_Z = 1", panels) if one else claims.not_run("no num_last = 1 panel")),
+            "tian.scan_snap_lr_sweep.entropies_match_release": _match_release(panels)}
+
+
+def _series(cells: list[dict], group: str, along: str) -> list[list[float]]:
+    """Cell means grouped by ``group``, each list ordered along ``along``."""
+    out: dict = {}
+    for c in sorted(cells, key=lambda c: c[along]):
+        out.setdefault(c[group], []).append(c["mean"])
+    return list(out.values())
+
+
+def _monotone(groups: list, control: str, panels: dict) -> dict:
+    """The share of series (of >= 2 cells) strictly monotone in the direction given with each group."""
+    series = [(v, sign) for sers, sign in groups for v in sers if len(v) > 1]
+    if not series:
+        return claims.not_run("no series of two or more cells")
+    k = sum(all(sign * (b - a) > 0 for a, b in zip(v, v[1:])) for v, sign in series)
+    p, lo, hi = claims.rate(k, len(series))
+    first = np.mean([v[0] for v, _ in series])
+    init = np.mean([q["initial_entropy"] for q in panels.values()])
+    return claims.score(p, (lo, hi), _seeds(panels), f"{control}: mean entropy {first:.3f}; untrained {init:.3f}; "
+                        + claims.fmt_rate("monotone series", k, len(series)), claims.share_holds(k, len(series)))
+
+
+def _match_release(panels: dict) -> dict:
+    from scipy.stats import norm
+
+    cells = [c for q in panels.values() for c in q["cells"] if c.get("reference") is not None]
+    if not cells:
+        return claims.not_run(f"no run is the setting of {RELEASE}")
+    z = float(norm.ppf(1 - 0.025 / len(cells)))
+    diffs = [c["mean"] - c["reference"] for c in cells]
+    bounds = [z * np.sqrt(c["std"] ** 2 / c["n"] + c["reference_std"] ** 2 / REFERENCE_SEEDS) for c in cells]
+    k = sum(claims.near(c["mean"], np.nan, np.nan, c["reference"], b) == "reproduced" for c, b in zip(cells, bounds))
+    p, lo, hi = claims.rate(k, len(cells))
+    init = np.mean([q["initial_entropy"] for q in panels.values()])
+    control = (f"none; untrained entropy {init:.3f}; mean difference {np.mean(diffs):+.3f}, mean |difference| "
+               f"{np.mean(np.abs(diffs)):.3f} over {len(cells)} cells (z = {z:.2f})")
+    return claims.score(p, (lo, hi), _seeds(panels), control, claims.share_holds(k, len(cells)))
+
+
+def _seeds(panels: dict) -> int | None:
+    ns = [c["n"] for q in panels.values() for c in q["cells"]]
+    return min(ns) if ns else None

@@ -1,0 +1,286 @@
+"""Claims of Tian's attention-dynamics figures (Scan&Snap, its learning-rate sweep, JoMA, attention entropy):
+planted statistics with a known effect are reproduced, null ones are not, a statistic crossing its threshold
+flips the verdict, every declared claim is scored on statistics shaped like the default config's, and a case
+the config does not draw is not run."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from conftest import REPO, load_yaml
+from pipeline_lib import claims
+from pipeline_lib.figures import attention_entropy, joma_logits, scan_snap_attention, scan_snap_lr_sweep
+from pipeline_lib.paths import Paths
+from pipeline_lib.store import write_dataset
+
+SS, SW, JO, AE = (f"tian.{m.NAME}." for m in (scan_snap_attention, scan_snap_lr_sweep, joma_logits,
+                                               attention_entropy))
+
+
+def verdicts(scores: dict) -> dict:
+    return {cid: s["verdict"] for cid, s in scores.items()}
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    from pipeline_lib.config import load_config
+
+    return load_config(load_yaml(REPO / "config" / "config.yaml"))
+
+
+# -- Scan&Snap, the logged run --------------------------------------------------------------------------------
+
+def _ss_stats(final_mass=0.40, final_top=0.17, loss_factor=1.0, t10=8.0, t90=30.0, seeds=10, setting=True):
+    ref = scan_snap_attention.REFERENCE["loss"]
+    spread = np.linspace(-0.01, 0.01, seeds)
+    return {"loss": {t: {"median": v * loss_factor, "per_seed": [v * loss_factor] * seeds, "reference": v}
+                     for t, v in ref.items()},
+            "common_mass": {"initial": 0.645, "final_per_seed": list(final_mass + spread)},
+            "top_distinct": {"initial": 0.0645, "final_per_seed": list(final_top + spread)},
+            "common_mass_10_90_percent_steps": {"per_seed": [(t10, t90)] * seeds},
+            "theory_t0": 14.1, "seeds": seeds, "reference_setting": setting}
+
+
+def _ss(**kw):
+    return verdicts(scan_snap_attention.score_claims(_ss_stats(**kw), scan_snap_attention.Params(run="scan_snap")))
+
+
+def test_scan_snap_planted_effect_is_reproduced_and_a_null_is_not():
+    v = _ss()
+    assert all(x == "reproduced" for x in v.values()), v
+    null = _ss(final_mass=0.65, final_top=0.06, loss_factor=2.0, t10=20.0, t90=60.0)  # no scan, no snap
+    assert set(null.values()) == {"not reproduced"}, null
+
+
+def test_scan_snap_verdicts_flip_where_the_statistic_crosses_the_threshold():
+    loss = scan_snap_attention.REFERENCE["loss"]
+    stats = _ss_stats()
+    stats["loss"][10]["per_seed"] = [loss[10] * 1.09] * 10  # within the declared 10%
+    p = scan_snap_attention.Params(run="scan_snap")
+    assert scan_snap_attention.score_claims(stats, p)[SS + "loss_matches_log"]["verdict"] == "reproduced"
+    stats["loss"][10]["per_seed"] = [loss[10] * 1.11] * 10  # outside: 5 of 6 steps match
+    s = scan_snap_attention.score_claims(stats, p)[SS + "loss_matches_log"]
+    assert s["verdict"] == "partial" and s["measured"] == pytest.approx(5 / 6) and "step 10" in s["control"]
+    assert _ss(t90=39.0)[SS + "frozen_after_40"] == "reproduced" and _ss(t90=41.0)[SS + "frozen_after_40"] == (
+        "not reproduced")
+    assert _ss(final_mass=0.429)[SS + "common_mass_final"] == "reproduced"
+    assert _ss(final_mass=0.45)[SS + "common_mass_final"] == "not reproduced"
+    assert _ss(final_top=0.186)[SS + "top_distinct_final"] == "reproduced"  # 0.17 +- 10%
+    assert _ss(final_top=0.19)[SS + "top_distinct_final"] == "not reproduced"
+
+
+def test_scan_snap_references_are_not_run_off_the_logged_setting():
+    v = _ss(setting=False)
+    assert all(v[SS + c] == "not run" for c in scan_snap_attention.REFERENCE_CLAIMS)
+    assert v[SS + "common_mass_falls"] == "reproduced" and v[SS + "top_distinct_rises"] == "reproduced"
+
+
+def _scan_snap_artifacts(paths, run="scan_snap", seeds=3, steps=101):
+    rng = np.random.default_rng(0)
+    t = np.arange(steps)
+    snap = 1 / (1 + np.exp(-(t - 15) / 4))
+    mass = 0.645 - 0.25 * snap[None, :, None] * rng.uniform(0.9, 1.1, (seeds, 1, 2))
+    top = 0.0645 + 0.11 * snap[None, :, None] * np.ones((seeds, 1, 2))
+    c = rng.dirichlet(np.ones(34), size=(seeds, steps, 2))
+    coords = {"seed": np.arange(seeds), "step": t, "class": [0, 1]}
+    write_dataset(xr.Dataset({"c": (("seed", "step", "class", "token"), c),
+                              "common_mass": (("seed", "step", "class"), mass),
+                              "top_distinct": (("seed", "step", "class"), top),
+                              "distinct_entropy": (("seed", "step"), 2.15 - 0.2 * snap * np.ones((seeds, 1)))},
+                             coords={**coords, "token": np.arange(34)}), paths.analysis("scan_snap", run))
+    loss = 3.526 * np.exp(-0.4 * t)[None, :] * np.ones((seeds, 1))
+    traj = xr.Dataset({"train_loss": (("seed", "epoch"), loss)}, coords={"seed": np.arange(seeds), "epoch": t})
+    traj.attrs["task_M"] = 34
+    write_dataset(traj, paths.trajectory(run))
+
+
+def test_scan_snap_build_gives_the_per_seed_values_its_claims_read(tmp_path, cfg):
+    paths = Paths(str(tmp_path))
+    _scan_snap_artifacts(paths)
+    assert scan_snap_attention.is_reference_setting(cfg, "scan_snap")  # the default run is the logged setting
+    params = scan_snap_attention.Params(run="scan_snap")
+    _, stats = scan_snap_attention.build(cfg, params, paths, {})
+    assert len(stats["common_mass"]["final_per_seed"]) == 3 and len(stats["loss"][20]["per_seed"]) == 3
+    scores = scan_snap_attention.score_claims(stats, params)
+    assert scores[SS + "common_mass_falls"]["verdict"] in ("reproduced", "partial")
+    assert scores[SS + "loss_matches_log"]["control"].startswith("untrained loss ln 34 = 3.526")
+
+
+# -- Scan&Snap, the learning-rate sweep -----------------------------------------------------------------------
+
+LRS, RATIOS = (0.5, 1.0, 2.0, 3.0), (1.0, 2.0, 5.0, 10.0)
+
+
+def _cells(num_last, f, std=0.01, n=10, ref=True):
+    rm, rs = scan_snap_lr_sweep.REFERENCE[num_last], scan_snap_lr_sweep.REFERENCE_STD[num_last]
+    return [{"lr_Z": a, "ratio": r, "mean": f(a, r, rm[a][j]), "std": std, "n": n,
+             "reference": rm[a][j] if ref else None, "reference_std": rs[a][j] if ref else None}
+            for a in LRS for j, r in enumerate(RATIOS)]
+
+
+def _sweep(f, runs=("L1", "L3", "L5", "L10"), ref=True):
+    stats = {run: {"num_last": int(run[1:]), "initial_entropy": 2.151, "cells": _cells(int(run[1:]), f, ref=ref)}
+             for run in runs}
+    return stats, scan_snap_lr_sweep.Params(runs=tuple(runs))
+
+
+def _sw(f, **kw):
+    return verdicts(scan_snap_lr_sweep.score_claims(*_sweep(f, **kw)))
+
+
+def test_sweep_planted_trends_are_reproduced_and_flat_ones_are_not():
+    trend = _sw(lambda a, r, ref: 2.1 - 0.1 * a + 0.005 * r)
+    assert trend[SW + "larger_lr_sparser"] == trend[SW + "larger_ratio_denser_num_last_1"] == "reproduced"
+    flat = _sw(lambda a, r, ref: 2.0)
+    assert flat[SW + "larger_lr_sparser"] == flat[SW + "larger_ratio_denser_num_last_1"] == "not reproduced"
+    # one series out of 16 breaks the lr_Z trend: partial
+    broken = _sw(lambda a, r, ref: 2.1 - 0.1 * a + 0.005 * r + (0.5 if (a, r) == (3.0, 10.0) else 0.0))
+    assert broken[SW + "larger_lr_sparser"] == "partial"
+
+
+def test_sweep_matches_the_release_within_the_declared_bound_and_flips_outside_it():
+    assert _sw(lambda a, r, ref: ref)[SW + "entropies_match_release"] == "reproduced"
+    assert _sw(lambda a, r, ref: ref + 0.5)[SW + "entropies_match_release"] == "not reproduced"
+    from scipy.stats import norm
+
+    z = norm.ppf(1 - 0.025 / 16)  # one panel: 16 cells compared, Bonferroni over them
+    bound = z * np.sqrt(0.01 ** 2 / 10 + 0.004 ** 2 / 10)  # num_last = 10, lr_Z 0.5, ratio 1: std 0.004
+    inside = _sw(lambda a, r, ref: ref + (0.99 * bound if (a, r) == (0.5, 1.0) else 0.0), runs=("L10",))
+    outside = _sw(lambda a, r, ref: ref + (1.01 * bound if (a, r) == (0.5, 1.0) else 0.0), runs=("L10",))
+    assert inside[SW + "entropies_match_release"] == "reproduced"
+    assert outside[SW + "entropies_match_release"] == "partial"
+
+
+def test_sweep_claims_without_their_inputs_are_not_run():
+    v = _sw(lambda a, r, ref: ref, runs=("L3", "L10"), ref=False)
+    assert v[SW + "larger_ratio_denser_num_last_1"] == "not run"
+    assert v[SW + "entropies_match_release"] == "not run"
+    assert v[SW + "larger_lr_sparser"] != "not run"
+
+
+def test_sweep_build_carries_the_release_std_into_its_cells(tmp_path, cfg):
+    paths = Paths(str(tmp_path))
+    run = "scan_snap_sweep_L1"
+    lr = np.repeat(LRS, 4 * 2)
+    ratio = np.tile(np.repeat(RATIOS, 2), 4)
+    final = 2.1 - 0.1 * lr + 0.01 * ratio + np.tile([0.0, 0.01], 16)
+    ent = np.stack([np.full_like(final, 2.151), final], axis=1)
+    write_dataset(xr.Dataset({"distinct_entropy": (("seed", "step"), ent), "distinct_entropy_init": 2.151},
+                             coords={"seed": np.arange(32), "step": [0, 100], "lr": ("seed", lr),
+                                     "lr_ratio_Y": ("seed", ratio)}), paths.analysis("scan_snap", run))
+    params = scan_snap_lr_sweep.Params(runs=(run,))
+    _, stats = scan_snap_lr_sweep.build(cfg, params, paths, {})
+    cell = next(c for c in stats[run]["cells"] if (c["lr_Z"], c["ratio"]) == (2.0, 10.0))
+    assert (cell["reference"], cell["reference_std"], cell["n"]) == (1.900, 0.200, 2)  # default run: the release's
+    v = verdicts(scan_snap_lr_sweep.score_claims(stats, params))
+    assert v[SW + "larger_lr_sparser"] == "reproduced" and v[SW + "larger_ratio_denser_num_last_1"] == "reproduced"
+
+
+# -- JoMA -----------------------------------------------------------------------------------------------------
+
+def _joma(lowest=0.995, term2=0.02, uniform=0.955, seeds=5, cases=("gaussian", "uniform")):
+    one = {"min_nc_after_step0": {"per_seed": [lowest] * seeds}, "final_nc": [uniform] * seeds,
+           "final_nc_term1": [0.99] * seeds, "final_nc_term2": [term2] * seeds, "final_nc_frozen": [0.1] * seeds}
+    stats = {c: dict(one) for c in cases}
+    return verdicts(joma_logits.score_claims(stats, joma_logits.Params(cases=tuple((c, c) for c in cases))))
+
+
+def test_joma_planted_effect_is_reproduced_a_null_is_not_and_the_threshold_flips():
+    assert set(_joma().values()) == {"reproduced"}
+    assert set(_joma(lowest=0.9, term2=0.5, uniform=0.99).values()) == {"not reproduced"}
+    assert _joma(lowest=0.9901)[JO + "nc_high_gaussian"] == "reproduced"
+    assert _joma(lowest=0.9899)[JO + "nc_high_gaussian"] == "not reproduced"
+    assert _joma(term2=-0.099)[JO + "second_term_negligible_gaussian"] == "reproduced"
+    assert _joma(term2=-0.101)[JO + "second_term_negligible_gaussian"] == "not reproduced"
+
+
+def test_joma_cases_not_drawn_are_not_run():
+    v = _joma(cases=("gaussian",))
+    assert v[JO + "uniform_final_range"] == "not run" and v[JO + "nc_high_gaussian"] == "reproduced"
+    assert set(_joma(cases=("uniform",)).values()) - {"not run"} == {"reproduced"}
+
+
+def test_joma_build_scores_a_frozen_estimate_control(tmp_path):
+    paths = Paths(str(tmp_path))
+    rng = np.random.default_rng(1)
+    z0 = rng.normal(size=(3, 1, 20)) * 0.01
+    z = z0 + np.linspace(0, 1, 11)[None, :, None] * rng.normal(size=(3, 1, 20))
+    nc = np.full((3, 11), 0.995)
+    write_dataset(xr.Dataset({"z": (("seed", "step", "token"), z), "zhat": (("seed", "step", "token"), z),
+                              "nc": (("seed", "step"), nc), "nc_term1": (("seed", "step"), nc),
+                              "nc_term2": (("seed", "step"), nc * 0)},
+                             coords={"seed": [0, 1, 2], "step": np.arange(11), "token": np.arange(20)}),
+                  paths.analysis("joma", "g"))
+    params = joma_logits.Params(cases=(("gaussian", "g"),))
+    _, stats = joma_logits.build(None, params, paths, {})
+    assert len(stats["gaussian"]["final_nc_frozen"]) == 3 and max(stats["gaussian"]["final_nc_frozen"]) < 0.9
+    v = verdicts(joma_logits.score_claims(stats, params))
+    assert v[JO + "nc_high_gaussian"] == "reproduced" and v[JO + "uniform_final_range"] == "not run"
+
+
+# -- attention entropy ----------------------------------------------------------------------------------------
+
+def _entropy_stats(drops: dict, seeds=5):
+    out = {}
+    for run, d in drops.items():
+        init = np.ones(seeds)
+        final = init - d + np.linspace(-0.01, 0.01, seeds)
+        out[run] = {"initial_median": 1.0, "final_median": float(np.median(final)),
+                    "initial_per_seed": list(init), "final_per_seed": list(final)}
+    return out, attention_entropy.Params(runs=tuple(drops))
+
+
+def _ae(drops):
+    return verdicts(attention_entropy.score_claims(*_entropy_stats(drops)))
+
+
+def test_entropy_planted_drop_is_reproduced_and_no_drop_is_not():
+    assert set(_ae({"a": 0.1, "b": 0.2, "c": 0.05}).values()) == {"reproduced"}
+    assert set(_ae({"a": -0.01, "b": -0.1, "c": 0.0}).values()) == {"not reproduced"}
+    one_fails = _ae({"a": 0.1, "b": 0.2, "c": -0.05})  # 2 of 3 runs: partial
+    assert one_fails[AE + "sparser_every_run"] == "partial"
+    assert one_fails[AE + "sparser_typical_run"] == "partial"  # median over runs 0.1 > 0, interval reaches -0.05
+
+
+def test_entropy_build_reads_every_seed_and_scores(tmp_path):
+    paths = Paths(str(tmp_path))
+    for run, drop in (("x", 0.3), ("y", 0.2)):
+        ent = 1.0 - drop * np.linspace(0, 1, 6)[None, :] * np.array([[1.0], [0.9], [1.1]])
+        write_dataset(xr.Dataset({"mean_entropy": (("seed", "snapshot"), ent)},
+                                 coords={"seed": [0, 1, 2], "snapshot": np.arange(6) * 10}),
+                      paths.analysis("attention_sparsity", run))
+    params = attention_entropy.Params(runs=("x", "y"))
+    _, stats = attention_entropy.build(None, params, paths, {})
+    assert stats["x"]["initial_per_seed"] == [1.0, 1.0, 1.0]
+    assert set(verdicts(attention_entropy.score_claims(stats, params)).values()) == {"reproduced"}
+    empty = attention_entropy.score_claims({"summary": ""}, attention_entropy.Params(runs=("z",)))
+    assert set(verdicts(empty).values()) == {"not run"}
+
+
+# -- every declared claim, on statistics shaped like the default config's -------------------------------------
+
+def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
+    from pipeline_lib import registry
+
+    figs = cfg.raw["figures"]
+    sweep = {}
+    for run in figs["scan_snap_lr_sweep"]["runs"]:
+        nl = int(cfg.datasets[cfg.runs[run].dataset].params["num_last"])
+        assert scan_snap_lr_sweep.reference_values(cfg, run), run  # the default sweep is the released setting
+        sweep[run] = {"num_last": nl, "initial_entropy": 2.151, "cells": _cells(nl, lambda a, r, ref: ref)}
+    joma = {label: {"min_nc_after_step0": {"per_seed": [0.99] * 5}, "final_nc": [0.95] * 5,
+                    "final_nc_term1": [0.99] * 5, "final_nc_term2": [0.0] * 5, "final_nc_frozen": [0.1] * 5}
+            for label in figs["joma_logits"]["cases"]}
+    entropy = _entropy_stats({r: 0.1 for r in figs["attention_entropy"]["runs"]})[0]
+    stats = {"scan_snap_attention": _ss_stats(), "scan_snap_lr_sweep": sweep, "joma_logits": joma,
+             "attention_entropy": entropy}
+    for name, module in (("scan_snap_attention", scan_snap_attention), ("scan_snap_lr_sweep", scan_snap_lr_sweep),
+                         ("joma_logits", joma_logits), ("attention_entropy", attention_entropy)):
+        declared = [c["id"] for c in registry.plugin("figure", name).get("CLAIMS", [])]
+        assert declared == [c["id"] for c in module.CLAIMS] and all(c.startswith(f"tian.{name}.") for c in declared)
+        scores = module.score_claims({**stats[name], "summary": "x"}, cfg.figures[name])
+        assert set(scores) == set(declared), name
+        checked = claims.check_scores(name, declared, scores)
+        assert all(s["verdict"] != "not run" for s in checked.values()), (name, verdicts(checked))
+        assert all(s["control"] for s in checked.values())
