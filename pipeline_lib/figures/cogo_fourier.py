@@ -5,11 +5,14 @@ frequency (#nodes with |A[k, j]| > 0.05) over every solved seed of each run: the
 are of order 4 or 6 (dashed lines)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+import xarray as xr
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..store import read_dataset
 from . import style
 
@@ -20,18 +23,81 @@ description: Per-frequency Fourier magnitudes of one seed, and the order histogr
 required: [runs]
 properties:
   runs:
-    description: "Runs listed in analyses.fourier.runs; the heat maps show the first."
+    description: "Runs listed in analyses.fourier.runs; the heat maps show the first. A galore_adam run is compared with the runs of the same dataset, model and weight decay trained with adam at its lr and at lr x scale (the matched step)."
     type: array
     minItems: 1
     items: {type: string, x-ref: run, x-reads: [analysis/fourier]}
   seed: {description: "Seed of the heat maps (null: the first solved seed).", type: [integer, "null"], minimum: 0, default: null}
 """
+GALORE_SCALE = 0.25  # galore_adam's default scale (optimizers.galore_adam.Params.scale; torch-free here)
+
+CLAIMS = [
+    {"id": "tian.cogo_fourier.order_4_or_6",
+     "claim": "The frequencies of a trained modular-addition MLP have order 4 or 6",
+     "source": "Tian's talk, CoGO order histogram and table ('% not order-4/6' is 0 in every row); arXiv 2410.01779 "
+               "(order-4 and order-6 constructions)",
+     "reference": "0 frequencies of another order, in every seed",
+     "statistic": "share of the solved seeds (every Adam run among runs, default d = 23 and 29, 5 seeds each; GaLore "
+                  "runs and their step-matched Adam controls excluded) in which every frequency 1..(d-1)/2 has order "
+                  "4 or 6 (nodes with |A[k, j]| > 0.05) at the final weights; Wilson interval",
+     "control": "the same seeds at their first weight snapshot (initialisation): share of frequencies of order 4 or 6"
+                " there, beside the pooled share after training",
+     "test": "reproduced if every solved seed has only order-4/6 frequencies, partial if at least half of them do "
+             "(claims.share_holds)"},
+    {"id": "tian.cogo_fourier.galore_dense_vs_adam",
+     "claim": "GaLore solves modular addition with a dense solution (no order-4/6 structure) where Adam finds the "
+              "sparse one",
+     "source": "this workflow's README (Tian's algebra of solutions: GaLore against Adam); no source claim",
+     "reference": "none given",
+     "statistic": "per solved seed of the Adam run at GaLore's lr (same dataset, model, weight decay): share of "
+                  "frequencies of order 4 or 6 at the final weights; mean over seeds, t interval",
+     "control": "the same share for the galore_adam run (rank 8, scale 0.25). Confounded: GaLore's step on the "
+                "projected matrices is lr x scale = 1/4 of Adam's, so the arms differ in step size as well as in the "
+                "projection (see tian.cogo_fourier.galore_dense_vs_matched_step)",
+     "test": "reproduced if the t intervals are disjoint with Adam's above GaLore's; partial if only its mean is "
+             "higher (claims.exceeds)"},
+    {"id": "tian.cogo_fourier.galore_dense_vs_matched_step",
+     "claim": "GaLore's dense solution comes from its projection, not from its smaller step",
+     "source": "this workflow's README (Tian's algebra of solutions: GaLore against Adam); no source claim",
+     "reference": "none given",
+     "statistic": "per solved seed of the Adam run at GaLore's lr x scale (same dataset, model, weight decay: the "
+                  "matched effective step): share of frequencies of order 4 or 6; mean over seeds, t interval",
+     "control": "the same share for the galore_adam run: the two differ only in GaLore's projection (the quadratic "
+                "MLP has only weight matrices, all projected)",
+     "test": "reproduced if the t intervals are disjoint with the matched Adam's above GaLore's; partial if only its "
+             "mean is higher (claims.exceeds); not run without the matched-step run"},
+]
 
 
 @dataclass(frozen=True)
 class Params:
     runs: tuple[str, ...]
     seed: int | None = None
+
+
+def run_info(cfg, run: str) -> dict:
+    """What the claims compare runs by: optimizer, lr, GaLore's scale, dataset, model, weight decay."""
+    rc = cfg.runs[run]
+    opt = rc.optimizer
+    scale = dict(opt.options).get("scale", GALORE_SCALE) if opt.name == "galore_adam" else None
+    return {"optimizer": opt.name, "lr": float(opt.lr), "scale": scale, "dataset": rc.dataset, "model": rc.model,
+            "weight_decay": float(opt.weight_decay)}
+
+
+def order_stats(an: xr.Dataset) -> dict:
+    """Order counts over the solved seeds at the final and the first snapshot, and per solved seed the share
+    of frequencies of order 4 or 6."""
+    ok = an.solved.values.astype(bool)
+    final, first = (an.order.isel(snapshot=i).values[ok] for i in (-1, 0))
+    orders = final[np.isfinite(final)].astype(int)
+    init = first[np.isfinite(first)].astype(int)
+    share = lambda o: float(np.isin(o, (4, 6)).mean()) if len(o) else float("nan")  # noqa: E731
+    return {"d": int(an.attrs["d"]), "solved_seeds": int(ok.sum()), "seeds": int(an.sizes["seed"]),
+            "order_counts": {int(k): int(c) for k, c in enumerate(np.bincount(orders, minlength=11)) if c},
+            "frac_order_4_or_6": share(orders), "init_frac_order_4_or_6": share(init),
+            "n_frequencies": int(len(orders)), "n_order_4_or_6": int(np.isin(orders, (4, 6)).sum()),
+            "per_seed": {"seed": [int(s) for s in an.seed.values[ok]],
+                         "frac_order_4_or_6": [share(o[np.isfinite(o)]) for o in final]}}
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
@@ -63,12 +129,9 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         orders = an.order.isel(snapshot=-1).values[ok].ravel()
         orders = orders[np.isfinite(orders)].astype(int)
         bins = np.arange(-0.5, max(10, orders.max(initial=0)) + 1.5, 1.0)
-        ax.hist(orders, bins=bins, alpha=0.6, color=style.ARM_COLORS[i % len(style.ARM_COLORS)],
-                label=f"d={an.attrs['d']} ({int(ok.sum())} seeds)")
-        counts = np.bincount(orders, minlength=11)
-        stats["runs"][run] = {"d": int(an.attrs["d"]), "solved_seeds": int(ok.sum()), "seeds": int(an.sizes["seed"]),
-                              "order_counts": {int(k): int(c) for k, c in enumerate(counts) if c},
-                              "frac_order_4_or_6": float(np.isin(orders, (4, 6)).mean()) if len(orders) else float("nan")}
+        label = f"d={an.attrs['d']} ({int(ok.sum())} seeds)" + (f", {run}" if len(params.runs) > 1 else "")
+        ax.hist(orders, bins=bins, alpha=0.6, color=style.ARM_COLORS[i % len(style.ARM_COLORS)], label=label)
+        stats["runs"][run] = {**order_stats(an), **run_info(cfg, run)}
     for v in (4, 6):
         ax.axvline(v, color="r", ls="--", lw=0.8)
     ax.set_xlabel("order (#nodes with |A[k, j]| > threshold)", fontsize=8)
@@ -78,3 +141,60 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         f"d={s['d']}: {s['solved_seeds']}/{s['seeds']} seeds solved, {100 * s['frac_order_4_or_6']:.1f}% of their "
         f"frequencies of order 4 or 6 (order counts {s['order_counts']})" for s in stats["runs"].values())
     return fig, stats
+
+
+# -- claims ---------------------------------------------------------------------------------------------------
+
+def galore_roles(runs: dict) -> list[tuple[str, str | None, str | None]]:
+    """(galore run, Adam run at its lr, Adam run at its lr x scale) for each galore_adam run: the Adam runs of
+    the same dataset, model and weight decay (None where there is none)."""
+    out = []
+    for g, s in runs.items():
+        if s.get("optimizer") != "galore_adam":
+            continue
+        peers = {r: p for r, p in runs.items() if p.get("optimizer") == "adam"
+                 and (p["dataset"], p["model"]) == (s["dataset"], s["model"])
+                 and math.isclose(p["weight_decay"], s["weight_decay"], rel_tol=1e-9, abs_tol=1e-15)}
+        at = lambda lr: next((r for r, p in peers.items() if math.isclose(p["lr"], lr, rel_tol=1e-9)), None)  # noqa: E731
+        out.append((g, at(s["lr"]), at(s["lr"] * s["scale"])))
+    return out
+
+
+def score_order(runs: dict) -> dict:
+    skip = {r for g, _, m in galore_roles(runs) for r in (g, m) if r}
+    adam = {r: s for r, s in runs.items() if s.get("optimizer", "adam") == "adam" and r not in skip}
+    shares = [v for s in adam.values() for v in s["per_seed"]["frac_order_4_or_6"] if v is not None and v == v]
+    if not shares:
+        return claims.not_run("no solved seed of an Adam run among runs")
+    k, n = sum(v == 1.0 for v in shares), len(shares)
+    p, lo, hi = claims.rate(k, n)
+    after = sum(s["n_order_4_or_6"] for s in adam.values()) / max(sum(s["n_frequencies"] for s in adam.values()), 1)
+    init = np.nanmean([s["init_frac_order_4_or_6"] for s in adam.values()])
+    return claims.score(p, (lo, hi), n, f"share of frequencies of order 4/6 at initialisation {init:.2f} "
+                        f"(after training {after:.3f}, pooled over {', '.join(adam)})", claims.share_holds(k, n))
+
+
+def score_dense(runs: dict, matched: bool) -> dict:
+    roles = [(g, m if matched else a) for g, a, m in galore_roles(runs)]
+    if not roles:
+        return claims.not_run("no galore_adam run among runs")
+    g, a = roles[0]
+    if a is None:
+        what = "lr x scale (the matched step)" if matched else "GaLore's lr"
+        return claims.not_run(f"no adam run of {g}'s dataset, model and weight decay at {what} among runs")
+    m, lo, hi = claims.mean_interval(runs[a]["per_seed"]["frac_order_4_or_6"])
+    m0, lo0, hi0 = claims.mean_interval(runs[g]["per_seed"]["frac_order_4_or_6"])
+    if not (np.isfinite(m) and np.isfinite(m0)):
+        return claims.not_run(f"{a} or {g} has no solved seed")
+    n = len(runs[a]["per_seed"]["seed"])
+    note = "" if matched else f"; confounded: GaLore's step is lr x {runs[g]['scale']:g} of Adam's"
+    return claims.score(m, (lo, hi), n,
+                        claims.fmt_interval(f"{g} (GaLore)", m0, lo0, hi0) + f" against {a} (Adam, lr "
+                        f"{runs[a]['lr']:g})" + note, claims.exceeds(m, lo, m0, hi0))
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    runs = stats["runs"]
+    return {"tian.cogo_fourier.order_4_or_6": score_order(runs),
+            "tian.cogo_fourier.galore_dense_vs_adam": score_dense(runs, matched=False),
+            "tian.cogo_fourier.galore_dense_vs_matched_step": score_dense(runs, matched=True)}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..store import read_dataset
 from . import style
 
@@ -31,13 +32,129 @@ properties:
       properties:
         adam: {type: string, x-ref: run, x-reads: [analysis/gradient_rank, trajectory]}
         galore: {type: string, x-ref: run, x-reads: [analysis/gradient_rank, trajectory]}
+        matched: {description: "Optional: Adam at GaLore's lr x scale (the matched effective step), the control of the GaLore-vs-Adam claims; only its trajectory is read.", type: string, x-ref: run, x-reads: [trajectory]}
+  success_threshold:
+    description: "A seed succeeds when its final test accuracy is >= this (the claims' outcome)."
+    type: number
+    minimum: 0
+    maximum: 1
+    default: 0.9
 """
 ARMS = ("adam", "galore")
+LOW_RANK_SHARE = 0.25  # a gradient is low-rank when its stable rank is at most this share of min(m, n)
+
+CLAIMS = [
+    {"id": "tian.galore_lowrank.gradient_low_rank_modadd",
+     "claim": "The weight gradients are low-rank (modular-addition MLP)",
+     "source": "Tian's talk ('the weight gradient can be even more low-rank'); Zhao, ..., Tian, 'GaLore: "
+               "Memory-Efficient LLM Training by Gradient Low-Rank Projection' (arXiv 2403.03507), Sec. 3 (low-rank "
+               "property of the weight gradient)",
+     "reference": "gradient rank far below the matrix's (no number for this model)",
+     "statistic": "per weight matrix of the Adam run (every matrix GaLore projects): the stable rank ||G||_F^2 / "
+                  "||G||_2^2 of the full-batch gradient, median over seeds, then over the snapshots after epoch 0; "
+                  "the share of matrices at most min(m, n) / 4; comparison 'modular_addition' (Adam run cogo_d23: "
+                  "W_a, W_b, W_c)",
+     "control": "the same matrices' gradient stable rank at epoch 0 (initialisation), stated beside",
+     "test": "a matrix is low-rank when its stable rank is at most a quarter of min(m, n) (convention for 'far below "
+             "the maximal rank'); reproduced if every matrix is, partial if at least half are (claims.share_holds)"},
+    {"id": "tian.galore_lowrank.gradient_low_rank_reasoning",
+     "claim": "The weight gradients are low-rank (Eureka reasoning transformer)",
+     "source": "Tian's talk ('the weight gradient can be even more low-rank'); Zhao, ..., Tian, 'GaLore: "
+               "Memory-Efficient LLM Training by Gradient Low-Rank Projection' (arXiv 2403.03507), Sec. 3 (low-rank "
+               "property of the weight gradient)",
+     "reference": "gradient rank far below the matrix's (no number for this model)",
+     "statistic": "per weight matrix of the Adam run (every matrix GaLore projects): the stable rank ||G||_F^2 / "
+                  "||G||_2^2 of the full-batch gradient, median over seeds, then over the snapshots after epoch 0; "
+                  "the share of matrices at most min(m, n) / 4; comparison 'eureka_reasoning' (Adam run "
+                  "reasoning_softmax; per-head matrices averaged over heads)",
+     "control": "the same matrices' gradient stable rank at epoch 0 (initialisation), stated beside",
+     "test": "a matrix is low-rank when its stable rank is at most a quarter of min(m, n) (convention for 'far below "
+             "the maximal rank'); reproduced if every matrix is, partial if at least half are (claims.share_holds)"},
+    {"id": "tian.galore_lowrank.state_smaller_modadd",
+     "claim": "GaLore keeps a smaller optimizer state than Adam (modular-addition MLP, rank 8)",
+     "source": "Zhao, ..., Tian, 'GaLore: Memory-Efficient LLM Training by Gradient Low-Rank Projection' (arXiv "
+               "2403.03507), abstract",
+     "reference": "up to 65.5% less optimizer-state memory (LLaMA 1B / 7B pre-training)",
+     "statistic": "GaLore's optimizer state over Adam's, bytes per seed, measured on the live optimizers at the end "
+                  "of training (deterministic: shapes only); comparison 'modular_addition'",
+     "control": "Adam's optimizer state on the same model (bytes per seed)",
+     "test": "reproduced if the ratio is below 1 (claims.below; no interval: the sizes are exact)"},
+    {"id": "tian.galore_lowrank.state_smaller_reasoning",
+     "claim": "GaLore keeps a smaller optimizer state than Adam (Eureka reasoning transformer, rank 4)",
+     "source": "Zhao, ..., Tian, 'GaLore: Memory-Efficient LLM Training by Gradient Low-Rank Projection' (arXiv "
+               "2403.03507), abstract",
+     "reference": "up to 65.5% less optimizer-state memory (LLaMA 1B / 7B pre-training)",
+     "statistic": "GaLore's optimizer state over Adam's, bytes per seed, measured on the live optimizers at the end "
+                  "of training (deterministic: shapes only); comparison 'eureka_reasoning'",
+     "control": "Adam's optimizer state on the same model (bytes per seed)",
+     "test": "reproduced if the ratio is below 1 (claims.below; no interval: the sizes are exact)"},
+    {"id": "tian.galore_lowrank.matches_adam_modadd",
+     "claim": "GaLore reaches Adam's outcome (modular addition)",
+     "source": "Zhao, ..., Tian, 'GaLore: Memory-Efficient LLM Training by Gradient Low-Rank Projection' (arXiv "
+               "2403.03507), abstract ('maintaining both efficiency and performance')",
+     "reference": "comparable performance to full-rank Adam",
+     "statistic": "share of the GaLore run's seeds (the seeds both runs trained) with final test accuracy >= "
+                  "success_threshold (default 0.9); Wilson interval; comparison 'modular_addition' (galore_d23)",
+     "control": "the same share for the Adam run at the same lr (cogo_d23). Confounded: GaLore's step on the "
+                "projected matrices is lr x scale = 1/4 of Adam's (scale 0.25), so the arms differ in step size as "
+                "well as in the projection (tian.galore_lowrank.matches_matched_step_modadd removes it)",
+     "test": "reproduced if GaLore's Wilson 95% interval contains the control's share (claims.near, tolerance 0); not"
+             " reproduced otherwise"},
+    {"id": "tian.galore_lowrank.matches_adam_reasoning",
+     "claim": "GaLore reaches Adam's outcome (Eureka reasoning task)",
+     "source": "Zhao, ..., Tian, 'GaLore: Memory-Efficient LLM Training by Gradient Low-Rank Projection' (arXiv "
+               "2403.03507), abstract ('maintaining both efficiency and performance')",
+     "reference": "comparable performance to full-rank Adam",
+     "statistic": "share of the GaLore run's seeds (the seeds both runs trained) with final test accuracy >= "
+                  "success_threshold (default 0.9); Wilson interval; comparison 'eureka_reasoning' (reasoning_galore,"
+                  " seeds 0-2)",
+     "control": "the same share for the Adam run at the same lr (reasoning_softmax, seeds 0-2). Confounded: GaLore's "
+                "step on the projected matrices is lr x scale = 1/4 of Adam's (scale 0.25), so the arms differ in "
+                "step size as well as in the projection (tian.galore_lowrank.matches_matched_step_reasoning removes "
+                "it)",
+     "test": "reproduced if GaLore's Wilson 95% interval contains the control's share (claims.near, tolerance 0); not"
+             " reproduced otherwise"},
+    {"id": "tian.galore_lowrank.matches_matched_step_modadd",
+     "claim": "GaLore reaches the outcome of Adam at the same effective step (modular addition)",
+     "source": "Zhao, ..., Tian, 'GaLore: Memory-Efficient LLM Training by Gradient Low-Rank Projection' (arXiv "
+               "2403.03507), abstract ('maintaining both efficiency and performance')",
+     "reference": "comparable performance to full-rank Adam",
+     "statistic": "share of the GaLore run's seeds (the seeds both runs trained) with final test accuracy >= "
+                  "success_threshold (default 0.9); Wilson interval; comparison 'modular_addition'",
+     "control": "the same share for the comparison's 'matched' run: Adam at GaLore's lr x scale (same data, seeds, "
+                "init, weight decay); the quadratic MLP has only weight matrices, so only the projection differs",
+     "test": "reproduced if GaLore's Wilson 95% interval contains the control's share (claims.near, tolerance 0); not"
+             " reproduced otherwise; not run without a matched run"},
+    {"id": "tian.galore_lowrank.matches_matched_step_reasoning",
+     "claim": "GaLore reaches the outcome of Adam at the same effective step (Eureka reasoning task)",
+     "source": "Zhao, ..., Tian, 'GaLore: Memory-Efficient LLM Training by Gradient Low-Rank Projection' (arXiv "
+               "2403.03507), abstract ('maintaining both efficiency and performance')",
+     "reference": "comparable performance to full-rank Adam",
+     "statistic": "share of the GaLore run's seeds (the seeds both runs trained) with final test accuracy >= "
+                  "success_threshold (default 0.9); Wilson interval; comparison 'eureka_reasoning'",
+     "control": "the same share for the comparison's 'matched' run: Adam at GaLore's lr x scale (same data, seeds, "
+                "init). Still differs in one more thing: GaLore's unprojected parameters (layer-norm gains and "
+                "biases, MLP and readout biases) keep the full lr, the matched Adam's get lr x scale",
+     "test": "reproduced if GaLore's Wilson 95% interval contains the control's share (claims.near, tolerance 0); not"
+             " reproduced otherwise; not run without a matched run"},
+    {"id": "tian.galore_lowrank.plateau_is_projection_reasoning",
+     "claim": "GaLore's projection, not its smaller step, keeps the reasoning model on the plateau",
+     "source": "this workflow's README (GaLore against Adam: 'none of its three seeds left the plateau'); no source "
+               "claim",
+     "reference": "none given",
+     "statistic": "share of the 'matched' run's seeds (Adam at GaLore's lr x scale; comparison 'eureka_reasoning') "
+                  "with final test accuracy >= success_threshold; Wilson interval",
+     "control": "the same share for the GaLore run (reasoning_galore); the step of the parameters GaLore does not "
+                "project (layer norms, biases) still differs: full lr under GaLore",
+     "test": "reproduced if the Wilson 95% intervals are disjoint with the matched Adam above GaLore; partial if only"
+             " its share is higher (claims.exceeds); not run without a matched run"},
+]
 
 
 @dataclass(frozen=True)
 class Params:
     comparisons: tuple[tuple[str, dict], ...]
+    success_threshold: float = 0.9
 
 
 def arm_stats(cfg, run: str, paths, seeds: list[int]) -> tuple[dict, object]:
@@ -50,7 +167,7 @@ def arm_stats(cfg, run: str, paths, seeds: list[int]) -> tuple[dict, object]:
     opt = cfg.runs[run].optimizer
     elements, nbytes = int(gr.attrs["optimizer_state_elements"]), int(gr.attrs["optimizer_state_bytes"])
     sr = gr.stable_rank.median("seed")
-    return {"run": run, "optimizer": opt.name, "options": dict(opt.options), "seeds": list(seeds),
+    return {"run": run, "optimizer": opt.name, "lr": float(opt.lr), "options": dict(opt.options), "seeds": list(seeds),
             "final_test_acc": [float(v) for v in last.test_acc.values],
             "final_train_acc": [float(v) for v in last.train_acc.values],
             "state_elements_per_seed": elements / S, "state_bytes_per_seed": nbytes / S,
@@ -93,12 +210,18 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         ax.set_ylabel("gradient stable rank (median over seeds)")
         ax.set_title(label, fontsize=9)
         ax.legend(fontsize=6)
-        ax_acc.set_xticks(range(len(ARMS)), ticks, fontsize=7)
-        ax_acc.set_xlim(-0.6, len(ARMS) - 0.4)
         ax_acc.set_ylim(-0.05, 1.05)
         ax_acc.set_ylabel("final test accuracy (per seed)")
+        if pair.get("matched"):
+            stats[label]["matched"] = matched_stats(cfg, pair["matched"], paths, seeds)
+            acc = stats[label]["matched"]["final_test_acc"]
+            ax_acc.scatter(np.full(len(acc), 2) + np.linspace(-0.1, 0.1, len(acc)), acc, color=style.ARM_COLORS[2], s=14)
+            ticks.append(f"adam, lr x scale\n{pair['matched']}\n(matched step)")
+        ax_acc.set_xticks(range(len(ticks)), ticks, fontsize=7)
+        ax_acc.set_xlim(-0.6, len(ticks) - 0.4)
         a, g = stats[label]["adam"], stats[label]["galore"]
         stats[label]["state_bytes_ratio_galore_over_adam"] = g["state_bytes_per_seed"] / a["state_bytes_per_seed"]
+        stats[label]["success_threshold"] = params.success_threshold
     stats["summary"] = "; ".join(
         f"{label}: test acc median Adam {np.median(s['adam']['final_test_acc']):.3f} vs GaLore "
         f"{np.median(s['galore']['final_test_acc']):.3f}; optimizer state per seed {s['adam']['state_bytes_per_seed']:.0f} B "
@@ -107,3 +230,101 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         + ", ".join(f"{p} {v:.2f}/{s['adam']['max_rank'][p]}" for p, v in s["adam"]["stable_rank_median_over_training"].items())
         for label, s in stats.items())
     return fig, stats
+
+
+def matched_stats(cfg, run: str, paths, seeds: list[int]) -> dict:
+    """The matched-step Adam run's final accuracies over the comparison's seeds that it trained too."""
+    traj = read_dataset(paths.trajectory(run), rule="train")
+    common = [s for s in seeds if s in set(int(v) for v in traj.seed.values)]
+    last = traj.sel(seed=common).isel(epoch=-1)
+    opt = cfg.runs[run].optimizer
+    return {"run": run, "optimizer": opt.name, "lr": float(opt.lr), "seeds": common,
+            "final_test_acc": [float(v) for v in last.test_acc.values],
+            "final_train_acc": [float(v) for v in last.train_acc.values]}
+
+
+# -- claims ---------------------------------------------------------------------------------------------------
+
+COMPARISONS = {"modadd": "modular_addition", "reasoning": "eureka_reasoning"}  # claim suffix -> default label
+
+
+def successes(arm: dict, threshold: float) -> tuple[int, int]:
+    acc = np.asarray(arm["final_test_acc"], dtype=float)
+    return int((acc >= threshold).sum()), len(acc)
+
+
+def score_low_rank(c: dict) -> dict:
+    a = c["adam"]
+    ranks = a["stable_rank_median_over_training"]
+    k = sum(v <= LOW_RANK_SHARE * a["max_rank"][p] for p, v in ranks.items())
+    n = len(ranks)
+    control = ("threshold min(m, n) / 4; over training " + ", ".join(f"{p} {v:.3g}/{a['max_rank'][p]}" for p, v in
+                                                                     ranks.items())
+               + "; at epoch 0 " + ", ".join(f"{p} {v:.3g}" for p, v in a["stable_rank_first"].items()))
+    return claims.score(k / n if n else float("nan"), (float("nan"),) * 2, len(a["seeds"]), control,
+                        claims.share_holds(k, n))
+
+
+def score_state(c: dict) -> dict:
+    r = c["state_bytes_ratio_galore_over_adam"]
+    return claims.score(r, (r, r), len(c["adam"]["seeds"]),
+                        f"Adam {c['adam']['state_bytes_per_seed']:.0f} B per seed, GaLore "
+                        f"{c['galore']['state_bytes_per_seed']:.0f} B", claims.below(r, r, 1.0))
+
+
+def score_match(c: dict, control_arm: str, threshold: float) -> dict:
+    """GaLore's success share against the control arm's ('adam': same lr; 'matched': lr x scale)."""
+    if control_arm not in c:
+        return claims.not_run("no matched-step Adam run (comparison key 'matched')")
+    ctrl = c[control_arm]
+    if control_arm == "matched" and not _is_matched(c):
+        return claims.not_run(f"{ctrl['run']}: lr {ctrl['lr']:g} is not GaLore's lr x scale")
+    k, n = successes(c["galore"], threshold)
+    k0, n0 = successes(ctrl, threshold)
+    if not (n and n0):
+        return claims.not_run(f"{ctrl['run']} and the GaLore run share no seed")
+    p, lo, hi = claims.rate(k, n)
+    step = "" if control_arm == "matched" else f"; confounded: GaLore's step is lr x {_scale(c):g} of Adam's"
+    return claims.score(p, (lo, hi), n, claims.fmt_rate(f"{ctrl['run']} (lr {ctrl['lr']:g})", k0, n0) + step,
+                        claims.near(p, lo, hi, k0 / n0, 0.0))
+
+
+def score_plateau(c: dict, threshold: float) -> dict:
+    if "matched" not in c:
+        return claims.not_run("no matched-step Adam run (comparison key 'matched')")
+    if not _is_matched(c):
+        return claims.not_run(f"{c['matched']['run']}: lr {c['matched']['lr']:g} is not GaLore's lr x scale")
+    k, n = successes(c["matched"], threshold)
+    k0, n0 = successes(c["galore"], threshold)
+    if not (n and n0):
+        return claims.not_run(f"{c['matched']['run']} and the GaLore run share no seed")
+    p, lo, hi = claims.rate(k, n)
+    _, _, hi0 = claims.rate(k0, n0)
+    return claims.score(p, (lo, hi), n, claims.fmt_rate(f"{c['galore']['run']} (GaLore)", k0, n0),
+                        claims.exceeds(p, lo, k0 / n0, hi0))
+
+
+def _scale(c: dict) -> float:
+    return float(c["galore"]["options"].get("scale", 0.25))  # galore_adam's default scale
+
+
+def _is_matched(c: dict) -> bool:
+    return bool(np.isclose(c["matched"]["lr"], c["galore"]["lr"] * _scale(c), rtol=1e-9))
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    out = {}
+    for suffix, label in COMPARISONS.items():
+        c = stats.get(label)
+        ids = [f"tian.galore_lowrank.{w}_{suffix}" for w in ("gradient_low_rank", "state_smaller", "matches_adam",
+                                                            "matches_matched_step")]
+        if c is None:
+            out.update({i: claims.not_run(f"comparison {label!r} not drawn") for i in ids})
+            continue
+        out[ids[0]], out[ids[1]] = score_low_rank(c), score_state(c)
+        out[ids[2]] = score_match(c, "adam", params.success_threshold)
+        out[ids[3]] = score_match(c, "matched", params.success_threshold)
+    c = stats.get(COMPARISONS["reasoning"])
+    out["tian.galore_lowrank.plateau_is_projection_reasoning"] = (
+        score_plateau(c, params.success_threshold) if c else claims.not_run("comparison 'eureka_reasoning' not drawn"))
+    return out

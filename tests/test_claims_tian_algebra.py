@@ -1,0 +1,525 @@
+"""Claims of Tian's algebra of solutions (cogo_table, cogo_fourier, cogo_dynamics, galore_lowrank) and of the
+shortest-path transformer (shortest_path_accuracy, edge_spectrum, sln_optimality): planted statistics with a known
+effect score ``reproduced``, null ones ``not reproduced``, a statistic across the threshold flips the verdict,
+every declared id is scored for stats shaped like the default config's, and missing arms are ``not run``."""
+import copy
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import xarray as xr
+import yaml
+
+from pipeline_lib import claims, registry
+from pipeline_lib.analysis.fourier import TABLE, TYPES, table_row
+from pipeline_lib.figures import (cogo_dynamics, cogo_fourier, cogo_table, edge_spectrum, galore_lowrank,
+                                  shortest_path_accuracy, sln_optimality)
+from pipeline_lib.paths import Paths
+from pipeline_lib.store import write_dataset
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+MODULES = {m.NAME: m for m in (cogo_table, cogo_fourier, cogo_dynamics, galore_lowrank, shortest_path_accuracy,
+                               edge_spectrum, sln_optimality)}
+
+
+def declared(name: str) -> list[str]:
+    return [c["id"] for c in registry.plugin("figure", name).get("CLAIMS", [])]
+
+
+def verdicts(scores: dict) -> dict:
+    return {k: s["verdict"] for k, s in scores.items()}
+
+
+# -- synthetic artifacts ----------------------------------------------------------------------------------------
+
+def _opt(name="adam", lr=1e-2, wd=5e-5, **options):
+    return SimpleNamespace(name=name, lr=lr, weight_decay=wd, options=tuple(options.items()))
+
+
+def _run(opt=None, dataset="modadd_d23", model="quadratic_q512", seeds=(0, 1, 2, 3, 4)):
+    return SimpleNamespace(optimizer=opt or _opt(), dataset=dataset, model=model, seeds=tuple(seeds))
+
+
+def fourier_ds(d=23, q_final=4, seeds=5, snaps=(0, 100, 1000, 5000), kind=0, q_init=9, factorable=1.0,
+               order_final=None, error=0.0005, solved=True) -> xr.Dataset:
+    """A fourier artifact: every frequency of every seed with ``q_final`` nodes at the last snapshot (``q_init``
+    before), of solution type ``kind``; ``q_final``, ``kind``, ``order_final`` may be per seed or (seed, freq)."""
+    n, S, K, q = (d - 1) // 2, seeds, len(snaps), 8
+    def per_seed(v):  # a scalar, one value per seed, or (seed, frequency)
+        v = np.asarray(v, dtype=float)
+        return np.broadcast_to(v if v.ndim == 2 else v.reshape(-1, 1), (S, n))
+
+    q_k = np.full((S, K, n), float(q_init))
+    q_k[:, -1] = per_seed(q_final)
+    order = q_k.copy()
+    if order_final is not None:
+        order[:, -1] = per_seed(order_final)
+    o46 = np.isin(q_k, (4, 6))
+    fact = np.where(o46, factorable, np.nan)
+    err = np.where(o46, error, np.nan)
+    sol = np.where(o46 & (fact == 1), 0.0, -1.0)
+    sol[:, -1] = np.where(o46[:, -1] & (fact[:, -1] == 1), per_seed(kind), -1)
+    table = {c: np.array([table_row(q_k[s, -1], err[s, -1], fact[s, -1], sol[s, -1])[c] for s in range(S)])
+             for c in TABLE}
+    ok = np.broadcast_to(np.asarray(solved, dtype=bool), (S,))
+    for v in (q_k, order, err, fact, sol):  # the accuracy gate: unsolved seeds are not analysed
+        v[~ok] = np.nan
+    table = {c: np.where(ok, v, np.nan) for c, v in table.items()}
+    mags = {f"{m}_mag": (("seed", "freq0", "node"), np.zeros((S, n + 1, q), np.float32)) for m in "ABC"}
+    data = {"order": (("seed", "snapshot", "freq"), order), "q_k": (("seed", "snapshot", "freq"), q_k),
+            "fact_error": (("seed", "snapshot", "freq"), err), "factorable": (("seed", "snapshot", "freq"), fact),
+            "sol_type": (("seed", "snapshot", "freq"), sol), "node_freq": (("seed", "node"), np.full((S, q), -1)),
+            "solved": (("seed",), ok.copy()), "final_train_acc": (("seed",), np.ones(S)),
+            "final_test_acc": (("seed",), np.ones(S)), **mags,
+            **{f"table_{c}": (("seed",), v) for c, v in table.items()}}
+    return xr.Dataset(data, coords={"seed": np.arange(S), "snapshot": list(snaps), "freq": np.arange(1, n + 1),
+                                    "freq0": np.arange(n + 1), "node": np.arange(q)}, attrs={"d": d, "q": 512})
+
+
+def trajectory(acc, epochs=(0, 1000, 2000, 3000, 4000, 5000), loss=None) -> xr.Dataset:
+    S, E = len(acc), len(epochs)
+    loss = np.tile(np.geomspace(1.0, 1e-3, E), (S, 1)) if loss is None else np.asarray(loss, dtype=float)
+    accs = np.tile(np.asarray(acc, dtype=float).reshape(-1, 1), (1, E))
+    return xr.Dataset({"train_loss": (("seed", "epoch"), loss), "test_loss": (("seed", "epoch"), loss),
+                       "train_acc": (("seed", "epoch"), accs), "test_acc": (("seed", "epoch"), accs)},
+                      coords={"seed": np.arange(S), "epoch": list(epochs)})
+
+
+# -- default-config shape: every declared id scored ---------------------------------------------------------------
+
+@pytest.fixture
+def default_builds(tmp_path):
+    """Each figure built from synthetic artifacts named as in config/config.yaml."""
+    paths, figs = Paths(str(tmp_path)), DEFAULT["figures"]
+    runs = {r: _run(dataset=f"modadd_d{r[-2:]}") for r in figs["cogo_table"]["runs"]}
+    for r in figs["cogo_table"]["runs"]:
+        write_dataset(fourier_ds(d=int(r[-2:])), paths.analysis("fourier", r))
+    for r in figs["cogo_fourier"]["runs"]:  # the GaLore arm and Adam at its effective step, as configured
+        if r not in runs:
+            opt = DEFAULT["runs"][r]["optimizer"]
+            extra = {k: v for k, v in opt.items() if k not in ("name", "lr", "weight_decay")}
+            runs[r] = _run(_opt(opt["name"], opt["lr"], opt.get("weight_decay", 0.0), **extra), dataset="modadd_d23")
+            write_dataset(fourier_ds(d=23), paths.analysis("fourier", r))
+    for group in figs["cogo_table"]["split_groups"].values():  # one seed each, seed i on split i
+        for i, r in enumerate(group):
+            runs[r] = _run(seeds=(i,))
+            write_dataset(fourier_ds(d=23, seeds=1).assign_coords(seed=[i]), paths.analysis("fourier", r))
+    write_dataset(trajectory([1.0] * 5), paths.trajectory(figs["cogo_dynamics"]["run"]))
+    cfg = SimpleNamespace(runs=runs)
+    out = {}
+    for name in ("cogo_table", "cogo_fourier", "cogo_dynamics"):
+        mod = MODULES[name]
+        params = mod.Params(**{k: tuple(v) if isinstance(v, list) else
+                               tuple((g, tuple(m)) for g, m in v.items()) if k == "split_groups" else v
+                               for k, v in figs[name].items()})
+        outputs = {e: str(tmp_path / f"{name}{e}") for e in getattr(mod, "EXTRA_OUTPUTS", [])}
+        out[name] = (mod.build(cfg, params, paths, outputs)[1], params)
+    out["galore_lowrank"] = galore_build(tmp_path, matched=False)
+    return out
+
+
+@pytest.mark.parametrize("name", ["cogo_table", "cogo_fourier", "cogo_dynamics", "galore_lowrank"])
+def test_every_declared_id_is_scored_for_default_shaped_stats(default_builds, name):
+    stats, params = default_builds[name]
+    scores = MODULES[name].score_claims(stats, params)
+    assert set(scores) == set(declared(name))
+    claims.check_scores(name, declared(name), scores)
+
+
+def test_default_shape_runs_what_the_default_config_draws_and_not_the_rest(default_builds):
+    table = verdicts(cogo_table.score_claims(*default_builds["cogo_table"]))
+    assert table["tian.cogo_table.type_nu_i_xi_d23"] != "not run" and table["tian.cogo_table.not_order_46_d29"] != "not run"
+    assert {table[f"tian.cogo_table.{k}"] for k in ("row_d71", "row_d127", "weight_decay_simpler")} == {"not run"}
+    fourier = verdicts(cogo_fourier.score_claims(*default_builds["cogo_fourier"]))
+    assert fourier["tian.cogo_fourier.order_4_or_6"] == "reproduced"  # every planted frequency has order 4
+    # the default draws the GaLore run and Adam at its effective step beside cogo_d23: both structure claims scored
+    assert "not run" not in {fourier["tian.cogo_fourier.galore_dense_vs_adam"],
+                             fourier["tian.cogo_fourier.galore_dense_vs_matched_step"]}
+    galore = verdicts(galore_lowrank.score_claims(*default_builds["galore_lowrank"]))
+    assert {galore[k] for k in galore if "matched" in k or "plateau" in k} == {"not run"}
+    assert galore["tian.galore_lowrank.matches_adam_modadd"] == "reproduced"
+
+
+def test_the_shortest_path_figures_score_every_declared_id():
+    for name, stats, params in (("shortest_path_accuracy", sp_stats([0.99] * 3), None),
+                                ("edge_spectrum", edge_stats(0.95, 0.7, 0.6), None),
+                                ("sln_optimality", sln_stats(995, 800), None)):
+        scores = MODULES[name].score_claims(stats, params)
+        assert set(scores) == set(declared(name)), name
+        assert "not run" not in verdicts(scores).values(), name
+
+
+def test_runs_without_a_solved_seed_are_not_run(tmp_path):
+    paths = Paths(str(tmp_path))
+    write_dataset(fourier_ds(solved=False), paths.analysis("fourier", "r"))
+    write_dataset(trajectory([0.5] * 5), paths.trajectory("r"))
+    cfg = SimpleNamespace(runs={"r": _run()})
+    outputs = {e: str(tmp_path / f"t{e}") for e in cogo_table.EXTRA_OUTPUTS}
+    for mod, params in ((cogo_table, cogo_table.Params(runs=("r",))), (cogo_fourier, cogo_fourier.Params(runs=("r",))),
+                        (cogo_dynamics, cogo_dynamics.Params(run="r"))):
+        scores = mod.score_claims(mod.build(cfg, params, paths, outputs)[1], params)
+        assert set(verdicts(claims.check_scores(mod.NAME, declared(mod.NAME), scores)).values()) == {"not run"}
+    some = table_stats(tmp_path, {"r": ({"solved": [True, True, False, True, True]}, _opt())})
+    assert cogo_table.score_claims(some, None)["tian.cogo_table.type_nu_i_xi_d23"]["n_seeds"] == 4
+
+
+# -- cogo_table ---------------------------------------------------------------------------------------------------
+
+def table_stats(tmp_path, runs: dict) -> dict:
+    """cogo_table's stats built from fourier artifacts: run -> (fourier_ds kwargs, optimizer)."""
+    paths = Paths(str(tmp_path))
+    for r, (kw, _) in runs.items():
+        write_dataset(fourier_ds(**kw), paths.analysis("fourier", r))
+    cfg = SimpleNamespace(runs={r: _run(opt) for r, (_, opt) in runs.items()})
+    outputs = {e: str(tmp_path / f"t{e}") for e in cogo_table.EXTRA_OUTPUTS}
+    return cogo_table.build(cfg, cogo_table.Params(runs=tuple(runs)), paths, outputs)[1]
+
+
+def test_table_reports_the_reference_count_beside_the_percentage(tmp_path):
+    q = np.full((5, 11), 4)
+    q[0, 3] = 7  # one frequency of one seed has 7 nodes
+    stats = table_stats(tmp_path, {"r": ({"q_final": q}, _opt())})
+    per = stats["runs"]["r"]["per_seed"]
+    assert per["count_not_46"] == [1, 0, 0, 0, 0] and per["pct_not_46"][0] == pytest.approx(100 / 11)
+    s = cogo_table.score_claims(stats, None)["tian.cogo_table.not_order_46_d23"]
+    assert s["measured"] == pytest.approx(0.2) and "% of frequencies 1.82%" in s["control"]
+    assert s["verdict"] == "reproduced"  # t interval of (1, 0, 0, 0, 0) contains the talk's 0
+    null = table_stats(tmp_path, {"r": ({"q_final": 7}, _opt())})  # no frequency of order 4/6 in any seed
+    assert cogo_table.score_claims(null, None)["tian.cogo_table.not_order_46_d23"]["verdict"] == "not reproduced"
+
+
+def test_solution_type_shares_flip_when_they_leave_the_talks_value(tmp_path):
+    # every factorable frequency of type nu_i*xi: share 100% against the talk's 47.07
+    all_xi = cogo_table.score_claims(table_stats(tmp_path, {"r": ({}, _opt())}), None)
+    assert all_xi["tian.cogo_table.type_nu_i_xi_d23"]["verdict"] == "not reproduced"
+    assert all_xi["tian.cogo_table.type_others_d23"]["verdict"] == "not reproduced"  # 0 against 1.82, sem 0
+    assert all_xi["tian.cogo_table.nonfact_order4_d23"]["verdict"] == "reproduced"  # 0 against 0
+    assert "share one train/test split" in all_xi["tian.cogo_table.type_others_d23"]["control"]
+    # seeds of type 0 or 3 in a proportion whose mean crosses 47.07: 2 of 5 seeds (40%, spread wide) vs 5 of 5
+    mixed = table_stats(tmp_path, {"r": ({"kind": [0, 0, 3, 3, 3]}, _opt())})
+    assert cogo_table.score_claims(mixed, None)["tian.cogo_table.type_nu_i_xi_d23"]["verdict"] == "reproduced"
+    # order-4 errors: 0.05e-2 (the talk's) passes, 1e-2 fails
+    ok = table_stats(tmp_path, {"r": ({"error": 0.0005}, _opt())})
+    bad = table_stats(tmp_path, {"r": ({"error": 0.01}, _opt())})
+    assert cogo_table.score_claims(ok, None)["tian.cogo_table.error_order4_d23"]["verdict"] == "reproduced"
+    assert cogo_table.score_claims(bad, None)["tian.cogo_table.error_order4_d23"]["verdict"] == "not reproduced"
+
+
+def test_table_claims_need_the_talks_setting_and_adam(tmp_path):
+    galore = table_stats(tmp_path, {"g": ({}, _opt("galore_adam", rank=8, scale=0.25))})
+    scores = verdicts(cogo_table.score_claims(galore, None))
+    assert scores["tian.cogo_table.type_nu_i_xi_d23"] == "not run"
+    assert scores["tian.cogo_table.match_construction"] == "not run"
+    other_wd = table_stats(tmp_path, {"r": ({}, _opt(wd=1e-4))})
+    assert verdicts(cogo_table.score_claims(other_wd, None))["tian.cogo_table.not_order_46_d23"] == "not run"
+
+
+def test_match_construction_against_the_abstracts_95_percent(tmp_path):
+    good = table_stats(tmp_path, {"r": ({}, _opt())})  # every frequency order 4, factorable, a constructed type
+    assert cogo_table.score_claims(good, None)["tian.cogo_table.match_construction"]["verdict"] == "reproduced"
+    others = table_stats(tmp_path, {"r": ({"kind": TYPES.index("other")}, _opt())})
+    s = cogo_table.score_claims(others, None)["tian.cogo_table.match_construction"]
+    assert s["measured"] == 0 and s["verdict"] == "not reproduced"
+
+
+def _wd_row(d, q, wd, orders):
+    return {"d": d, "q": q, "weight_decay": wd, "optimizer": "adam", "lr": 0.01, "talk_setting": False,
+            "per_seed": {"mean_order": list(orders)}}
+
+
+def test_weight_decay_claim_compares_the_smallest_and_largest_wd_per_d_and_q():
+    simpler = {"runs": {"a": _wd_row(23, 512, 1e-5, [9, 10, 11]), "b": _wd_row(23, 512, 5e-4, [4, 4.1, 4.2]),
+                        "c": _wd_row(71, 512, 1e-5, [12, 13, 12]), "d": _wd_row(71, 512, 5e-4, [5, 5.2, 5.1])}}
+    assert cogo_table.score_weight_decay(simpler)["verdict"] == "reproduced"
+    flat = copy.deepcopy(simpler)
+    flat["runs"]["d"]["per_seed"]["mean_order"] = [12, 13, 12]
+    assert cogo_table.score_weight_decay(flat)["verdict"] == "partial"  # one of two (d, q)
+    flat["runs"]["b"]["per_seed"]["mean_order"] = [9, 10, 11]
+    assert cogo_table.score_weight_decay(flat)["verdict"] == "not reproduced"
+    one_wd = {"runs": {"a": _wd_row(23, 512, 5e-5, [4]), "b": _wd_row(29, 512, 5e-5, [4])}}
+    assert cogo_table.score_weight_decay(one_wd)["verdict"] == "not run"
+
+
+def test_row_claims_count_the_columns_that_match_the_talk(tmp_path):
+    stats = table_stats(tmp_path, {"r": ({"d": 71}, _opt())})
+    s = cogo_table.score_claims(stats, None)["tian.cogo_table.row_d71"]
+    # all order 4, factorable, type nu_i*xi: the count, both non-factorable columns and err_6 (NaN: no order 6)
+    # -> count 0, 0, 0 pass; err_4 0.05 vs 0.03 +- 0.00 fails; the four type shares (100/0/0/0) fail
+    assert s["measured"] == pytest.approx(3 / 9) and s["verdict"] == "not reproduced"
+
+
+# -- cogo_fourier -------------------------------------------------------------------------------------------------
+
+def fourier_stats(tmp_path, runs: dict) -> dict:
+    """cogo_fourier's stats: run -> (fourier_ds kwargs, run config)."""
+    paths = Paths(str(tmp_path))
+    for r, (kw, _) in runs.items():
+        write_dataset(fourier_ds(**kw), paths.analysis("fourier", r))
+    cfg = SimpleNamespace(runs={r: rc for r, (_, rc) in runs.items()})
+    return cogo_fourier.build(cfg, cogo_fourier.Params(runs=tuple(runs)), paths, {})[1]
+
+
+GALORE = _run(_opt("galore_adam", lr=1e-2, rank=8, scale=0.25))
+
+
+def test_order_claim_holds_only_when_every_seed_is_order_4_or_6(tmp_path):
+    good = fourier_stats(tmp_path, {"a": ({"q_final": [4, 6, 4, 6, 4]}, _run())})
+    s = cogo_fourier.score_claims(good, None)["tian.cogo_fourier.order_4_or_6"]
+    assert s["verdict"] == "reproduced" and "initialisation 0.00" in s["control"]
+    one_off = fourier_stats(tmp_path, {"a": ({"order_final": [7, 4, 4, 4, 4]}, _run())})
+    assert cogo_fourier.score_claims(one_off, None)["tian.cogo_fourier.order_4_or_6"]["verdict"] == "partial"
+    dense = fourier_stats(tmp_path, {"a": ({"q_final": 12}, _run())})
+    assert cogo_fourier.score_claims(dense, None)["tian.cogo_fourier.order_4_or_6"]["verdict"] == "not reproduced"
+
+
+def test_galore_dense_claims_find_the_same_lr_and_the_matched_step_controls(tmp_path):
+    runs = {"adam": ({}, _run()), "galore": ({"q_final": 12}, GALORE),
+            "matched": ({}, _run(_opt(lr=2.5e-3))), "other_wd": ({"q_final": 12}, _run(_opt(lr=2.5e-3, wd=0)))}
+    stats = fourier_stats(tmp_path, runs)
+    assert cogo_fourier.galore_roles(stats["runs"]) == [("galore", "adam", "matched")]
+    scores = cogo_fourier.score_claims(stats, None)
+    assert scores["tian.cogo_fourier.galore_dense_vs_adam"]["verdict"] == "reproduced"
+    assert "confounded" in scores["tian.cogo_fourier.galore_dense_vs_adam"]["control"]
+    assert scores["tian.cogo_fourier.galore_dense_vs_matched_step"]["verdict"] == "reproduced"
+    assert scores["tian.cogo_fourier.order_4_or_6"]["n_seeds"] == 10  # galore and matched runs left out
+    # the matched step is dense too: the density is the step size's, not the projection's
+    stats = fourier_stats(tmp_path, {**runs, "matched": ({"q_final": 12}, _run(_opt(lr=2.5e-3)))})
+    assert cogo_fourier.score_claims(stats, None)["tian.cogo_fourier.galore_dense_vs_matched_step"]["verdict"] \
+        == "not reproduced"
+    without = fourier_stats(tmp_path, {k: runs[k] for k in ("adam", "galore")})
+    assert cogo_fourier.score_claims(without, None)["tian.cogo_fourier.galore_dense_vs_matched_step"]["verdict"] \
+        == "not run"
+
+
+def test_the_figures_galore_scale_is_the_optimizers_default():
+    pytest.importorskip("torch")
+    from pipeline_lib.optimizers.galore_adam import Params
+
+    assert cogo_fourier.GALORE_SCALE == Params.scale
+
+
+# -- cogo_dynamics ------------------------------------------------------------------------------------------------
+
+def dynamics_stats(tmp_path, q_by_snapshot, loss=None) -> dict:
+    """One seed set whose q_k at each snapshot (0, 100, 1000, 5000) is q_by_snapshot (all frequencies)."""
+    ds = fourier_ds(snaps=(0, 100, 1000, 5000))
+    ds["q_k"].values[:] = np.asarray(q_by_snapshot, dtype=float).reshape(1, -1, 1)
+    paths = Paths(str(tmp_path))
+    write_dataset(ds, paths.analysis("fourier", "r"))
+    write_dataset(trajectory([1.0] * 5, loss=loss), paths.trajectory("r"))
+    return cogo_dynamics.build(None, cogo_dynamics.Params(run="r"), paths, {})[1]
+
+
+def test_structure_after_loss_compares_each_seeds_epochs(tmp_path):
+    late = dynamics_stats(tmp_path, [9, 9, 9, 4])  # structure complete at 5000; loss at 1e-1 of start by 2000
+    assert late["per_seed"]["structure_epoch"] == [5000] * 5 and late["per_seed"]["loss_fall_epoch"] == [2000] * 5
+    assert cogo_dynamics.score_claims(late, None)["tian.cogo_dynamics.structure_after_loss"]["verdict"] == "reproduced"
+    early = dynamics_stats(tmp_path, [9, 4, 4, 4])  # complete from epoch 100, before the loss fell
+    assert cogo_dynamics.score_claims(early, None)["tian.cogo_dynamics.structure_after_loss"]["verdict"] \
+        == "not reproduced"
+    lost = dynamics_stats(tmp_path, [9, 4, 9, 4])  # lost again at 1000: counted from 5000
+    assert lost["per_seed"]["structure_epoch"] == [5000] * 5
+    flat = dynamics_stats(tmp_path, [9, 9, 9, 4], loss=np.ones((5, 6)))  # the loss never falls
+    assert cogo_dynamics.score_claims(flat, None)["tian.cogo_dynamics.structure_after_loss"]["verdict"] \
+        == "not reproduced"
+
+
+# -- galore_lowrank -----------------------------------------------------------------------------------------------
+
+def rank_ds(ranks: dict, max_rank: dict, seeds=3, epochs=(0, 100, 1000), state=(1000, 4000)) -> xr.Dataset:
+    names = list(ranks)
+    sr = np.stack([np.tile(np.asarray(ranks[p], dtype=float), (seeds, 1)) for p in names], -1)
+    return xr.Dataset({"stable_rank": (("seed", "epoch", "param"), sr)},
+                      coords={"seed": np.arange(seeds), "epoch": list(epochs), "param": names,
+                              "max_rank": ("param", [max_rank[p] for p in names])},
+                      attrs={"optimizer_state_elements": state[0] * seeds, "optimizer_state_bytes": state[1] * seeds})
+
+
+def galore_build(tmp_path, matched=True, galore_acc=(1.0,) * 3, matched_acc=(1.0,) * 3, matched_lr=2.5e-3,
+                 adam_ranks=None):
+    """galore_lowrank built for both default comparisons (labels from config/config.yaml)."""
+    paths = Paths(str(tmp_path))
+    adam_ranks = adam_ranks or {"W_a": [3, 2, 2], "W_b": [3, 2, 2], "W_c": [1, 1, 1]}
+    runs = {}
+    for label, pair in DEFAULT["figures"]["galore_lowrank"]["comparisons"].items():
+        for arm, acc, state, opt in (("adam", (1.0,) * 3, (1000, 4000), _opt()),
+                                     ("galore", galore_acc, (300, 1200), _opt("galore_adam", rank=2, scale=0.25))):
+            ranks = adam_ranks if arm == "adam" else {p: [5, 5, 5] for p in adam_ranks}
+            write_dataset(rank_ds(ranks, dict.fromkeys(adam_ranks, 23), state=state),
+                          paths.analysis("gradient_rank", pair[arm]))
+            write_dataset(trajectory(acc), paths.trajectory(pair[arm]))
+            runs[pair[arm]] = _run(opt, seeds=(0, 1, 2))
+        if matched:
+            write_dataset(trajectory(matched_acc), paths.trajectory(f"{pair['adam']}_matched"))
+            runs[f"{pair['adam']}_matched"] = _run(_opt(lr=matched_lr), seeds=(0, 1, 2))
+    comps = tuple((label, {"adam": pair["adam"], "galore": pair["galore"],
+                           **({"matched": f"{pair['adam']}_matched"} if matched else {})})
+                  for label, pair in DEFAULT["figures"]["galore_lowrank"]["comparisons"].items())
+    params = galore_lowrank.Params(comparisons=comps)
+    return galore_lowrank.build(SimpleNamespace(runs=runs), params, paths, {})[1], params
+
+
+def test_galore_reads_the_matched_step_run(tmp_path):
+    stats, params = galore_build(tmp_path, matched_acc=(1.0, 0.2, 1.0))
+    m = stats["modular_addition"]["matched"]
+    assert m["lr"] == 2.5e-3 and m["final_test_acc"] == [1.0, 0.2, 1.0] and m["seeds"] == [0, 1, 2]
+    assert stats["modular_addition"]["adam"]["lr"] == 1e-2
+
+
+def test_gradient_low_rank_needs_every_matrix_under_a_quarter_of_its_rank(tmp_path):
+    stats, params = galore_build(tmp_path)  # medians over training 2, 2, 1 of 23 (threshold 5.75)
+    assert galore_lowrank.score_claims(stats, params)["tian.galore_lowrank.gradient_low_rank_modadd"]["verdict"] \
+        == "reproduced"
+    stats, params = galore_build(tmp_path, adam_ranks={"W_a": [9, 10, 11], "W_b": [9, 11, 11], "W_c": [1, 1, 1]})
+    s = galore_lowrank.score_claims(stats, params)["tian.galore_lowrank.gradient_low_rank_modadd"]
+    assert s["measured"] == pytest.approx(1 / 3) and s["verdict"] == "not reproduced" and "at epoch 0 W_a 9" in s["control"]
+    stats, params = galore_build(tmp_path, adam_ranks={"W_a": [5, 5.75, 5.75], "W_b": [6, 6, 6], "W_c": [1, 1, 1]})
+    assert galore_lowrank.score_claims(stats, params)["tian.galore_lowrank.gradient_low_rank_modadd"]["verdict"] \
+        == "partial"  # 5.75 is at the threshold, 6 above it
+
+
+def test_state_ratio_below_one_and_its_flip():
+    c = {"adam": {"seeds": [0], "state_bytes_per_seed": 4000}, "galore": {"state_bytes_per_seed": 1200},
+         "state_bytes_ratio_galore_over_adam": 0.3}
+    assert galore_lowrank.score_state(c)["verdict"] == "reproduced"
+    c["state_bytes_ratio_galore_over_adam"] = 1.2
+    assert galore_lowrank.score_state(c)["verdict"] == "not reproduced"
+
+
+def test_galore_against_adam_and_the_matched_step(tmp_path):
+    plateau = dict(galore_acc=(0.53,) * 3)
+    stats, params = galore_build(tmp_path, **plateau)  # matched Adam solves: the projection keeps the plateau
+    v = verdicts(galore_lowrank.score_claims(stats, params))
+    assert v["tian.galore_lowrank.matches_adam_reasoning"] == "not reproduced"
+    assert v["tian.galore_lowrank.matches_matched_step_reasoning"] == "not reproduced"
+    assert v["tian.galore_lowrank.plateau_is_projection_reasoning"] == "partial"  # 3/3 vs 0/3: intervals overlap
+    assert "confounded" in galore_lowrank.score_claims(stats, params)["tian.galore_lowrank.matches_adam_reasoning"][
+        "control"]
+    stats, params = galore_build(tmp_path, matched_acc=(0.5,) * 3, **plateau)  # the step alone keeps the plateau
+    v = verdicts(galore_lowrank.score_claims(stats, params))
+    assert v["tian.galore_lowrank.matches_matched_step_reasoning"] == "reproduced"
+    assert v["tian.galore_lowrank.plateau_is_projection_reasoning"] == "not reproduced"
+    stats, params = galore_build(tmp_path, matched_lr=1e-2, **plateau)  # not lr x scale: no control
+    v = verdicts(galore_lowrank.score_claims(stats, params))
+    assert v["tian.galore_lowrank.plateau_is_projection_reasoning"] == "not run"
+    assert v["tian.galore_lowrank.matches_matched_step_modadd"] == "not run"
+
+
+def test_plateau_claim_reproduced_with_disjoint_intervals():
+    arm = lambda run, acc, lr: {"run": run, "lr": lr, "final_test_acc": acc}  # noqa: E731
+    c = {"galore": {**arm("g", [0.5] * 10, 1e-3), "options": {"scale": 0.25}}, "matched": arm("m", [1.0] * 10, 2.5e-4)}
+    assert galore_lowrank.score_plateau(c, 0.9)["verdict"] == "reproduced"
+
+
+def test_missing_comparisons_are_not_run():
+    scores = galore_lowrank.score_claims({"summary": ""}, galore_lowrank.Params(comparisons=()))
+    assert set(scores) == set(declared("galore_lowrank")) and set(verdicts(scores).values()) == {"not run"}
+
+
+# -- shortest path, edge spectrum, SLN ----------------------------------------------------------------------------
+
+def sp_stats(acc, train=0.8) -> dict:
+    return {"runs": {"shortest_path": {"path_acc_final": list(acc), "train_path_acc_median": train}}}
+
+
+def test_path_accuracy_near_perfect_threshold():
+    score = lambda acc: shortest_path_accuracy.score_claims(sp_stats(acc), None)[  # noqa: E731
+        "tian.shortest_path_accuracy.near_perfect"]
+    assert score([0.99, 0.98, 0.995])["verdict"] == "reproduced"
+    assert score([0.717, 0.693, 0.742])["verdict"] == "not reproduced"
+    assert score([0.9, 0.96, 0.97])["verdict"] == "partial"  # median above 0.95, its interval not
+    assert shortest_path_accuracy.score_claims({"runs": {}}, None)["tian.shortest_path_accuracy.near_perfect"][
+        "verdict"] == "not run"
+
+
+def edge_stats(trained, untrained, gaussian, n=200, spread=0.02) -> dict:
+    rng = np.random.default_rng(0)
+    graphs = lambda m: [float(v) for v in np.clip(m + spread * rng.standard_normal(n), 0, 1)]  # noqa: E731
+    return {"sources": {s: {"per_graph": {"u1": graphs(m), "principal_cos": graphs(m)}}
+                        for s, m in (("trained", trained), ("untrained", untrained), ("gaussian", gaussian))}}
+
+
+def test_edge_correlation_against_the_threshold_and_the_nulls():
+    v = verdicts(edge_spectrum.score_claims(edge_stats(0.95, 0.78, 0.75), None))
+    assert set(v.values()) == {"reproduced"}
+    v = verdicts(edge_spectrum.score_claims(edge_stats(0.85, 0.85, 0.75), None))
+    assert v["tian.edge_spectrum.u1_corr_above_0_9"] == "not reproduced"
+    assert v["tian.edge_spectrum.u1_corr_vs_untrained"] in ("partial", "not reproduced")  # null: no separation
+    assert v["tian.edge_spectrum.u1_corr_vs_gaussian"] == "reproduced"
+    v = verdicts(edge_spectrum.score_claims(edge_stats(0.903, 0.78, 0.75, spread=0.1), None))
+    assert v["tian.edge_spectrum.u1_corr_above_0_9"] == "partial"  # median above 0.9, its interval not
+
+
+def test_edge_spectrum_stats_hold_a_value_per_graph(tmp_path):
+    S, G, K = 3, 4, 3
+    corr = np.full((3, S, G, K), 0.5)
+    corr[0] = 0.95
+    corr[0, 0, 1] = np.nan  # one seed of graph 1 missing: the mean of the other two
+    ds = xr.Dataset({"max_corr": (("source", "seed", "graph", "component"), corr),
+                     "principal_cos": (("source", "seed", "graph", "component"), corr)},
+                    coords={"source": ["trained", "untrained", "gaussian"], "seed": np.arange(S),
+                            "graph": np.arange(G), "component": np.arange(1, K + 1)})
+    paths = Paths(str(tmp_path))
+    write_dataset(ds, paths.analysis("edge_correlation", "sp"))
+    stats = edge_spectrum.build(None, edge_spectrum.Params(runs=("sp",)), paths, {})[1]
+    assert stats["sources"]["trained"]["per_graph"]["u1"] == [0.95] * G
+    assert stats["sources"]["gaussian"]["per_graph"]["principal_cos"] == [0.5] * G
+
+
+def sln_stats(k_scaled, k_unscaled, n=1000) -> dict:
+    var = lambda k: {"n_optimal_under_10": k, "n_queries_under_10": n}  # noqa: E731
+    return {"variants": {"scaled": var(k_scaled), "unscaled": var(k_unscaled)}}
+
+
+def test_sln_rates_against_99_percent():
+    v = verdicts(sln_optimality.score_claims(sln_stats(998, 796), None))
+    assert v == {"tian.sln_optimality.scaled_above_99": "reproduced",
+                 "tian.sln_optimality.unscaled_above_99": "not reproduced"}
+    assert verdicts(sln_optimality.score_claims(sln_stats(993, 796), None))["tian.sln_optimality.scaled_above_99"] \
+        == "partial"
+    stats = sln_stats(998, 796)
+    del stats["variants"]["unscaled"]
+    v = verdicts(sln_optimality.score_claims(stats, None))
+    assert v["tian.sln_optimality.unscaled_above_99"] == "not run" and v["tian.sln_optimality.scaled_above_99"] \
+        == "reproduced"
+
+
+def test_sln_stats_count_queries_under_10_nodes(tmp_path):
+    sizes = np.arange(3, 11)
+    q = sizes * (sizes - 1) * 10
+    opt = np.stack([q, q // 2])
+    ds = xr.Dataset({"optimal": (("variant", "n_nodes"), opt / q), "n_optimal": (("variant", "n_nodes"), opt),
+                     "n_queries": ("n_nodes", q)}, coords={"variant": ["scaled", "unscaled"], "n_nodes": sizes},
+                    attrs={"edge_prob": 0.5, "graphs_per_size": 10})
+    paths = Paths(str(tmp_path))
+    write_dataset(ds, paths.analysis("sln", "gnp"))
+    stats = sln_optimality.build(None, sln_optimality.Params(sln="gnp"), paths, {})[1]
+    assert stats["variants"]["scaled"]["n_queries_under_10"] == int(q[:-1].sum())  # n = 3..9
+    assert stats["variants"]["unscaled"]["n_optimal_under_10"] == int((q[:-1] // 2).sum())
+    assert not math.isnan(sln_optimality.score_claims(stats, None)["tian.sln_optimality.scaled_above_99"]["measured"])
+
+
+def test_a_split_group_pools_its_runs_seeds_and_carries_the_claims(tmp_path):
+    """The talk draws a split per seed: a row pooled over runs that each train their own seeds on their own
+    split is where the d = 23 claims are scored, the shared-split run beside it."""
+    paths = Paths(str(tmp_path))
+    write_dataset(fourier_ds(d=23, kind=0), paths.analysis("fourier", "shared"))  # every factorable one nu_i*xi
+    runs = {"shared": _run()}
+    for i in range(4):  # half nu_i*xi, half "others" over the split seeds
+        write_dataset(fourier_ds(d=23, seeds=1, kind=0 if i % 2 else TYPES.index("other")).assign_coords(seed=[i]),
+                      paths.analysis("fourier", f"split{i}"))
+        runs[f"split{i}"] = _run(seeds=(i,))
+    cfg, outputs = SimpleNamespace(runs=runs), {e: str(tmp_path / f"t{e}") for e in cogo_table.EXTRA_OUTPUTS}
+    group = (("d=23, split per seed", tuple(f"split{i}" for i in range(4))),)
+    stats = cogo_table.build(cfg, cogo_table.Params(runs=("shared",), split_groups=group), paths, outputs)[1]
+    row = stats["runs"]["d=23, split per seed"]
+    assert row["split_per_seed"] and row["seeds"] == 4 and row["per_seed"]["seed"] == [0, 1, 2, 3]
+    s = cogo_table.score_claims(stats, None)["tian.cogo_table.type_others_d23"]
+    assert s["n_seeds"] == 4 and "its own train/test split" in s["control"]
+    assert s["measured"] == pytest.approx(50.0)  # the group's seeds, not the shared run's (0 others)
+    runs["split3"] = _run(seeds=(3,), opt=_opt(lr=1e-3))  # a group must be one setting
+    with pytest.raises(ValueError, match="differ in optimizer"):
+        cogo_table.build(cfg, cogo_table.Params(runs=("shared",), split_groups=group), paths, outputs)
