@@ -5,6 +5,7 @@ working directory Snakemake runs in, or under ``root`` for a test.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,9 +39,9 @@ class Paths:
         """The claims ledger (``.csv``, ``.md``)."""
         return self._p(f"claims{ext}")
 
-    def claims_paper(self, slug: str, ext: str) -> str:
-        """One paper's claims for the report (``.csv``; its caption ``.rst``)."""
-        return self._p("claims", f"{slug}{ext}")
+    def claims_paper(self, paper: str, ext: str) -> str:
+        """One paper's claims for the report (``.csv``; its caption ``.rst``), named after the paper."""
+        return self._p("claims", re.sub(r"[^a-z0-9]+", "_", paper.lower()).strip("_") + ext)
 
     def log(self, stage: str, name: str) -> str:
         return self._p("logs", stage, f"{name}.log")

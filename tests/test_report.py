@@ -43,7 +43,14 @@ def test_native_report_files_every_figure_under_its_paper_with_caption_and_numbe
     assert set(categories) == {"Easing Optimization Paths — a Circuit Perspective", "Eureka-Moments in Transformers",
                                "Tian — training dynamics of attention (Scan&Snap, JoMA)",
                                "Tian — algebraic structure of solutions (CoGO, GaLore)",
-                               "Tian — shortest-path transformer and the Spectral Line Navigator"}
+                               "Tian — shortest-path transformer and the Spectral Line Navigator", "Claims"}
+    papers = {c["paper"] for c in registry.declared_claims().values()}
+    assert set(categories["Claims"]) == papers  # one table per paper, under its name
+    for paper in papers:  # ... whose caption lists the paper's claims, each with its verdict
+        (path,) = categories["Claims"][paper]
+        caption = _text(results[path]["caption"])
+        ids = [cid for cid, c in registry.declared_claims().items() if c["paper"] == paper]
+        assert all(cid in caption for cid in ids), paper
     for fig in figures:
         path = f"results/figures/{fig}.png"
         paper = registry.report_category(fig)
@@ -107,6 +114,7 @@ window.addEventListener('load', () => { setTimeout(async () => {
     out.categories[cat] = document.querySelector('#app').innerText;
   }
   for (const [path, entry] of Object.entries(results)) {
+    if (!path.endsWith('.png')) continue;  // the claims tables are CSV files
     app.setView({content: "img", contentPath: entry.data_uri, resultPath: path}); await sleep(300);
     app.showResultInfo(path); await sleep(300);
     const img = [...document.querySelectorAll('img')].find(i => i.getAttribute('src') === entry.data_uri);

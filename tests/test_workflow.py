@@ -66,7 +66,7 @@ def test_smoke_produces_artifacts_and_figure(smoke_run):
     assert len((res / "figures" / "eureka_table.csv").read_text().splitlines()) == 1 + 5
     with xr.open_dataset(res / "analysis" / "eureka" / "reasoning.h5", engine="h5netcdf") as ek, \
          xr.open_dataset(res / "runs" / "r_ht" / "trajectory.h5", engine="h5netcdf") as tr:
-        assert list(ek.arm.values) == ["softmax", "HT", "normsoftmax"] and ek.eureka_epoch.dims == ("arm", "seed")
+        assert list(ek.arm.values) == ["Softmax", "HT", "NormSoftmax"] and ek.eureka_epoch.dims == ("arm", "seed")
         assert ek.attrs["threshold"] == 0.5
         assert tr.grad_W_Q.dims == ("seed", "epoch", "layer", "head") and tr.attention_hist.sizes["bin"] == 20
         assert float(tr.temperature[0]) == pytest.approx(1 / 3) and tr.attrs["task_chance_without_step1"] > 0.5

@@ -5,7 +5,7 @@ the declarations (:func:`pipeline_lib.registry.declared_claims`); never trains, 
 
 - ``claims.csv`` / ``claims.md``: one row per claim (:data:`COLUMNS`), the Markdown grouped by paper with the
   count of each verdict and a link to each row's figure;
-- ``claims/<paper>.csv`` and ``claims/<paper>.rst``: one table per paper for ``snakemake --report`` (the
+- ``claims/<paper>.csv`` and ``claims/<paper>.rst`` (:meth:`pipeline_lib.paths.Paths.claims_paper`): one table per paper for ``snakemake --report`` (the
   ``.rst`` is its caption, each row linking its figure in the report).
 
 In a replicate (config key ``replicate``), ``claims.csv`` holds both results side by side and whether the
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .. import registry
 from ..claims import VERDICTS, not_run
+from ..paths import Paths
 from ..store import atomic_path
 
 COLUMNS = ["id", "paper", "claim", "source", "reference", "measured", "ci_low", "ci_high", "n_seeds", "control",
@@ -28,6 +29,11 @@ COLUMNS = ["id", "paper", "claim", "source", "reference", "measured", "ci_low", 
 REPLICATE_COLUMNS = ["id", "paper", "claim", "measured", "ci_low", "ci_high", "n_seeds", "verdict",
                      "replicate_measured", "replicate_ci_low", "replicate_ci_high", "replicate_n_seeds",
                      "replicate_verdict", "agrees", "why"]
+
+
+def summaries(sidecars: dict[str, str]) -> dict[str, str]:
+    """Figure -> the one-line summary of the numbers it states (its sidecar's ``stats.summary``)."""
+    return {fig: json.loads(Path(path).read_text())["stats"].get("summary", "") for fig, path in sidecars.items()}
 
 
 def collect(sidecars: dict[str, str]) -> list[dict]:
@@ -86,8 +92,9 @@ def _measured(r: dict) -> str:
     return m
 
 
-def markdown(rows: list[dict], figures_dir: str = "figures") -> str:
-    """The ledger as Markdown: verdict counts per paper, then one table per paper."""
+def markdown(rows: list[dict], figures_dir: str = "figures", figure_summaries: dict[str, str] | None = None) -> str:
+    """The ledger as Markdown: verdict counts per paper, one table per paper, then what each drawn figure
+    measured (its sidecar's summary)."""
     total = counts(rows)
     lines = ["# Claims", "", "Every claim the workflow scores, with its source, the statistic measured on this "
              "results folder (95% interval: Wilson for counts, Student's t for means, bootstrap for medians), its "
@@ -103,11 +110,10 @@ def markdown(rows: list[dict], figures_dir: str = "figures") -> str:
                 lines.append("| " + " | ".join(_md(x) for x in (r["id"], r["claim"], r["source"], r["reference"],
                                                                   _measured(r), r["n_seeds"], r["control"],
                                                                   r["verdict"])) + f" | {link} |")
+    if figure_summaries:
+        lines += ["", "## What each figure measured", ""]
+        lines += [f"- [{fig}]({figures_dir}/{fig}.png): {_md(text)}" for fig, text in figure_summaries.items()]
     return "\n".join(lines) + "\n"
-
-
-def paper_slug(paper: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", paper.lower()).strip("_")
 
 
 def _rst(text) -> str:
@@ -132,18 +138,18 @@ def paper_caption(paper: str, rows: list[dict], drawn: set[str]) -> str:
     return "\n".join(out + ["{% endraw %}", ""])
 
 
-def write_ledger(rows: list[dict], csv_path: str, md_path: str, papers_dir: str | None = None,
-                 drawn: set[str] = frozenset()) -> None:
+def write_ledger(rows: list[dict], csv_path: str, md_path: str, paths: Paths | None = None,
+                 drawn: set[str] = frozenset(), figure_summaries: dict[str, str] | None = None) -> None:
+    """The ledger; with ``paths``, also each paper's table and report caption (:meth:`Paths.claims_paper`)."""
     write_csv(csv_path, COLUMNS, rows)
     with atomic_path(md_path) as tmp:
-        Path(tmp).write_text(markdown(rows))
-    if papers_dir is None:
+        Path(tmp).write_text(markdown(rows, figure_summaries=figure_summaries))
+    if paths is None:
         return
     for paper in counts(rows):
         mine = [r for r in rows if r["paper"] == paper]
-        base = Path(papers_dir) / paper_slug(paper)
-        write_csv(f"{base}.csv", COLUMNS, mine)
-        with atomic_path(f"{base}.rst") as tmp:
+        write_csv(paths.claims_paper(paper, ".csv"), COLUMNS, mine)
+        with atomic_path(paths.claims_paper(paper, ".rst")) as tmp:
             Path(tmp).write_text(paper_caption(paper, mine, drawn))
 
 
@@ -197,19 +203,49 @@ def replicate_markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_claims(sidecars: dict[str, str], csv_path: str, md_path: str, papers_dir: str | None = None,
+def run_claims(sidecars: dict[str, str], csv_path: str, md_path: str, paths: Paths | None = None,
                original: str | None = None) -> list[dict]:
     """The ``claims`` rule: the ledger of this results folder; with ``original`` (the ledger of the results
     this folder replicates) ``csv_path``/``md_path`` hold the side-by-side comparison instead, and this
     folder's own ledger goes to ``<csv_path stem>_own.csv`` / ``.md``."""
-    rows = collect(sidecars)
+    rows, said = collect(sidecars), summaries(sidecars)
     if original is None:
-        write_ledger(rows, csv_path, md_path, papers_dir, drawn=set(sidecars))
+        write_ledger(rows, csv_path, md_path, paths, drawn=set(sidecars), figure_summaries=said)
         return rows
     own = Path(csv_path).with_name(Path(csv_path).stem + "_own")
-    write_ledger(rows, f"{own}.csv", f"{own}.md", papers_dir, drawn=set(sidecars))
+    write_ledger(rows, f"{own}.csv", f"{own}.md", paths, drawn=set(sidecars), figure_summaries=said)
     table = compare(read_csv(original), [{k: _cell(v) for k, v in r.items()} for r in rows])
     write_csv(csv_path, REPLICATE_COLUMNS, table)
     with atomic_path(md_path) as tmp:
         Path(tmp).write_text(replicate_markdown(table))
     return table
+
+
+README_BEGIN, README_END = "<!-- claims-counts: begin -->", "<!-- claims-counts: end -->"
+
+
+def counts_table(rows: list[dict]) -> str:
+    """Verdict counts per paper as a Markdown table (what the README shows)."""
+    lines = ["| paper | " + " | ".join(VERDICTS) + " | claims |", "|---|" + "---:|" * (len(VERDICTS) + 1)]
+    for paper, c in counts(rows).items():
+        lines.append(f"| {paper} | " + " | ".join(str(c[v]) for v in VERDICTS) + f" | {sum(c.values())} |")
+    return "\n".join(lines)
+
+
+def publish(results: Path, root: Path) -> str:
+    """Copy ``<results>/claims.md`` to ``<root>/docs/claims.md`` (the figure links made relative to the
+    checkout) and write its verdict counts between the README's markers; returns what it did."""
+    ledger, readme = results / "claims.csv", root / "README.md"
+    if not ledger.exists():
+        raise FileNotFoundError(f"{ledger}: run the workflow first (snakemake claims)")
+    rows = read_csv(str(ledger))
+    text = readme.read_text()
+    if README_BEGIN not in text or README_END not in text:
+        raise FileNotFoundError(f"{readme} has no {README_BEGIN} ... {README_END} block")
+    head, rest = text.split(README_BEGIN, 1)
+    readme.write_text(head + README_BEGIN + "\n" + counts_table(rows) + "\n" + README_END + rest.split(README_END, 1)[1])
+    docs = root / "docs" / "claims.md"
+    docs.parent.mkdir(exist_ok=True)
+    rel = Path("..") / results / "figures"
+    docs.write_text((results / "claims.md").read_text().replace("](figures/", f"]({rel.as_posix()}/"))
+    return f"wrote {docs} and the verdict counts of {readme} ({len(rows)} claims)"

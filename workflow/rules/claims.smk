@@ -11,7 +11,7 @@ rule claims:
     log:
         P.log("claims", "claims"),
     params:
-        declared=canonical_json(registry.declared_claims()),
+        declared=lambda wildcards: canonical_json(registry.declared_claims()),
         code=jobs.code_hash("pipeline_lib.stages.claims"),
     script:
         "../scripts/claims.py"

@@ -106,26 +106,25 @@ def claims_original():
 
 def claims_report_files():
     """One table per paper in `snakemake --report`, under "Claims", its caption the table with figure links."""
-    from pipeline_lib.stages.claims import paper_slug
-
     papers = sorted({c["paper"] for c in registry.declared_claims().values()})
 
     def entry(p):
-        slug = paper_slug(p)
         flag = dict(
-            caption=os.path.abspath(P.claims_paper(slug, ".rst")),
+            caption=os.path.abspath(P.claims_paper(p, ".rst")),
             category="Claims",
             subcategory=p,
             labels={"claims": p},
         )
-        return report(P.claims_paper(slug, ".csv"), **flag)
+        return report(P.claims_paper(p, ".csv"), **flag)
 
     return [entry(p) for p in papers]
 
 
 def all_targets():
     targets = [P.claims(".csv")] if CFG.raw["figures"] else []
-    targets += [P.dataset(d) for d in CFG.datasets] + [P.trajectory(r) for r in CFG.runs]
+    targets += [P.dataset(d) for d in CFG.datasets] + [
+        P.trajectory(r) for r in CFG.runs
+    ]
     targets += [P.analysis(k, n) for k in ANALYSES for n in jobs.analysis_jobs(CFG, k)]
     for name in CFG.raw["figures"]:
         targets += figure_paths(name)

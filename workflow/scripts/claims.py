@@ -1,6 +1,5 @@
 # Thin adapter: Snakemake job -> the claims stage.
 import sys
-from pathlib import Path
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
@@ -9,5 +8,4 @@ from pipeline_lib.stages.claims import run_claims  # noqa: E402
 
 cfg = load_config(snakemake.config)
 sidecars = {fig: cfg.paths.figure(fig, ".json") for fig in cfg.raw["figures"]}
-run_claims(sidecars, snakemake.output.csv, snakemake.output.md, papers_dir=Path(cfg.paths.claims_paper("-", ".csv")).parent,
-           original=snakemake.input.original or None)
+run_claims(sidecars, snakemake.output.csv, snakemake.output.md, cfg.paths, original=snakemake.input.original or None)

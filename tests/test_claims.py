@@ -1,0 +1,234 @@
+"""The claims machinery: verdict rules, intervals, the ledger, the replicate's config and its comparison."""
+import csv
+import json
+import math
+
+import pytest
+
+from conftest import SMOKE, load_yaml
+from pipeline_lib import claims, registry
+from pipeline_lib.config import load_config, seed_list
+from pipeline_lib.paths import Paths
+from pipeline_lib.replicate import replicate_config, seed_offset
+from pipeline_lib.stages import claims as ledger
+
+
+# -- verdict rules: each can flip ----------------------------------------------------------------------------
+
+def test_above_needs_the_interval_for_reproduced_and_flips_at_the_threshold():
+    assert claims.above(0.8, 0.6, 0.5) == "reproduced"
+    assert claims.above(0.8, 0.4, 0.5) == "partial"
+    assert claims.above(0.45, 0.3, 0.5) == "not reproduced"
+    assert claims.above(math.nan, 0.3, 0.5) == "not run"
+    assert claims.below(0.2, 0.4, 0.5) == "reproduced" and claims.below(0.2, 0.6, 0.5) == "partial"
+    assert claims.below(0.7, 0.9, 0.5) == "not reproduced"
+
+
+def test_exceeds_compares_intervals_against_the_control():
+    p, lo, _ = claims.rate(10, 10)
+    p0, _, hi0 = claims.rate(0, 10)
+    assert claims.exceeds(p, lo, p0, hi0) == "reproduced"
+    p, lo, _ = claims.rate(4, 10)
+    assert claims.exceeds(p, lo, p0, hi0) == "partial"  # 4/10 [0.17, 0.69] overlaps 0/10 [0, 0.28]
+    assert claims.exceeds(*claims.rate(3, 10)[:2], *claims.rate(3, 10)[::2]) == "not reproduced"  # equal shares
+
+
+def test_near_uses_the_declared_tolerance_or_the_interval():
+    assert claims.near(1.0, math.nan, math.nan, 1.05, 0.1) == "reproduced"
+    assert claims.near(1.0, math.nan, math.nan, 1.2, 0.1) == "not reproduced"
+    assert claims.near(1.0, 0.7, 1.3, 1.2, 0.1) == "reproduced"
+
+
+def test_share_holds_over_cases():
+    assert claims.share_holds(5, 5) == "reproduced"
+    assert claims.share_holds(3, 5) == "partial"
+    assert claims.share_holds(2, 5) == "not reproduced"
+    assert claims.share_holds(0, 0) == "not run"
+
+
+def test_intervals_match_their_formulas():
+    from scipy import stats
+
+    v = [0.1, 0.4, 0.35, 0.8, 0.5]
+    m, lo, hi = claims.mean_interval(v)
+    ref = stats.t.interval(0.95, len(v) - 1, loc=sum(v) / len(v), scale=stats.sem(v))
+    assert m == pytest.approx(0.43) and (lo, hi) == pytest.approx(ref)
+    assert claims.mean_interval([1.0, math.nan]) [0] == 1.0 and math.isnan(claims.mean_interval([1.0])[1])
+    med, lo, hi = claims.median_interval(v)
+    assert med == 0.4 and min(v) <= lo <= med <= hi <= max(v)
+    assert claims.median_interval(v) == (med, lo, hi)  # fixed resampling seed
+    assert claims.rate(4, 10)[1:] == pytest.approx((0.168, 0.687), abs=1e-3)  # Wilson, textbook value
+
+
+def test_score_refuses_an_unknown_verdict_and_scores_are_checked():
+    with pytest.raises(claims.ClaimError, match="verdict"):
+        claims.score(1.0, verdict="yes")
+    with pytest.raises(claims.ClaimError, match="undeclared"):
+        claims.check_scores("fig", ["a"], {"b": claims.not_run("x")})
+    out = claims.check_scores("fig", ["a", "b"], {"a": claims.score(0.5, (0.1, 0.9), 10, "c", "partial")})
+    assert out["b"]["verdict"] == "not run" and out["a"]["verdict"] == "partial"
+
+
+def test_a_malformed_claim_declaration_names_its_figure(tmp_path):
+    with pytest.raises(claims.ClaimError, match="exactly the fields"):
+        claims.check_declared("figures/x.py", [{"id": "a", "claim": "b"}])
+    decl = dict.fromkeys(claims.DECLARED_FIELDS, "text")
+    with pytest.raises(claims.ClaimError, match="non-empty"):
+        claims.check_declared("figures/x.py", [{**decl, "source": " "}])
+
+
+# -- the declarations ----------------------------------------------------------------------------------------
+
+def test_every_declared_claim_is_complete_unique_and_filed_under_its_figures_paper():
+    declared = registry.declared_claims()
+    assert declared, "no figure declares a claim"
+    for cid, c in declared.items():
+        assert cid.split(".")[0] in {"circuits", "eureka", "tian"}, cid
+        assert c["paper"] == registry.report_category(c["figure"])
+        assert all(c[f].strip() for f in claims.DECLARED_FIELDS)
+
+
+# -- the ledger -----------------------------------------------------------------------------------------------
+
+def _sidecar(tmp_path, fig, scores):
+    path = tmp_path / f"{fig}.json"
+    path.write_text(json.dumps({"stats": {"summary": "planted summary"}, "claims": scores, "provenance": {}}))
+    return str(path)
+
+
+def test_ledger_has_a_row_per_declared_claim_and_marks_undrawn_figures_not_run(tmp_path):
+    declared = registry.declared_claims()
+    fig = declared[next(iter(declared))]["figure"]
+    mine = [cid for cid, c in declared.items() if c["figure"] == fig]
+    scores = {cid: claims.score(0.9, (0.8, 1.0), 10, "control 0.1", "reproduced") for cid in mine}
+    rows = ledger.run_claims({fig: _sidecar(tmp_path, fig, scores)}, str(tmp_path / "claims.csv"),
+                             str(tmp_path / "claims.md"), Paths(str(tmp_path)))
+    assert [r["id"] for r in rows] == list(declared)
+    by_id = {r["id"]: r for r in rows}
+    assert all(by_id[c]["verdict"] == "reproduced" for c in mine)
+    others = [r for r in rows if r["figure"] != fig]
+    assert all(r["verdict"] == "not run" and "not drawn" in r["control"] for r in others)
+    with open(tmp_path / "claims.csv", newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert list(table[0])[:11] == ["id", "paper", "claim", "source", "reference", "measured", "ci_low", "ci_high",
+                                   "n_seeds", "control", "verdict"]
+    assert len(table) == len(declared)
+    md = (tmp_path / "claims.md").read_text()
+    assert f"[{fig}](figures/{fig}.png)" in md and md.count("\n## ") == len(ledger.counts(rows)) + 1
+    assert f"## What each figure measured\n\n- [{fig}](figures/{fig}.png): planted summary" in md
+    papers = sorted((tmp_path / "claims").glob("*.rst"))
+    assert len(papers) == len(ledger.counts(rows))
+    assert any(f"`{fig}.png`_" in p.read_text() for p in papers)  # a drawn figure is linked in the report
+
+
+def test_the_per_paper_report_captions_render_without_rst_messages(tmp_path):
+    from docutils.core import publish_doctree
+    from docutils.nodes import system_message
+
+    declared = registry.declared_claims()
+    figs = {c["figure"] for c in declared.values()}
+    rows = ledger.collect({})
+    for paper in ledger.counts(rows):
+        text = ledger.paper_caption(paper, [r for r in rows if r["paper"] == paper], drawn=figs)
+        body = text.replace("{% raw %}", "").replace("{% endraw %}", "")
+        links = "".join(f"\n.. _{f}.png: javascript:void(0)\n" for f in figs)  # the report's file targets
+        tree = publish_doctree(body + links, settings_overrides={"report_level": 5, "halt_level": 5})
+        assert [m.astext() for m in tree.findall(system_message)] == [], paper
+
+
+# -- replication ----------------------------------------------------------------------------------------------
+
+def _all_seeds(raw, section):
+    from pipeline_lib.replicate import _seed_values
+
+    return set(_seed_values(raw[section]))
+
+
+@pytest.mark.parametrize("path", [SMOKE, "config/config.yaml"])
+def test_a_replicate_shares_no_seed_and_no_data_seed_and_writes_no_default_path(path):
+    from conftest import REPO
+
+    cfg = load_config(load_yaml(REPO / path))
+    rep = load_config(replicate_config(cfg.raw))
+    run_seeds = {s for r in cfg.runs.values() for s in r.seeds}
+    rep_seeds = {s for r in rep.runs.values() for s in r.seeds}
+    assert run_seeds and rep_seeds and not run_seeds & rep_seeds
+    assert all(len(rep.runs[n].seeds) == len(cfg.runs[n].seeds) for n in cfg.runs)
+    data = {n: d["seed"] for n, d in cfg.raw["datasets"].items()}
+    assert all(rep.raw["datasets"][n]["seed"] != s for n, s in data.items())
+    offset = seed_offset(cfg.raw)
+    assert offset > max(run_seeds | set(data.values()))
+    # every path the replicate writes lies under <results>/replication, none is a path of the original
+    root = cfg.raw["results"]
+    assert rep.raw["results"] == f"{root}/replication" and rep.raw["replicate_of"] == root
+    orig_paths = {cfg.paths.trajectory(r) for r in cfg.runs} | {cfg.paths.dataset(d) for d in cfg.datasets}
+    rep_paths = {rep.paths.trajectory(r) for r in rep.runs} | {rep.paths.dataset(d) for d in rep.datasets}
+    assert not orig_paths & rep_paths and all(p.startswith(f"{root}/replication/") for p in rep_paths)
+    assert replicate_config(rep.raw) == rep.raw  # a replicate is not replicated again
+
+
+def test_replicate_keeps_finetune_chains_and_shown_seeds_consistent(smoke_raw):
+    cfg = load_config(smoke_raw)
+    rep = load_config(replicate_config(cfg.raw))
+    for name, run in rep.runs.items():
+        if run.init_from:
+            assert set(run.seeds) <= set(rep.runs[run.init_from].seeds), name
+    for fig, block in rep.raw["figures"].items():
+        if isinstance(block.get("seeds"), list):
+            assert set(block["seeds"]) & {s for r in rep.runs.values() for s in r.seeds}, fig
+
+
+def test_compare_agrees_on_the_same_verdict_or_a_covering_interval():
+    base = {"paper": "P", "claim": "c", "n_seeds": "10"}
+    orig = [{**base, "id": "a", "measured": "0.9", "ci_low": "0.6", "ci_high": "1", "verdict": "reproduced"},
+            {**base, "id": "b", "measured": "0.5", "ci_low": "0.2", "ci_high": "0.8", "verdict": "partial"},
+            {**base, "id": "c", "measured": "0.9", "ci_low": "0.8", "ci_high": "1", "verdict": "reproduced"},
+            {**base, "id": "d", "measured": "", "ci_low": "", "ci_high": "", "verdict": "not run"}]
+    rep = [{**base, "id": "a", "measured": "0.8", "ci_low": "0.55", "ci_high": "0.95", "verdict": "reproduced"},
+           {**base, "id": "b", "measured": "0.6", "ci_low": "0.3", "ci_high": "0.9", "verdict": "reproduced"},
+           {**base, "id": "c", "measured": "0.2", "ci_low": "0.05", "ci_high": "0.5", "verdict": "not reproduced"},
+           {**base, "id": "d", "measured": "0.2", "ci_low": "0.05", "ci_high": "0.5", "verdict": "partial"}]
+    out = {r["id"]: r for r in ledger.compare(orig, rep)}
+    assert out["a"]["agrees"] == "yes" and out["a"]["why"] == "same verdict"
+    assert out["b"]["agrees"] == "yes" and "contains" in out["b"]["why"]
+    assert out["c"]["agrees"] == "no"
+    assert out["d"]["agrees"] == "" and "original" in out["d"]["why"]
+    md = ledger.replicate_markdown(list(out.values()))
+    assert "2 of 3 claims scored in both agree" in md
+
+
+def test_seed_counts_expand_to_lists():
+    raw = {"runs": {"a": {"seeds": 3}, "b": {"seeds": [0, 4]}}, "datasets": {"d": {"seed": 0}}}
+    rep = replicate_config(raw)
+    assert seed_list(rep["runs"]["a"]["seeds"]) == (100, 101, 102) and rep["runs"]["b"]["seeds"] == [100, 104]
+    assert rep["datasets"]["d"]["seed"] == 100
+
+
+def test_publish_copies_the_ledger_and_refreshes_the_readme_counts(tmp_path):
+    (tmp_path / "results").mkdir()
+    rows = ledger.collect({})
+    rows[0] = {**rows[0], "verdict": "reproduced"}
+    ledger.write_ledger(rows, str(tmp_path / "results" / "claims.csv"), str(tmp_path / "results" / "claims.md"))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{ledger.README_BEGIN}\nstale\n{ledger.README_END}\nrest\n")
+    ledger.publish(tmp_path / "results", tmp_path)
+    text = readme.read_text()
+    assert "stale" not in text and text.startswith("intro\n") and text.endswith("rest\n")
+    assert ledger.counts_table(rows) in text and "| 1 | 0 | 0 |" in text  # the one planted reproduced claim
+    assert (tmp_path / "docs" / "claims.md").read_text().startswith("# Claims")
+    with pytest.raises(FileNotFoundError, match="snakemake claims"):
+        ledger.publish(tmp_path / "nowhere", tmp_path)
+
+
+def test_the_readme_shows_the_counts_of_the_published_ledger():
+    """README and docs/claims.md are refreshed together by `python -m pipeline_lib publish`: never apart."""
+    from conftest import REPO
+
+    docs = (REPO / "docs" / "claims.md").read_text()
+    readme = (REPO / "README.md").read_text()
+    block = readme.split(ledger.README_BEGIN)[1].split(ledger.README_END)[0]
+    table = docs.split("| paper |")[1].split("\n\n")[0]
+    published = {r.split("|")[1].strip(): [int(x) for x in r.split("|")[2:6]]
+                 for r in table.strip().splitlines()[2:]}
+    shown = {r.split("|")[1].strip(): [int(x) for x in r.split("|")[2:6]] for r in block.strip().splitlines()[2:]}
+    assert shown and shown == published

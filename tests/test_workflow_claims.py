@@ -1,0 +1,75 @@
+"""The claims rule and `--config replicate=true` through the real snakemake CLI, on a slice of the smoke config
+(the Fig. 5 runs and figure: seconds, where the whole smoke DAG would take minutes)."""
+import csv
+import json
+
+import pytest
+import xarray as xr
+import yaml
+
+from conftest import SMOKE, hash_tree, load_yaml, snakemake
+
+pytestmark = pytest.mark.workflow
+
+RUNS = ("scratch_p4", "pretrain_p2", "curriculum_p2_p4", "scratch_p4_code")
+
+
+@pytest.fixture(scope="module")
+def fig5_slice(tmp_path_factory):
+    raw = load_yaml(SMOKE)
+    keep = {r: raw["runs"][r] for r in RUNS}
+    cfg = {"device": "cpu", "datasets": {d: raw["datasets"][d] for d in {r["dataset"] for r in keep.values()}},
+           "models": {m: raw["models"][m] for m in {r["model"] for r in keep.values()}}, "runs": keep,
+           "figures": {"fig5_accuracy": raw["figures"]["fig5_accuracy"]}}
+    work = tmp_path_factory.mktemp("claims")
+    (work / "config").mkdir()
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    res = snakemake(work)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    return work
+
+
+def _rows(path):
+    with open(path, newline="") as fh:
+        return {r["id"]: r for r in csv.DictReader(fh)}
+
+
+def test_the_default_target_writes_the_ledger_from_the_figures_scores(fig5_slice):
+    work = fig5_slice
+    rows = _rows(work / "results" / "claims.csv")
+    side = json.loads((work / "results" / "figures" / "fig5_accuracy.json").read_text())
+    fig5 = {cid: s for cid, s in side["claims"].items()}
+    assert fig5 and all(rows[cid]["verdict"] == s["verdict"] for cid, s in fig5.items())
+    assert rows["circuits.fig5.curriculum_beats_scratch_paper_code"]["verdict"] == "not run"  # no such arm here
+    drawn = {cid for cid, r in rows.items() if r["figure"] != "fig5_accuracy"}
+    assert drawn and all(rows[c]["verdict"] == "not run" for c in drawn)
+    assert (work / "results" / "claims.md").read_text().startswith("# Claims")
+
+
+def test_a_replicate_uses_other_seeds_and_data_and_writes_only_under_its_folder(fig5_slice):
+    work = fig5_slice
+    before = {p: h for p, h in hash_tree(work / "results").items() if not p.startswith("replication/")}
+    res = snakemake(work, "--config", "replicate=true")
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    after = {p: h for p, h in hash_tree(work / "results").items() if not p.startswith("replication/")}
+    assert after == before  # nothing of the original results is written over
+    rep = work / "results" / "replication"
+    for run in RUNS:
+        with xr.open_dataset(work / "results" / "runs" / run / "trajectory.h5", engine="h5netcdf") as a, \
+             xr.open_dataset(rep / "runs" / run / "trajectory.h5", engine="h5netcdf") as b:
+            assert not set(a.seed.values.tolist()) & set(b.seed.values.tolist())
+    for d in ("sma_p2_T12", "sma_p4_T12"):
+        with xr.open_dataset(work / "results" / "datasets" / f"{d}.h5", engine="h5netcdf") as a, \
+             xr.open_dataset(rep / "datasets" / f"{d}.h5", engine="h5netcdf") as b:
+            assert not (a.x.values == b.x.values).all()  # another data draw
+    table = _rows(rep / "claims.csv")
+    original = _rows(work / "results" / "claims.csv")
+    assert set(table) == set(original)
+    for cid, row in table.items():
+        assert row["verdict"] == original[cid]["verdict"]  # the original's columns, copied
+        assert row["replicate_verdict"] and (row["agrees"] in ("yes", "no") or row["why"].startswith("not run"))
+    assert _rows(rep / "claims_own.csv")  # the replicate's own ledger beside the comparison
+    from test_workflow import planned_jobs
+
+    assert planned_jobs(snakemake(work, "--config", "replicate=true", "-n")) == {}  # complete, and stays so
+    assert planned_jobs(snakemake(work, "-n")) == {}  # the original is untouched by the replicate
