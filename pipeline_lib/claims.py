@@ -104,7 +104,8 @@ def median_interval(values: Iterable[float], level: float = 0.95, n_boot: int = 
 # -- verdicts -------------------------------------------------------------------------------------------------
 
 def _bad(*xs) -> bool:
-    return any(x is None or (isinstance(x, float) and math.isnan(x)) for x in xs)
+    """A value that is missing: None or NaN (of any float type, numpy's included)."""
+    return any(x is None or math.isnan(float(x)) for x in xs)
 
 
 def above(value: float, low: float, threshold: float) -> str:
@@ -131,13 +132,14 @@ def exceeds(value: float, low: float, control_value: float, control_high: float)
 
 
 def near(value: float, low: float, high: float, reference: float, tolerance: float) -> str:
-    """The claim "value equals the source's reference": within ``tolerance`` (declared with the claim) or the
-    interval contains it reproduced; otherwise not reproduced (a value is a match or it is not)."""
+    """The claim "value equals the source's reference": within ``tolerance`` (declared with the claim)
+    reproduced; only the interval containing the reference partial (a wide interval from few or noisy seeds
+    contains almost anything, so it cannot make a match); otherwise not reproduced."""
     if _bad(value):
         return "not run"
-    if abs(value - reference) <= tolerance or (not _bad(low, high) and low <= reference <= high):
+    if abs(value - reference) <= tolerance:
         return "reproduced"
-    return "not reproduced"
+    return "partial" if not _bad(low, high) and low <= reference <= high else "not reproduced"
 
 
 def share_holds(k: int, n: int, low_share: float = 0.5) -> str:
@@ -147,6 +149,20 @@ def share_holds(k: int, n: int, low_share: float = 0.5) -> str:
     if k == n:
         return "reproduced"
     return "partial" if k / n >= low_share else "not reproduced"
+
+
+def weakest(*verdicts: str) -> str:
+    """The weakest of several verdicts on one claim (a missing input first): a claim tested against several
+    controls holds only as far as it holds against each."""
+    order = ("not run", "not reproduced", "partial", "reproduced")
+    return min(verdicts, key=order.index)
+
+
+def rate_exceeds(k: int, n: int, k0: int, n0: int, control_label: str) -> dict:
+    """The score of "a share of k/n exceeds the control's k0/n0" (Wilson intervals, :func:`exceeds`)."""
+    p, lo, hi = rate(k, n)
+    p0, _, hi0 = rate(k0, n0)
+    return score(p, (lo, hi), n, fmt_rate(control_label, k0, n0), exceeds(p, lo, p0, hi0))
 
 
 def fmt_rate(label: str, k: int, n: int) -> str:

@@ -36,7 +36,8 @@ def test_exceeds_compares_intervals_against_the_control():
 def test_near_uses_the_declared_tolerance_or_the_interval():
     assert claims.near(1.0, math.nan, math.nan, 1.05, 0.1) == "reproduced"
     assert claims.near(1.0, math.nan, math.nan, 1.2, 0.1) == "not reproduced"
-    assert claims.near(1.0, 0.7, 1.3, 1.2, 0.1) == "reproduced"
+    assert claims.near(1.0, 0.7, 1.3, 1.2, 0.1) == "partial"  # only the interval reaches it
+    assert claims.above(float("nan"), 0.3, 0.5) == claims.above(__import__("numpy").float32("nan"), 0.3, 0.5)
 
 
 def test_share_holds_over_cases():

@@ -2,7 +2,6 @@
 planted statistics with a known effect are reproduced, null ones are not, a statistic crossing its threshold
 flips the verdict, every declared claim is scored on statistics shaped like the default config's, and a case
 the config does not draw is not run."""
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -31,7 +30,8 @@ def cfg():
 
 # -- Scan&Snap, the logged run --------------------------------------------------------------------------------
 
-def _ss_stats(final_mass=0.40, final_top=0.17, loss_factor=1.0, t10=8.0, t90=30.0, seeds=10, setting=True):
+def _ss_stats(final_mass=0.40, final_top=0.17, loss_factor=1.0, t10=8.0, t90=30.0, seeds=10, setting=True,
+              settle=None):
     ref = scan_snap_attention.REFERENCE["loss"]
     spread = np.linspace(-0.01, 0.01, seeds)
     return {"loss": {t: {"median": v * loss_factor, "per_seed": [v * loss_factor] * seeds, "reference": v}
@@ -39,6 +39,7 @@ def _ss_stats(final_mass=0.40, final_top=0.17, loss_factor=1.0, t10=8.0, t90=30.
             "common_mass": {"initial": 0.645, "final_per_seed": list(final_mass + spread)},
             "top_distinct": {"initial": 0.0645, "final_per_seed": list(final_top + spread)},
             "common_mass_10_90_percent_steps": {"per_seed": [(t10, t90)] * seeds},
+            "common_mass_settle_step": [t90 + 2 if settle is None else settle] * seeds,
             "theory_t0": 14.1, "seeds": seeds, "reference_setting": setting}
 
 
@@ -62,7 +63,7 @@ def test_scan_snap_verdicts_flip_where_the_statistic_crosses_the_threshold():
     stats["loss"][10]["per_seed"] = [loss[10] * 1.11] * 10  # outside: 5 of 6 steps match
     s = scan_snap_attention.score_claims(stats, p)[SS + "loss_matches_log"]
     assert s["verdict"] == "partial" and s["measured"] == pytest.approx(5 / 6) and "step 10" in s["control"]
-    assert _ss(t90=39.0)[SS + "frozen_after_40"] == "reproduced" and _ss(t90=41.0)[SS + "frozen_after_40"] == (
+    assert _ss(settle=39.0)[SS + "frozen_after_40"] == "reproduced" and _ss(settle=41.0)[SS + "frozen_after_40"] == (
         "not reproduced")
     assert _ss(final_mass=0.429)[SS + "common_mass_final"] == "reproduced"
     assert _ss(final_mass=0.45)[SS + "common_mass_final"] == "not reproduced"
@@ -284,3 +285,19 @@ def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
         checked = claims.check_scores(name, declared, scores)
         assert all(s["verdict"] != "not run" for s in checked.values()), (name, verdicts(checked))
         assert all(s["control"] for s in checked.values())
+
+
+def test_settling_waits_for_a_curve_that_moves_back():
+    steps = np.arange(8.0)
+    assert scan_snap_attention.settle_step(np.array([1.0, 0.5, 0.15, 0.0, 0.0, 0.0, 0.0, 0.0]), steps) == 3.0
+    # it crosses 90% of its change at step 2, then moves back up and down again: settled only from step 6
+    back = np.array([1.0, 0.5, 0.05, 0.2, 0.5, 0.2, 0.0, 0.0])
+    assert scan_snap_attention.transition_steps(back, steps)[1] == 2.0
+    assert scan_snap_attention.settle_step(back, steps) == 6.0
+
+
+def test_class_zero_references_are_not_run_for_another_class():
+    v = verdicts(scan_snap_attention.score_claims(_ss_stats(), scan_snap_attention.Params(run="scan_snap",
+                                                                                         class_index=1)))
+    assert v[SS + "common_mass_final"] == v[SS + "top_distinct_final"] == "not run"
+    assert v[SS + "loss_matches_log"] == "reproduced"

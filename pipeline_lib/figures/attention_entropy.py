@@ -108,7 +108,8 @@ def score_claims(stats: dict, params: Params) -> dict:
     p, lo, hi = claims.rate(k, n)
     start = float(np.median([s["initial_median"] for s in runs.values()]))
     fails = [r for r in runs if r not in holds]
-    control = (f"start (untrained) entropy, median over {n} runs {start:.3f}; "
+    control = (f"first-snapshot entropy (untrained, or the parent's weights for a finetune), median over {n} runs "
+               f"{start:.3f}; "
                + (f"not holding: {', '.join(fails)}" if fails else "every run holds"))
     seeds = min(len(s["final_per_seed"]) for s in runs.values())
     m, mlo, mhi = claims.median_interval([d[0] for d in drops.values()])

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from .. import claims
 from . import style
+from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
 from .reading import entry_arms
 
 NAME = "eureka_accuracy"
@@ -174,9 +175,7 @@ CLAIMS = [
      "test": "reproduced if the bootstrap interval lies below 0.2; partial if only the ratio does (claims.below)"},
 ]
 
-BASE = "Softmax"  # the baseline arm (label in analyses.eureka)
-ARMS = {"lowtemp": "Softmax tau=1/3", "ht": "HT", "normsoftmax": "NormSoftmax", "normsoftmax_ht": "NormSoftmax+HT"}
-EXPERIMENTS = ["reasoning", "digits"]
+ARMS = INTERVENTIONS  # label of each intervention arm, by the claim ids' key
 PLATEAU_BAND = 0.05  # on the plateau: test accuracy within this of the no-first-step level
 LONG_PLATEAU = 0.1  # a long plateau: at least this share of the run's epochs
 FAST_JUMP = 0.2  # a fast jump: at most this share of the plateau's epochs

@@ -10,8 +10,9 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..stats import log_spaced_indices
+from ..stats import json_floats, log_spaced_indices
 from . import style
+from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_attention_distribution"
@@ -137,9 +138,7 @@ CLAIMS = [
              "higher (claims.exceeds)"},
 ]
 
-BASE = "Softmax"  # the control arm (label in analyses.eureka)
-ARMS = {"lowtemp": "Softmax tau=1/3", "ht": "HT", "normsoftmax": "NormSoftmax", "normsoftmax_ht": "NormSoftmax+HT"}
-EXPERIMENTS = ["reasoning", "digits"]
+ARMS = INTERVENTIONS  # label of each intervention arm, by the claim ids' key
 
 
 @dataclass(frozen=True)
@@ -181,13 +180,9 @@ def distribution_stats(rows: dict[str, dict[str, xr.Dataset]], n_epochs: int) ->
                 y, ys = h.sel(epoch=e), per_seed.sel(epoch=e)
                 stats[exp][label][str(e)] = {
                     "below_0.05": float(y.where(h.bin < 0.05).sum()), "above_0.5": float(y.where(h.bin > 0.5).sum()),
-                    "below_0.05_per_seed": _shares(ys.where(ys.bin < 0.05).sum("bin", min_count=1)),
-                    "above_0.5_per_seed": _shares(ys.where(ys.bin > 0.5).sum("bin", min_count=1))}
+                    "below_0.05_per_seed": json_floats(ys.where(ys.bin < 0.05).sum("bin", min_count=1)),
+                    "above_0.5_per_seed": json_floats(ys.where(ys.bin > 0.5).sum("bin", min_count=1))}
     return stats
-
-
-def _shares(da: xr.DataArray) -> list:
-    return [None if np.isnan(v) else float(v) for v in da.values]
 
 
 def score_claims(stats: dict, params: Params) -> dict:

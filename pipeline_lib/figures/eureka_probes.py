@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from .. import claims
 from . import style
+from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_probes"
@@ -150,9 +151,7 @@ CLAIMS = [
              "(claims.above)"},
 ]
 
-ARMS = {"softmax": "Softmax", "lowtemp": "Softmax tau=1/3", "ht": "HT", "normsoftmax": "NormSoftmax",
-        "normsoftmax_ht": "NormSoftmax+HT"}
-EXPERIMENTS = ["reasoning", "digits"]
+ARMS = {"softmax": BASE, **INTERVENTIONS}
 SITE = "cls"  # the final CLS representation
 
 

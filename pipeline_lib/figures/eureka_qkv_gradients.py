@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from .. import claims
 from . import style
+from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_qkv_gradients"
@@ -109,9 +110,7 @@ CLAIMS = [
 ]
 
 MATRICES = ("W_Q", "W_K", "W_V")
-BASE = "Softmax"  # the control arm (label in analyses.eureka)
-ARMS = {"lowtemp": "Softmax tau=1/3", "ht": "HT"}
-EXPERIMENTS = ["reasoning", "digits"]
+ARMS = {k: INTERVENTIONS[k] for k in ("lowtemp", "ht")}  # the arms the paper's gradient story is about
 SMALL = 0.5  # "small relative to W_V's": under half of it
 
 

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from .. import claims
 from ..store import read_dataset
+from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
 from .tables import table_figure, write_table
 
 NAME = "eureka_table"
@@ -37,9 +38,10 @@ CLAIMS = [
                   "(analyses.eureka.reasoning), with its Wilson 95% interval",
      "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; only the temperature differs:"
                 " tau = 1/3 instead of sqrt(d_head)); on this task the control may be saturated (every Softmax seed"
-                " reaches the threshold): then no ratio can exceed it and the verdict is not reproduced",
+                " reaches the threshold): then no ratio can exceed it and the claim is not run (the regime cannot show it)",
      "test": "reproduced if the Wilson intervals are disjoint with 'Softmax tau=1/3' above; partial if only its "
-             "share is higher (claims.exceeds)"},
+             "share is higher (claims.exceeds); not run when every "
+             "Softmax seed reaches the threshold (a saturated control)"},
     {"id": "eureka.table.reasoning_lowtemp_earlier_eureka",
      "claim": "tau = 1/3 brings the Eureka-moment forward against Softmax (reasoning task)",
      "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
@@ -63,7 +65,8 @@ CLAIMS = [
                 "saturated (every Softmax seed reaches the threshold): then no ratio can exceed it and the verdict "
                 "is not reproduced",
      "test": "reproduced if the Wilson intervals are disjoint with 'HT' above; partial if only its share is higher "
-             "(claims.exceeds)"},
+             "(claims.exceeds); not run when every "
+             "Softmax seed reaches the threshold (a saturated control)"},
     {"id": "eureka.table.reasoning_ht_earlier_eureka",
      "claim": "Heat Treatment brings the Eureka-moment forward against Softmax (reasoning task)",
      "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
@@ -83,9 +86,10 @@ CLAIMS = [
                   "(analyses.eureka.reasoning), with its Wilson 95% interval",
      "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; only the normalisation of the"
                 " attention logits differs); on this task the control may be saturated (every Softmax seed reaches "
-                "the threshold): then no ratio can exceed it and the verdict is not reproduced",
+                "the threshold): then no ratio can exceed it and the claim is not run (the regime cannot show it)",
      "test": "reproduced if the Wilson intervals are disjoint with 'NormSoftmax' above; partial if only its share "
-             "is higher (claims.exceeds)"},
+             "is higher (claims.exceeds); not run when every "
+             "Softmax seed reaches the threshold (a saturated control)"},
     {"id": "eureka.table.reasoning_normsoftmax_earlier_eureka",
      "claim": "NormSoftmax brings the Eureka-moment forward against Softmax (reasoning task)",
      "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
@@ -109,7 +113,8 @@ CLAIMS = [
                 "saturated (every Softmax seed reaches the threshold): then no ratio can exceed it and the verdict "
                 "is not reproduced",
      "test": "reproduced if the Wilson intervals are disjoint with 'NormSoftmax+HT' above; partial if only its "
-             "share is higher (claims.exceeds)"},
+             "share is higher (claims.exceeds); not run when every "
+             "Softmax seed reaches the threshold (a saturated control)"},
     {"id": "eureka.table.reasoning_normsoftmax_ht_earlier_eureka",
      "claim": "NormSoftmax + Heat Treatment brings the Eureka-moment forward against Softmax (reasoning task)",
      "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
@@ -131,7 +136,8 @@ CLAIMS = [
      "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; only the temperature differs:"
                 " tau = 1/3 instead of sqrt(d_head))",
      "test": "reproduced if the Wilson intervals are disjoint with 'Softmax tau=1/3' above; partial if only its "
-             "share is higher (claims.exceeds)"},
+             "share is higher (claims.exceeds); not run when every "
+             "Softmax seed reaches the threshold (a saturated control)"},
     {"id": "eureka.table.digits_lowtemp_earlier_eureka",
      "claim": "tau = 1/3 brings the Eureka-moment forward against Softmax (digits task)",
      "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
@@ -153,7 +159,8 @@ CLAIMS = [
      "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; only the temperature differs:"
                 " Heat Treatment's schedule instead of a fixed sqrt(d_head))",
      "test": "reproduced if the Wilson intervals are disjoint with 'HT' above; partial if only its share is higher "
-             "(claims.exceeds)"},
+             "(claims.exceeds); not run when every "
+             "Softmax seed reaches the threshold (a saturated control)"},
     {"id": "eureka.table.digits_ht_earlier_eureka",
      "claim": "Heat Treatment brings the Eureka-moment forward against Softmax (digits task)",
      "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
@@ -174,7 +181,8 @@ CLAIMS = [
      "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; only the normalisation of the"
                 " attention logits differs)",
      "test": "reproduced if the Wilson intervals are disjoint with 'NormSoftmax' above; partial if only its share "
-             "is higher (claims.exceeds)"},
+             "is higher (claims.exceeds); not run when every "
+             "Softmax seed reaches the threshold (a saturated control)"},
     {"id": "eureka.table.digits_normsoftmax_earlier_eureka",
      "claim": "NormSoftmax brings the Eureka-moment forward against Softmax (digits task)",
      "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
@@ -196,7 +204,8 @@ CLAIMS = [
      "control": "the same share of arm 'Softmax' (same data, model, seeds and epochs; differs in two things: the "
                 "normalisation and Heat Treatment's temperature schedule)",
      "test": "reproduced if the Wilson intervals are disjoint with 'NormSoftmax+HT' above; partial if only its "
-             "share is higher (claims.exceeds)"},
+             "share is higher (claims.exceeds); not run when every "
+             "Softmax seed reaches the threshold (a saturated control)"},
     {"id": "eureka.table.digits_normsoftmax_ht_earlier_eureka",
      "claim": "NormSoftmax + Heat Treatment brings the Eureka-moment forward against Softmax (digits task)",
      "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
@@ -211,9 +220,7 @@ CLAIMS = [
              " epochs)"},
 ]
 
-BASE = "Softmax"  # the control arm of every comparison (label in analyses.eureka)
-ARMS = {"lowtemp": "Softmax tau=1/3", "ht": "HT", "normsoftmax": "NormSoftmax", "normsoftmax_ht": "NormSoftmax+HT"}
-EXPERIMENTS = ["reasoning", "digits"]
+ARMS = INTERVENTIONS  # label of each intervention arm, by the claim ids' key
 
 COLUMNS = ["experiment", "variant", "attention", "Eureka-ratio", "95% CI", "acc. (Eureka seeds)",
            "final acc. (all seeds)", "mean Eureka epoch"]
@@ -280,12 +287,10 @@ def score_claims(stats: dict, params: Params) -> dict:
 
 def ratio_score(arm: dict, base: dict) -> dict:
     """The arm's Eureka-ratio above the control's (disjoint Wilson intervals); a saturated control is said."""
-    p, lo, hi = claims.rate(arm["n_eureka"], arm["n_seeds"])
-    p0, _, hi0 = claims.rate(base["n_eureka"], base["n_seeds"])
-    control = claims.fmt_rate(BASE, base["n_eureka"], base["n_seeds"])
-    if base["n_eureka"] == base["n_seeds"]:
-        control += " (saturated: no ratio can exceed it)"
-    return claims.score(p, (lo, hi), arm["n_seeds"], control, claims.exceeds(p, lo, p0, hi0))
+    out = claims.rate_exceeds(arm["n_eureka"], arm["n_seeds"], base["n_eureka"], base["n_seeds"], BASE)
+    if base["n_eureka"] == base["n_seeds"]:  # no ratio can exceed it: this regime cannot show the claim
+        out.update(control=out["control"] + " (saturated: no ratio can exceed it)", verdict="not run")
+    return out
 
 
 def epoch_score(arm: dict, base: dict) -> dict:

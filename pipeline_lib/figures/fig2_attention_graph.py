@@ -4,14 +4,13 @@ rows after single optimizer steps of a mini-batch run's first epochs (runs with
 ``step_attention_epochs``), red/blue from the change over the last step."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..stats import log_spaced_values
+from ..stats import json_floats, log_spaced_values
 from ..store import read_dataset
 from . import style
 from .reading import arm_trajectory, recorded_attention
@@ -178,10 +177,9 @@ def run_mass_beyond_k(own, k: int) -> dict:
     epoch the run recorded its attention (the whole run, not only its per-step epochs)."""
     att = recorded_attention(own)
     rest = att.isel(position=slice(k, None)).sum("position", skipna=False).mean("probe")  # (seed, epoch)
-    as_list = lambda da: [None if math.isnan(float(v)) else float(v) for v in da.values]  # noqa: E731
     return {"beyond_k_epochs": [int(att.epoch[0]), int(att.epoch[-1])],
-            "beyond_k_mass_start_per_seed": as_list(rest.isel(epoch=0)),
-            "beyond_k_mass_end_per_seed": as_list(rest.isel(epoch=-1))}
+            "beyond_k_mass_start_per_seed": json_floats(rest.isel(epoch=0)),
+            "beyond_k_mass_end_per_seed": json_floats(rest.isel(epoch=-1))}
 
 
 def score_claims(stats: dict, params: Params) -> dict:
@@ -202,7 +200,7 @@ def score_claims(stats: dict, params: Params) -> dict:
 def _both_ways(st: dict) -> dict:
     shares = st["share_raising_rest_per_seed"]
     m, lo, hi = claims.mean_interval(shares)
-    verdict = _worst(claims.above(m, lo, BOTH_WAYS), claims.below(m, hi, 1 - BOTH_WAYS))
+    verdict = claims.weakest(claims.above(m, lo, BOTH_WAYS), claims.below(m, hi, 1 - BOTH_WAYS))
     return claims.score(m, (lo, hi), len(shares), f"convention: each direction >= {BOTH_WAYS:g} of the "
                         f"{st['steps']} steps (share raising the first k {st['share_raising_first_k']:.3g})", verdict)
 
@@ -216,12 +214,6 @@ def _pruning(st: dict) -> dict:
     return claims.score(m, (lo, hi), int(np.isfinite(start - end).sum()),
                         claims.fmt_interval(f"mass beyond k at epoch {e0} (start)", *m0)
                         + f"; at epoch {e1} {np.nanmean(end):.3g}", claims.above(m, lo, 0.0))
-
-
-def _worst(*verdicts: str) -> str:
-    """The weakest of several verdicts on one claim (a missing input first)."""
-    order = ("not run", "not reproduced", "partial", "reproduced")
-    return min(verdicts, key=order.index)
 
 
 def plot_fig2_attention_graph(rows: dict[str, dict], k: int) -> Figure:

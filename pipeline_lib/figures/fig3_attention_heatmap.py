@@ -4,7 +4,6 @@ of mini-batch runs (``step_arms``: runs with ``step_attention_epochs``), the pap
 claims also read the linear probes of ``probe_runs`` ("addition modulo k+1")."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +11,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from .. import claims
+from ..stats import json_floats
 from ..store import read_dataset
 from . import style
 from .reading import arm_trajectory, recorded_attention
@@ -160,8 +160,8 @@ def _shown(att: xr.DataArray, seed: int | None, k: int, time: str) -> tuple[xr.D
     positions at the first and last ``time`` (epoch or step), and that mass per seed."""
     att = att.mean("probe")
     per_seed = att.isel(position=slice(0, k)).sum("position", skipna=False)  # (seed, time)
-    st = {"first_k_mass_start_per_seed": _list(per_seed.isel({time: 0})),
-          "first_k_mass_end_per_seed": _list(per_seed.isel({time: -1}))}
+    st = {"first_k_mass_start_per_seed": json_floats(per_seed.isel({time: 0})),
+          "first_k_mass_end_per_seed": json_floats(per_seed.isel({time: -1}))}
     att = att.mean("seed") if seed is None else att.sel(seed=seed)
     mass = att.isel(position=slice(0, k)).sum("position")
     return att, {"first_k_mass_start": float(mass.isel({time: 0})), "first_k_mass_end": float(mass.isel({time: -1})),
@@ -197,7 +197,7 @@ def zeros_excess(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
         return [None] * len(att)
     a = np.asarray(att, dtype=float)[:, keep, :k]
     excess = (a * zero[keep]).sum(-1) / a.sum(-1) - n0[keep] / k  # (seed, probe)
-    return _list(excess.mean(1))
+    return json_floats(excess.mean(1))
 
 
 def probe_stats(ds: xr.Dataset) -> dict:
@@ -207,12 +207,8 @@ def probe_stats(ds: xr.Dataset) -> dict:
         return {"missing": f"its probes artifact has no {PROBE_TARGET} probe at {PROBE_SITE}"}
     acc = ds.accuracy.sel(site=PROBE_SITE, target=PROBE_TARGET)
     return {"first_snapshot": int(acc.snapshot[0]), "last_snapshot": int(acc.snapshot[-1]),
-            "first_per_seed": _list(acc.isel(snapshot=0)), "last_per_seed": _list(acc.isel(snapshot=-1)),
+            "first_per_seed": json_floats(acc.isel(snapshot=0)), "last_per_seed": json_floats(acc.isel(snapshot=-1)),
             "chance": float(ds.chance.sel(target=PROBE_TARGET))}
-
-
-def _list(values) -> list:
-    return [None if math.isnan(float(v)) else float(v) for v in np.asarray(values, dtype=float).ravel()]
 
 
 def _f(values: list) -> np.ndarray:

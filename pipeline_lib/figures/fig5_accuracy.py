@@ -83,10 +83,7 @@ def score_claims(stats: dict, params: Params) -> dict:
         if arm not in stats or control not in stats:
             return claims.not_run(f"arms {arm!r} and {control!r} not both drawn")
         a, c = stats[arm], stats[control]
-        p, lo, _ = claims.rate(a["successes"], a["seeds"])
-        p0, _, hi0 = claims.rate(c["successes"], c["seeds"])
-        return claims.score(p, claims.rate(a["successes"], a["seeds"])[1:], a["seeds"],
-                            claims.fmt_rate(control, c["successes"], c["seeds"]), claims.exceeds(p, lo, p0, hi0))
+        return claims.rate_exceeds(a["successes"], a["seeds"], c["successes"], c["seeds"], control)
 
     out = {"circuits.fig5.curriculum_beats_scratch": better("curriculum", "scratch"),
            "circuits.fig5.curriculum_beats_scratch_paper_code": better("curriculum, paper code", "scratch, paper code")}

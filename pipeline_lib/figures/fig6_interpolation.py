@@ -69,7 +69,6 @@ CLAIMS = [
      "test": "reproduced if the bootstrap 95% interval lies above every control's; partial if the median exceeds "
              "every control's median; not run without cross_arm_shifted or controls"},
 ]
-VERDICT_ORDER = ("not run", "not reproduced", "partial", "reproduced")
 
 
 @dataclass(frozen=True)
@@ -148,7 +147,7 @@ def exceeds_controls(measured: dict, controls: dict) -> dict:
         m0, lo0, hi0 = claims.median_interval(st["barrier_train"]["per_seed"])
         verdicts.append(claims.exceeds(med, lo, m0, hi0))
         texts.append(claims.fmt_interval(label, m0, lo0, hi0))
-    return claims.score(med, (lo, hi), len(values), "; ".join(texts), min(verdicts, key=VERDICT_ORDER.index))
+    return claims.score(med, (lo, hi), len(values), "; ".join(texts), claims.weakest(*verdicts))
 
 
 def plot_fig6_interpolation(ds: xr.Dataset, label_a: str, label_b: str) -> Figure:

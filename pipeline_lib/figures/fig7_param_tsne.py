@@ -47,7 +47,6 @@ CLAIMS = [
      "test": "reproduced if the t 95% interval lies above both arms' control intervals; partial if the mean "
              "exceeds both control means"},
 ]
-VERDICT_ORDER = ("not run", "not reproduced", "partial", "reproduced")
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,7 @@ def score_claims(stats: dict, params: Params) -> dict:
         texts.append(claims.fmt_interval(f"two seeds of {arm}", m0, lo0, hi0))
     texts.append(f"start distance between the arms at most {max(d['start_cross_arm_per_seed']):.3g}")
     return {"circuits.fig7.arms_end_apart": claims.score(m, (lo, hi), len(cross), "; ".join(texts),
-                                                         min(verdicts, key=VERDICT_ORDER.index))}
+                                                         claims.weakest(*verdicts))}
 
 
 def fig7_stats(ds: xr.Dataset, seeds: list[int], method: str) -> dict:

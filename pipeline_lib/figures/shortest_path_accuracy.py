@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from matplotlib.figure import Figure
 
 from .. import claims

@@ -207,13 +207,15 @@ def run_claims(sidecars: dict[str, str], csv_path: str, md_path: str, paths: Pat
                original: str | None = None) -> list[dict]:
     """The ``claims`` rule: the ledger of this results folder; with ``original`` (the ledger of the results
     this folder replicates) ``csv_path``/``md_path`` hold the side-by-side comparison instead, and this
-    folder's own ledger goes to ``<csv_path stem>_own.csv`` / ``.md``."""
+    folder's own ledger goes to ``claims_own.csv`` / ``.md`` beside them."""
     rows, said = collect(sidecars), summaries(sidecars)
     if original is None:
         write_ledger(rows, csv_path, md_path, paths, drawn=set(sidecars), figure_summaries=said)
         return rows
-    own = Path(csv_path).with_name(Path(csv_path).stem + "_own")
-    write_ledger(rows, f"{own}.csv", f"{own}.md", paths, drawn=set(sidecars), figure_summaries=said)
+    own = (paths.claims("_own.csv"), paths.claims("_own.md")) if paths else (None, None)
+    if own[0] is None:
+        own = tuple(str(Path(p).with_name(Path(p).stem + "_own" + Path(p).suffix)) for p in (csv_path, md_path))
+    write_ledger(rows, *own, paths, drawn=set(sidecars), figure_summaries=said)
     table = compare(read_csv(original), [{k: _cell(v) for k, v in r.items()} for r in rows])
     write_csv(csv_path, REPLICATE_COLUMNS, table)
     with atomic_path(md_path) as tmp:

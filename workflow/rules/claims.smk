@@ -8,6 +8,7 @@ rule claims:
         csv=P.claims(".csv"),
         md=P.claims(".md"),
         papers=claims_report_files(),
+        own=claims_own_files(),
     log:
         P.log("claims", "claims"),
     params:

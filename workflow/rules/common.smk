@@ -104,6 +104,15 @@ def claims_original():
     return Paths(CFG.raw["replicate_of"]).claims(".csv")
 
 
+def claims_own_files():
+    """A replicate's own ledger, beside the comparison its claims.csv holds."""
+    return (
+        [P.claims(f"_own{ext}") for ext in (".csv", ".md")]
+        if CFG.raw["replicate_of"]
+        else []
+    )
+
+
 def claims_report_files():
     """One table per paper in `snakemake --report`, under "Claims", its caption the table with figure links."""
     papers = sorted({c["paper"] for c in registry.declared_claims().values()})

@@ -1,0 +1,93 @@
+"""Scoring of cogo_table's claims (not a plug-in: no NAME): each column of the talk's table against ours, the
+talk's other rows, the abstract's ~95% and the weight-decay effect, from cogo_table's statistics."""
+from __future__ import annotations
+
+from .. import claims
+from ..analysis.fourier import TABLE
+
+# the talk's table (q = 512, wd = 5e-5, 5 seeds; mean +- std/sqrt(5) where given), columns as TABLE
+REFERENCE = {
+    23: ["0", "0", "5.71 ± 5.71", "0.05 ± 0.01", "4.80 ± 0.96", "47.07", "11.31", "39.80", "1.82"],
+    71: ["0", "0", "0", "0.03 ± 0.00", "5.02 ± 0.25", "72.57", "4.00", "21.14", "2.29"],
+    127: ["0", "1.50 ± 0.92", "0", "0.26 ± 0.14", "0.93 ± 0.18", "82.96", "2.25", "14.13", "0.66"],
+}
+TALK_SETTING = {"q": 512, "weight_decay": 5e-5}
+
+def talk_value(cell: str) -> tuple[float, float]:
+    """A cell of REFERENCE as (mean, its std/sqrt(5), 0 where the talk prints none)."""
+    mean, _, sem = cell.partition("±")
+    return float(mean), float(sem) if sem.strip() else 0.0
+
+
+def talk_run(stats: dict, d: int) -> dict | None:
+    """The row of modulus d in the talk's setting (Adam, q = 512, wd = 5e-5): a row whose seeds each have their
+    own split (as the talk's) if there is one, else the first run."""
+    rows = [s for s in stats["runs"].values() if s["d"] == d and s["talk_setting"] and s.get("optimizer") == "adam"]
+    return max(rows, key=lambda s: bool(s.get("split_per_seed")), default=None)
+
+
+def cell_check(s: dict, column: str, ref: float, tol: float) -> tuple[float, float, float, int, str]:
+    """(mean, t low, t high, seeds, claims.near verdict) of one column over the solved seeds; the first
+    column as the reference's per-seed count."""
+    values = s["per_seed"]["count_not_46" if column == "pct_not_46" else column]
+    m, lo, hi = claims.mean_interval(values)
+    n = sum(v is not None for v in values)
+    return m, lo, hi, n, claims.near(m, lo, hi, ref, tol)
+
+
+def score_cell(s: dict | None, d: int, column: str) -> dict:
+    if s is None:
+        return claims.not_run(f"no d = {d} Adam run at the talk's q = 512, wd = 5e-5 among runs")
+    ref, tol = talk_value(REFERENCE[d][TABLE.index(column)]) if d in REFERENCE else (0.0, 0.0)
+    m, lo, hi, n, verdict = cell_check(s, column, ref, tol)
+    if n == 0:
+        return claims.not_run(f"d = {d}: no solved seed with this column defined")
+    what = f"talk {ref:g} ± {tol:g}" if d in REFERENCE else "no talk value (count 0 claimed)"
+    extra = ""
+    if column == "pct_not_46":
+        pct = claims.mean_interval(s["per_seed"]["pct_not_46"])[0]
+        what = (f"talk count {ref:g} per seed" if d in REFERENCE else what) + f"; ours as % of frequencies {pct:.2f}%"
+    if s.get("split_per_seed"):
+        extra = f"; {s['seeds']} seeds, each with its own train/test split (as the talk)"
+    else:
+        extra = "; our seeds share one train/test split (the talk: one per seed)"
+    return claims.score(m, (lo, hi), n, what + extra, verdict)
+
+
+def score_row(s: dict | None, d: int) -> dict:
+    if s is None:
+        return claims.not_run(f"no d = {d} Adam run at the talk's q = 512, wd = 5e-5 (config/cogo_paper.yaml)")
+    passed = [cell_check(s, c, *talk_value(REFERENCE[d][i]))[4] == "reproduced" for i, c in enumerate(TABLE)]
+    k = sum(passed)
+    return claims.score(k / len(TABLE), (float("nan"),) * 2, s["solved"],
+                        f"talk's d = {d} row; columns passing: {k}/{len(TABLE)}", claims.share_holds(k, len(TABLE)))
+
+
+def score_construction(stats: dict) -> dict:
+    rows = [talk_run(stats, d) for d in sorted({s["d"] for s in stats["runs"].values()})]
+    values = [v for s in rows if s is not None for v in s["per_seed"]["pct_constructed"]]
+    m, lo, hi = claims.mean_interval(values)
+    n = sum(v is not None for v in values)
+    if n == 0:
+        return claims.not_run("no solved seed of an Adam run at the talk's q = 512, wd = 5e-5")
+    return claims.score(m, (lo, hi), n, "abstract: around 95% (tolerance 5 points)", claims.near(m, lo, hi, 95.0, 5.0))
+
+
+def score_weight_decay(stats: dict) -> dict:
+    groups: dict = {}
+    for s in stats["runs"].values():
+        if s.get("optimizer", "adam") == "adam":
+            groups.setdefault((s["d"], s["q"], s.get("lr"), tuple(s.get("datasets", ()))), []).append(s)
+    groups = {k: sorted(g, key=lambda s: s["weight_decay"]) for k, g in groups.items()
+              if len({s["weight_decay"] for s in g}) > 1}
+    if not groups:
+        return claims.not_run("no (d, q) trained at two weight decays among runs (the sweep is config/cogo_paper.yaml)")
+    ok, parts = 0, []
+    for (d, q, _, _), g in sorted(groups.items()):
+        m0, lo0, _ = claims.mean_interval(g[0]["per_seed"]["mean_order"])
+        m1, _, hi1 = claims.mean_interval(g[-1]["per_seed"]["mean_order"])
+        ok += claims.exceeds(m0, lo0, m1, hi1) == "reproduced"
+        parts.append(f"d={d} q={q}: wd {g[0]['weight_decay']:g} {m0:.2f} vs {g[-1]['weight_decay']:g} {m1:.2f}")
+    n = len(groups)
+    return claims.score(ok / n, (float("nan"),) * 2, None,
+                        f"mean order at the smallest vs the largest wd: {'; '.join(parts)}", claims.share_holds(ok, n))

@@ -1,0 +1,117 @@
+"""Claims of Tian's shortest-path transformer (shortest_path_accuracy, edge_spectrum, sln_optimality): planted
+statistics with a known effect score ``reproduced``, null ones ``not reproduced``, a statistic across the threshold
+flips the verdict, and every declared id is scored."""
+import math
+
+import numpy as np
+import xarray as xr
+
+from pipeline_lib import registry
+from pipeline_lib.figures import edge_spectrum, shortest_path_accuracy, sln_optimality
+from pipeline_lib.paths import Paths
+from pipeline_lib.store import write_dataset
+
+MODULES = {m.NAME: m for m in (shortest_path_accuracy, edge_spectrum, sln_optimality)}
+
+
+def declared(name: str) -> list[str]:
+    return [c["id"] for c in registry.plugin("figure", name).get("CLAIMS", [])]
+
+
+def verdicts(scores: dict) -> dict:
+    return {k: s["verdict"] for k, s in scores.items()}
+
+
+def test_the_shortest_path_figures_score_every_declared_id():
+    for name, stats, params in (("shortest_path_accuracy", sp_stats([0.99] * 3), None),
+                                ("edge_spectrum", edge_stats(0.95, 0.7, 0.6), None),
+                                ("sln_optimality", sln_stats(995, 800), None)):
+        scores = MODULES[name].score_claims(stats, params)
+        assert set(scores) == set(declared(name)), name
+        assert "not run" not in verdicts(scores).values(), name
+
+
+
+# -- shortest path, edge spectrum, SLN ----------------------------------------------------------------------------
+
+def sp_stats(acc, train=0.8) -> dict:
+    return {"runs": {"shortest_path": {"path_acc_final": list(acc), "train_path_acc_median": train}}}
+
+
+def test_path_accuracy_near_perfect_threshold():
+    score = lambda acc: shortest_path_accuracy.score_claims(sp_stats(acc), None)[  # noqa: E731
+        "tian.shortest_path_accuracy.near_perfect"]
+    assert score([0.99, 0.98, 0.995])["verdict"] == "reproduced"
+    assert score([0.717, 0.693, 0.742])["verdict"] == "not reproduced"
+    assert score([0.9, 0.96, 0.97])["verdict"] == "partial"  # median above 0.95, its interval not
+    assert shortest_path_accuracy.score_claims({"runs": {}}, None)["tian.shortest_path_accuracy.near_perfect"][
+        "verdict"] == "not run"
+
+
+def edge_stats(trained, untrained, gaussian, n=200, spread=0.02) -> dict:
+    rng = np.random.default_rng(0)
+    graphs = lambda m: [float(v) for v in np.clip(m + spread * rng.standard_normal(n), 0, 1)]  # noqa: E731
+    return {"sources": {s: {"per_graph": {"u1": graphs(m), "principal_cos": graphs(m)}}
+                        for s, m in (("trained", trained), ("untrained", untrained), ("gaussian", gaussian))}}
+
+
+def test_edge_correlation_against_the_threshold_and_the_nulls():
+    v = verdicts(edge_spectrum.score_claims(edge_stats(0.95, 0.78, 0.75), None))
+    assert set(v.values()) == {"reproduced"}
+    v = verdicts(edge_spectrum.score_claims(edge_stats(0.85, 0.85, 0.75), None))
+    assert v["tian.edge_spectrum.u1_corr_above_0_9"] == "not reproduced"
+    assert v["tian.edge_spectrum.u1_corr_vs_untrained"] in ("partial", "not reproduced")  # null: no separation
+    assert v["tian.edge_spectrum.u1_corr_vs_gaussian"] == "reproduced"
+    v = verdicts(edge_spectrum.score_claims(edge_stats(0.903, 0.78, 0.75, spread=0.1), None))
+    assert v["tian.edge_spectrum.u1_corr_above_0_9"] == "partial"  # median above 0.9, its interval not
+
+
+def test_edge_spectrum_stats_hold_a_value_per_graph(tmp_path):
+    S, G, K = 3, 4, 3
+    corr = np.full((3, S, G, K), 0.5)
+    corr[0] = 0.95
+    corr[0, 0, 1] = np.nan  # one seed of graph 1 missing: the mean of the other two
+    ds = xr.Dataset({"max_corr": (("source", "seed", "graph", "component"), corr),
+                     "principal_cos": (("source", "seed", "graph", "component"), corr)},
+                    coords={"source": ["trained", "untrained", "gaussian"], "seed": np.arange(S),
+                            "graph": np.arange(G), "component": np.arange(1, K + 1)})
+    paths = Paths(str(tmp_path))
+    write_dataset(ds, paths.analysis("edge_correlation", "sp"))
+    stats = edge_spectrum.build(None, edge_spectrum.Params(runs=("sp",)), paths, {})[1]
+    assert stats["sources"]["trained"]["per_graph"]["u1"] == [0.95] * G
+    assert stats["sources"]["gaussian"]["per_graph"]["principal_cos"] == [0.5] * G
+
+
+def sln_stats(k_scaled, k_unscaled, n=1000) -> dict:
+    var = lambda k: {"n_optimal_under_10": k, "n_queries_under_10": n}  # noqa: E731
+    return {"variants": {"scaled": var(k_scaled), "unscaled": var(k_unscaled)}}
+
+
+def test_sln_rates_against_99_percent():
+    v = verdicts(sln_optimality.score_claims(sln_stats(998, 796), None))
+    assert v == {"tian.sln_optimality.scaled_above_99": "reproduced",
+                 "tian.sln_optimality.unscaled_above_99": "not reproduced"}
+    assert verdicts(sln_optimality.score_claims(sln_stats(993, 796), None))["tian.sln_optimality.scaled_above_99"] \
+        == "partial"
+    stats = sln_stats(998, 796)
+    del stats["variants"]["unscaled"]
+    v = verdicts(sln_optimality.score_claims(stats, None))
+    assert v["tian.sln_optimality.unscaled_above_99"] == "not run" and v["tian.sln_optimality.scaled_above_99"] \
+        == "reproduced"
+
+
+def test_sln_stats_count_queries_under_10_nodes(tmp_path):
+    sizes = np.arange(3, 11)
+    q = sizes * (sizes - 1) * 10
+    opt = np.stack([q, q // 2])
+    ds = xr.Dataset({"optimal": (("variant", "n_nodes"), opt / q), "n_optimal": (("variant", "n_nodes"), opt),
+                     "n_queries": ("n_nodes", q)}, coords={"variant": ["scaled", "unscaled"], "n_nodes": sizes},
+                    attrs={"edge_prob": 0.5, "graphs_per_size": 10})
+    paths = Paths(str(tmp_path))
+    write_dataset(ds, paths.analysis("sln", "gnp"))
+    stats = sln_optimality.build(None, sln_optimality.Params(sln="gnp"), paths, {})[1]
+    assert stats["variants"]["scaled"]["n_queries_under_10"] == int(q[:-1].sum())  # n = 3..9
+    assert stats["variants"]["unscaled"]["n_optimal_under_10"] == int((q[:-1] // 2).sum())
+    assert not math.isnan(sln_optimality.score_claims(stats, None)["tian.sln_optimality.scaled_above_99"]["measured"])
+
+
