@@ -165,6 +165,13 @@ def rate_exceeds(k: int, n: int, k0: int, n0: int, control_label: str) -> dict:
     return score(p, (lo, hi), n, fmt_rate(control_label, k0, n0), exceeds(p, lo, p0, hi0))
 
 
+def json_floats(values) -> list:
+    """Numbers as a JSON-ready list (flattened), NaN and inf as None (a figure's sidecar holds per-seed values)."""
+    import numpy as np
+
+    return [float(v) if np.isfinite(v) else None for v in np.asarray(values, dtype=float).ravel()]
+
+
 def fmt_rate(label: str, k: int, n: int) -> str:
     p, lo, hi = rate(k, n)
     return f"{label} {k}/{n} [{lo:.2f}, {hi:.2f}]"

@@ -25,11 +25,6 @@ def success_counts(final_values: np.ndarray, threshold: float) -> tuple[int, int
     return int(np.sum(np.nan_to_num(v, nan=-1.0) >= threshold)), int(v.size)
 
 
-def json_floats(values) -> list:
-    """Numbers as a JSON-ready list (flattened), NaN and inf as None (a figure's sidecar holds per-seed values)."""
-    return [float(v) if np.isfinite(v) else None for v in np.asarray(values, dtype=float).ravel()]
-
-
 def log_spaced_indices(n: int, m: int) -> list[int]:
     """About ``m`` of the indices 0..n-1, log-spaced; the first and the last always included."""
     idx = np.unique(np.round(np.geomspace(1, n, m)).astype(int) - 1)

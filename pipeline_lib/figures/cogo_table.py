@@ -13,8 +13,8 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from .. import claims
 from ..analysis.fourier import TABLE, TYPES
-from ..stats import json_floats
 from ..store import read_dataset
 from .cogo_claims import (REFERENCE, TALK_SETTING, score_cell, score_construction, score_row,  # noqa: F401
                           score_weight_decay, talk_run, talk_value)
@@ -247,11 +247,11 @@ def per_seed(an: xr.Dataset) -> dict:
     q_k, fact, kind = last.q_k.values, last.factorable.values == 1, last.sol_type.values
     constructed = np.isin(q_k, (4, 6)) & fact & (kind >= 0) & (kind != TYPES.index("other"))
     present = np.maximum((q_k > 0).sum(-1), 1)
-    out = {c: json_floats(an[f"table_{c}"].values[solved]) for c in TABLE}
+    out = {c: claims.json_floats(an[f"table_{c}"].values[solved]) for c in TABLE}
     out.update({"seed": [int(s) for s in an.seed.values[solved]],
                 "count_not_46": [int(c) for c in (~np.isin(q_k, (0, 4, 6))).sum(-1)],
-                "mean_order": json_floats(last.order.values.mean(-1)) if len(q_k) else [],
-                "pct_constructed": json_floats(100 * constructed.sum(-1) / present)})
+                "mean_order": claims.json_floats(last.order.values.mean(-1)) if len(q_k) else [],
+                "pct_constructed": claims.json_floats(100 * constructed.sum(-1) / present)})
     return out
 
 

@@ -10,7 +10,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..stats import json_floats, log_spaced_indices
+from ..stats import log_spaced_indices
 from . import style
 from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
 from .reading import entry_arms, per_arm_summary
@@ -180,8 +180,8 @@ def distribution_stats(rows: dict[str, dict[str, xr.Dataset]], n_epochs: int) ->
                 y, ys = h.sel(epoch=e), per_seed.sel(epoch=e)
                 stats[exp][label][str(e)] = {
                     "below_0.05": float(y.where(h.bin < 0.05).sum()), "above_0.5": float(y.where(h.bin > 0.5).sum()),
-                    "below_0.05_per_seed": json_floats(ys.where(ys.bin < 0.05).sum("bin", min_count=1)),
-                    "above_0.5_per_seed": json_floats(ys.where(ys.bin > 0.5).sum("bin", min_count=1))}
+                    "below_0.05_per_seed": claims.json_floats(ys.where(ys.bin < 0.05).sum("bin", min_count=1)),
+                    "above_0.5_per_seed": claims.json_floats(ys.where(ys.bin > 0.5).sum("bin", min_count=1))}
     return stats
 
 

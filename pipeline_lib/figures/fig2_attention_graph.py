@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..stats import json_floats, log_spaced_values
+from ..stats import log_spaced_values
 from ..store import read_dataset
 from . import style
 from .reading import arm_trajectory, recorded_attention
@@ -178,8 +178,8 @@ def run_mass_beyond_k(own, k: int) -> dict:
     att = recorded_attention(own)
     rest = att.isel(position=slice(k, None)).sum("position", skipna=False).mean("probe")  # (seed, epoch)
     return {"beyond_k_epochs": [int(att.epoch[0]), int(att.epoch[-1])],
-            "beyond_k_mass_start_per_seed": json_floats(rest.isel(epoch=0)),
-            "beyond_k_mass_end_per_seed": json_floats(rest.isel(epoch=-1))}
+            "beyond_k_mass_start_per_seed": claims.json_floats(rest.isel(epoch=0)),
+            "beyond_k_mass_end_per_seed": claims.json_floats(rest.isel(epoch=-1))}
 
 
 def score_claims(stats: dict, params: Params) -> dict:

@@ -11,7 +11,6 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..stats import json_floats
 from ..store import read_dataset
 from . import style
 from .reading import arm_trajectory, recorded_attention
@@ -160,8 +159,8 @@ def _shown(att: xr.DataArray, seed: int | None, k: int, time: str) -> tuple[xr.D
     positions at the first and last ``time`` (epoch or step), and that mass per seed."""
     att = att.mean("probe")
     per_seed = att.isel(position=slice(0, k)).sum("position", skipna=False)  # (seed, time)
-    st = {"first_k_mass_start_per_seed": json_floats(per_seed.isel({time: 0})),
-          "first_k_mass_end_per_seed": json_floats(per_seed.isel({time: -1}))}
+    st = {"first_k_mass_start_per_seed": claims.json_floats(per_seed.isel({time: 0})),
+          "first_k_mass_end_per_seed": claims.json_floats(per_seed.isel({time: -1}))}
     att = att.mean("seed") if seed is None else att.sel(seed=seed)
     mass = att.isel(position=slice(0, k)).sum("position")
     return att, {"first_k_mass_start": float(mass.isel({time: 0})), "first_k_mass_end": float(mass.isel({time: -1})),
@@ -197,7 +196,7 @@ def zeros_excess(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
         return [None] * len(att)
     a = np.asarray(att, dtype=float)[:, keep, :k]
     excess = (a * zero[keep]).sum(-1) / a.sum(-1) - n0[keep] / k  # (seed, probe)
-    return json_floats(excess.mean(1))
+    return claims.json_floats(excess.mean(1))
 
 
 def probe_stats(ds: xr.Dataset) -> dict:
@@ -207,7 +206,7 @@ def probe_stats(ds: xr.Dataset) -> dict:
         return {"missing": f"its probes artifact has no {PROBE_TARGET} probe at {PROBE_SITE}"}
     acc = ds.accuracy.sel(site=PROBE_SITE, target=PROBE_TARGET)
     return {"first_snapshot": int(acc.snapshot[0]), "last_snapshot": int(acc.snapshot[-1]),
-            "first_per_seed": json_floats(acc.isel(snapshot=0)), "last_per_seed": json_floats(acc.isel(snapshot=-1)),
+            "first_per_seed": claims.json_floats(acc.isel(snapshot=0)), "last_per_seed": claims.json_floats(acc.isel(snapshot=-1)),
             "chance": float(ds.chance.sel(target=PROBE_TARGET))}
 
 
