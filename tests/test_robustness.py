@@ -152,7 +152,8 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     # a new figure module and its config block: only that figure
     (repo / "pipeline_lib/figures/final_loss.py").write_text(NEW_FIGURE)
     fig_cfg = _with(work, "fig.yaml", lambda r: r["figures"].update(final_loss={"arms": {"scratch": "scratch_p4"}}))
-    assert _planned(work, repo, fig_cfg) == {"final_loss": 1, "all": 1}
+    # (and the claims ledger, whose inputs are every drawn figure's sidecar: seconds, it trains nothing)
+    assert _planned(work, repo, fig_cfg) == {"final_loss": 1, "claims": 1, "all": 1}
     built = tmp_path / "built"  # it really builds, captioned by its docstring (in a copy: keep `work` as it is)
     shutil.copytree(work, built)
     res = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(repo / "Snakefile"), "-d", str(built),
@@ -168,20 +169,20 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
         parity_T6={"task": "parity", "T": 6, "k": 3, "n_train": 64, "n_test": 32}))
     assert _planned(work, repo, task_cfg) == {"dataset": 1, "all": 1}
     assert _planned(work, repo) == {}
-    # a figure's own code: that figure
+    # a figure's own code: that figure (and the ledger of its claims)
     _append(repo / "pipeline_lib/figures/fig7_param_tsne.py", "\n# a change to Fig. 7\n")
-    assert _planned(work, repo) == {"fig7_param_tsne": 1, "all": 1}
+    assert _planned(work, repo) == {"fig7_param_tsne": 1, "claims": 1, "all": 1}
     _append(repo / "pipeline_lib/analysis/interpolation.py", "\n# a change to the interpolation analysis\n")
-    assert _planned(work, repo) == {"interpolation": 1, "fig6_interpolation": 1, "fig7_param_tsne": 1,
-                                    "all": 1}
+    assert _planned(work, repo) == {"interpolation": 4, "fig6_interpolation": 1, "fig7_param_tsne": 1,
+                                    "claims": 1, "all": 1}
     _restore(repo, "analysis/interpolation.py", "figures/fig7_param_tsne.py")
     assert _planned(work, repo) == {}
     # each model kind is its own module: the transformer's runs and what reads them, no circuit job
     _append(repo / "pipeline_lib/models/transformer.py", "\n# a change to the transformer\n")
     jobs = _planned(work, repo)
-    # the 4 reasoning runs (3 Eureka arms, r_galore), the 2 digits runs (the ViT builds on the transformer)
-    # and the shortest-path run (the decoder reuses the transformer's parameter handling)
-    assert jobs["train"] == 7 and jobs["probes"] == 3 and jobs["eureka"] == 2 and "dataset" not in jobs
+    # the 5 reasoning runs (3 Eureka arms, r_galore, r_matched), the 2 digits runs (the ViT builds on the
+    # transformer) and the shortest-path run (the decoder reuses the transformer's parameter handling)
+    assert jobs["train"] == 8 and jobs["probes"] == 3 and jobs["eureka"] == 2 and "dataset" not in jobs
     assert not {"fig5_accuracy", "interpolation", "param_embed", "fig4_embeddings"} & set(jobs)
     _restore(repo, "models/transformer.py")
     _append(repo / "pipeline_lib/models/vit.py", "\n# a change to the ViT only\n")
@@ -190,7 +191,7 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     _restore(repo, "models/vit.py")
     _append(repo / "pipeline_lib/models/circuit.py", "\n# a change to the circuit model\n")
     jobs = _planned(work, repo)  # the eight circuit runs (3 of the paper's code's architecture), no Eureka job
-    assert jobs["train"] == 8 and jobs["interpolation"] == 1 and "dataset" not in jobs
+    assert jobs["train"] == 8 and jobs["interpolation"] == 4 and "dataset" not in jobs
     assert not {"eureka", "eureka_accuracy", "eureka_qkv_gradients"} & set(jobs)
     # a task family's module: its datasets and what reads them, nothing of the other families
     repo2, work2 = repo, work
@@ -204,9 +205,9 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path):
     assert "dataset=reasoning" not in out and "dataset=digits" not in out
     _append(repo2 / "pipeline_lib/engine.py", "\n# a change to the engine\n")  # training code: every run
     jobs = _planned(work2, repo2)
-    # the 13 epoch-engine runs of the original families, the 2 JoMA runs, the 4 modular-addition and GaLore
-    # runs, the shortest-path run, and the 2 online runs (whose trainer reuses the engine's Recorder)
-    assert jobs["train"] == 20 and jobs["train_online"] == 2 and jobs["dataset"] == 2
+    # the 14 epoch-engine runs of the original families (r_matched too), the 2 JoMA runs, the 6 modular-addition
+    # and GaLore runs, the shortest-path run, and the 2 online runs (whose trainer reuses the engine's Recorder)
+    assert jobs["train"] == 23 and jobs["train_online"] == 2 and jobs["dataset"] == 2
 
 
 def _restore(repo, *parts):

@@ -96,10 +96,12 @@ def test_editing_the_finetune_reruns_only_it_and_its_figure(smoke_run):
     edited = work / "edited.yaml"
     edited.write_text(yaml.safe_dump(raw))
     jobs = planned_jobs(snakemake(work, "-n", configfile=edited))  # keys re-sorted by safe_dump too
-    # the finetune, and what reads it: interpolation, param_embed, its attention entropy, figures
-    assert jobs == {"train": 1, "interpolation": 1, "param_embed": 1, "attention_sparsity": 1, "fig2_attention_graph": 1,
-                    "fig3_attention_heatmap": 1, "fig5_accuracy": 1, "fig6_interpolation": 1,
-                    "fig7_param_tsne": 1, "attention_entropy": 1, "all": 1}
+    # the finetune, and what reads it: the three interpolations it is an end of (the cross-arm one, its same-arm
+    # control and the shifted cross-arm one), param_embed, its probes, its attention entropy, the figures, and
+    # the claims ledger (it reads the figures' sidecars)
+    assert jobs == {"train": 1, "interpolation": 3, "param_embed": 1, "probes": 1, "attention_sparsity": 1,
+                    "fig2_attention_graph": 1, "fig3_attention_heatmap": 1, "fig5_accuracy": 1, "fig6_interpolation": 1,
+                    "fig7_param_tsne": 1, "attention_entropy": 1, "claims": 1, "all": 1}
     out = snakemake(work, "-n", configfile=edited).stdout
     assert "wildcards: run=curriculum_p2_p4" in out and "run=pretrain_p2" not in out
 
@@ -157,11 +159,12 @@ def test_changing_fig7_params_replans_only_fig7(smoke_run):
     raw["figures"]["fig7_param_tsne"]["method"] = "pca"
     edited = work / "fig7.yaml"
     edited.write_text(yaml.safe_dump(raw))
-    assert planned_jobs(snakemake(work, "-n", configfile=edited)) == {"fig7_param_tsne": 1, "all": 1}
+    # the figure, and the claims ledger that reads its sidecar
+    assert planned_jobs(snakemake(work, "-n", configfile=edited)) == {"fig7_param_tsne": 1, "claims": 1, "all": 1}
     raw["analyses"]["param_embed"]["scratch_vs_curriculum"]["perplexity"] = 4
     edited.write_text(yaml.safe_dump(raw))
     assert planned_jobs(snakemake(work, "-n", configfile=edited)) == {
-        "param_embed": 1, "fig7_param_tsne": 1, "all": 1}
+        "param_embed": 1, "fig7_param_tsne": 1, "claims": 1, "all": 1}
 
 
 def test_lineage_reaches_the_datasets_and_flags_tampering(smoke_run, tmp_path):
@@ -192,9 +195,10 @@ def test_lineage_reaches_the_datasets_and_flags_tampering(smoke_run, tmp_path):
 def test_adding_a_probed_run_plans_only_its_probe(smoke_run):
     work, _ = smoke_run
     raw = load_yaml(work / "smoke.yaml")
-    raw["analyses"]["probes"]["runs"].append("scratch_p4")
+    assert "r_galore" not in raw["analyses"]["probes"]["runs"]
+    raw["analyses"]["probes"]["runs"].append("r_galore")  # a run no figure reads the probes of
     edited = work / "probes.yaml"
     edited.write_text(yaml.safe_dump(raw))
     assert planned_jobs(snakemake(work, "-n", configfile=edited)) == {"probes": 1, "all": 1}
     out = snakemake(work, "-n", configfile=edited).stdout
-    assert "name=scratch_p4" in out and "name=pretrain_p2" not in out
+    assert "name=r_galore" in out and "name=pretrain_p2" not in out
