@@ -11,6 +11,8 @@ rule claims:
         own=claims_own_files(),
     log:
         P.log("claims", "claims"),
+    benchmark:
+        P.benchmark("claims", "claims")
     params:
         declared=lambda wildcards: canonical_json(registry.declared_claims()),
         code=jobs.code_hash("pipeline_lib.stages.claims"),
