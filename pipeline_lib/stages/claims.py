@@ -31,22 +31,27 @@ REPLICATE_COLUMNS = ["id", "paper", "claim", "measured", "ci_low", "ci_high", "n
                      "replicate_verdict", "agrees", "why"]
 
 
-def summaries(sidecars: dict[str, str]) -> dict[str, str]:
+def read_sidecars(sidecars: dict[str, str]) -> dict[str, dict]:
+    """Figure -> its sidecar (figure name -> sidecar path, the figures this config draws)."""
+    return {fig: json.loads(Path(path).read_text()) for fig, path in sidecars.items()}
+
+
+def summaries(sides: dict[str, dict]) -> dict[str, str]:
     """Figure -> the one-line summary of the numbers it states (its sidecar's ``stats.summary``)."""
-    return {fig: json.loads(Path(path).read_text())["stats"].get("summary", "") for fig, path in sidecars.items()}
+    return {fig: side["stats"].get("summary", "") for fig, side in sides.items()}
 
 
-def collect(sidecars: dict[str, str]) -> list[dict]:
-    """One row per declared claim: its declaration and its score from the sidecar of its figure (figure name
-    -> sidecar path, the figures this config draws); a claim whose figure is not drawn is ``not run``."""
+def collect(sides: dict[str, dict]) -> list[dict]:
+    """One row per declared claim: its declaration and its score from the sidecar of its figure (figure name ->
+    sidecar, :func:`read_sidecars`); a claim whose figure is not drawn is ``not run``."""
     scored: dict[str, dict] = {}
-    for fig, path in sidecars.items():
-        scored.update(json.loads(Path(path).read_text()).get("claims", {}))
+    for side in sides.values():
+        scored.update(side.get("claims", {}))
     rows = []
     for cid, decl in registry.declared_claims().items():
         s = scored.get(cid)
         if s is None:
-            why = "figure not drawn by this config" if decl["figure"] not in sidecars else "not scored"
+            why = "figure not drawn by this config" if decl["figure"] not in sides else "not scored"
             s = not_run(f"{why} ({decl['figure']})")
         rows.append({**{k: decl[k] for k in ("id", "paper", "claim", "source", "reference", "figure",
                                              "statistic", "test")}, **s})
@@ -208,13 +213,12 @@ def run_claims(sidecars: dict[str, str], csv_path: str, md_path: str, paths: Pat
     """The ``claims`` rule: the ledger of this results folder; with ``original`` (the ledger of the results
     this folder replicates) ``csv_path``/``md_path`` hold the side-by-side comparison instead, and this
     folder's own ledger goes to ``claims_own.csv`` / ``.md`` beside them."""
-    rows, said = collect(sidecars), summaries(sidecars)
+    sides = read_sidecars(sidecars)
+    rows, said = collect(sides), summaries(sides)
     if original is None:
         write_ledger(rows, csv_path, md_path, paths, drawn=set(sidecars), figure_summaries=said)
         return rows
-    own = (paths.claims("_own.csv"), paths.claims("_own.md")) if paths else (None, None)
-    if own[0] is None:
-        own = tuple(str(Path(p).with_name(Path(p).stem + "_own" + Path(p).suffix)) for p in (csv_path, md_path))
+    own = [str(Path(p).with_name(Path(p).stem + "_own" + Path(p).suffix)) for p in (csv_path, md_path)]
     write_ledger(rows, *own, paths, drawn=set(sidecars), figure_summaries=said)
     table = compare(read_csv(original), [{k: _cell(v) for k, v in r.items()} for r in rows])
     write_csv(csv_path, REPLICATE_COLUMNS, table)

@@ -35,14 +35,11 @@ try:
         config.clear()
         config.update(replicate_config(CFG.raw))
         CFG = load_config(config)
+    registry.check_report_categories(CFG.raw["figures"])
 except (ConfigError, registry.PluginError) as exc:
     raise WorkflowError(str(exc)) from None
 
 P = CFG.paths
-try:
-    registry.check_report_categories(CFG.raw["figures"])
-except registry.PluginError as exc:
-    raise WorkflowError(str(exc)) from None
 ANALYSES = list(registry.plugins("analysis"))
 
 
