@@ -1,5 +1,5 @@
-"""Command line: ``python -m pipeline_lib lineage <artifact>``, ``python -m pipeline_lib publish [results]`` (and
-``python -m pipeline_lib.bench``)."""
+"""Command line: ``python -m pipeline_lib lineage <artifact>``, ``publish [results]``, ``golden [results]``,
+``equivalent --since REV --why TEXT`` (and ``python -m pipeline_lib.bench``)."""
 from __future__ import annotations
 
 import argparse
@@ -18,7 +18,31 @@ def main(argv=None) -> int:
                                          "README's verdict counts from it")
     pub.add_argument("results", nargs="?", default="results", help="the results folder (default: results)")
     pub.add_argument("--root", default=".", help="the checkout (default: the working directory)")
+    gold = sub.add_parser("golden", help="compare a results folder's artifacts to the stored golden digests, or "
+                                         "rewrite them (--write) after an intended change of numbers")
+    gold.add_argument("results", nargs="?", default=".test/results", help="default: .test/results")
+    gold.add_argument("--digests", default="tests/golden/test_config.json", help="default: %(default)s")
+    gold.add_argument("--write", action="store_true", help="rewrite the digests from the results folder")
+    eq = sub.add_parser("equivalent", help="record every job's code hash that changed since a git revision as "
+                                           "verified-equivalent to its hash there (after the golden runs pass)")
+    eq.add_argument("--since", required=True, help="the git revision whose code computes the same numbers")
+    eq.add_argument("--why", required=True, help="what the refactor changed")
+    eq.add_argument("--verified", default="golden runs of the test config unchanged (tests/test_golden.py)",
+                    help="how the numbers were shown unchanged (default: %(default)s)")
     args = ap.parse_args(argv)
+    if args.command == "golden":
+        return _golden(Path(args.results), Path(args.digests), args.write)
+    if args.command == "equivalent":
+        from .equivalence import record
+
+        try:
+            pairs = record(args.since, args.why, args.verified, Path.cwd())
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"recorded {len(pairs)} code hash(es) as equivalent to their hash at {args.since}" if pairs
+              else f"no job's code hash changed since {args.since}: nothing recorded")
+        return 0
     if args.command == "publish":
         from .stages.claims import publish
 
@@ -44,6 +68,25 @@ def main(argv=None) -> int:
             print(format_lineage(nodes, _root_of(path)))
         return 0 if all(n.status == "ok" for n in nodes) else 1
     return 2
+
+
+def _golden(results: Path, digests: Path, write: bool) -> int:
+    from . import golden
+
+    if not results.is_dir():
+        print(f"error: {results} is not a results folder", file=sys.stderr)
+        return 2
+    if write:
+        print(f"{digests}: the digests of {golden.write(results, digests)} artifacts of {results}")
+        return 0
+    if not digests.exists():
+        print(f"error: {digests} does not exist (write it with --write)", file=sys.stderr)
+        return 2
+    diff = golden.compare(json.loads(digests.read_text()), golden.digest(results))
+    for kind, lines in diff.items():
+        for line in lines:
+            print(f"{kind}: {line}")
+    return 1 if any(diff.values()) else 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Code hashes for the rules' params: a change to the code that computes an output reruns that output.
+"""Code hashes for the rules' params: a change to what the code computes reruns what it computes, and
+nothing else.
 
 Snakemake reruns a job whose params changed but does not look at the library modules a script
 imports, so each rule carries as a param the hash of the ``pipeline_lib`` modules its stage and
@@ -9,12 +10,22 @@ artifact, and a change to what they pass on (a default, a resolved value) change
 in the rule's params instead, which reruns the job by itself. So adding a plug-in, which never
 touches these modules, reruns nothing that exists.
 
-Hashes and parsed imports are cached per process: a dry run of the default DAG asks for the same
+What is hashed is what the code computes, not its bytes: each top-level statement's syntax tree
+(``ast.dump``: no comments, no line numbers, no formatting) with every docstring and bare string
+dropped, as a set over the closure, and every import of a ``pipeline_lib`` name written as what it
+binds (the digest of the definition it names). So comments, docstrings, formatting, the order of
+definitions and moving a function to another module of the closure (its callers' imports follow it)
+rerun nothing; any other edit of the closure (a number, an operator, a name) reruns every job whose
+closure holds it. A refactor that changes code but provably not numbers is recorded in
+:mod:`pipeline_lib.equivalence` so that it reruns nothing either.
+
+Hashes and parsed trees are cached per process: a dry run of the default DAG asks for the same
 few closures many times.
 """
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import hashlib
 from pathlib import Path
@@ -25,7 +36,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 PLUMBING = frozenset({
     "pipeline_lib", "pipeline_lib.config", "pipeline_lib.registry", "pipeline_lib.paths",
     "pipeline_lib.config_checks", "pipeline_lib.config_schema", "pipeline_lib.jobs", "pipeline_lib.store", "pipeline_lib.lineage", "pipeline_lib.codehash", "pipeline_lib.__main__",
-    "pipeline_lib.replicate",
+    "pipeline_lib.replicate", "pipeline_lib.equivalence", "pipeline_lib.golden",
 })
 
 
@@ -69,9 +80,9 @@ def _imports(module: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def module_closure(module: str) -> tuple[Path, ...]:
-    """Source files of the module and every ``pipeline_lib`` module it imports, transitively, less
-    the :data:`PLUMBING` (whose own imports are not followed either)."""
+def closure_modules(module: str) -> tuple[str, ...]:
+    """The module and every ``pipeline_lib`` module it imports, transitively, less the :data:`PLUMBING`
+    (whose own imports are not followed either)."""
     seen: set[str] = set()
     todo = [module]
     while todo:
@@ -80,15 +91,143 @@ def module_closure(module: str) -> tuple[Path, ...]:
             continue
         seen.add(mod)
         todo.extend(_imports(mod))
-    return tuple(sorted(module_file(m) for m in seen))
+    return tuple(sorted(seen))
+
+
+def module_closure(module: str) -> tuple[Path, ...]:
+    """Source files of :func:`closure_modules`."""
+    return tuple(sorted(module_file(m) for m in closure_modules(module)))
+
+
+class _Normalise(ast.NodeTransformer):
+    """Drops bare string statements; writes each import of a ``pipeline_lib`` name as what it binds (see
+    :func:`_binding`), so an import that follows a moved function hashes as before."""
+
+    def __init__(self, module: str):
+        self.module = module
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                kept = [s for s in body if not _is_string(s)]
+                setattr(node, field, kept or [ast.Pass()])
+        return node
+
+    def visit_ImportFrom(self, node):
+        target = _import_target(self.module, node)
+        if target.split(".")[0] != "pipeline_lib":
+            return node
+        return [_bind(a.asname or a.name, _binding(target, a.name)) for a in node.names]
+
+    def visit_Import(self, node):
+        if not any(a.name.split(".")[0] == "pipeline_lib" for a in node.names):
+            return node
+        return [_bind(a.asname or a.name, f"module {a.name}") for a in node.names]
+
+
+def _is_string(stmt: ast.AST) -> bool:
+    """A bare string statement (a docstring, or a string used as a comment): computes nothing."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _bind(name: str, what: str) -> ast.stmt:
+    return ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                      value=ast.Call(func=ast.Name(id="__binds__", ctx=ast.Load()), args=[ast.Constant(what)],
+                                     keywords=[]))
+
+
+def _import_target(module: str, node: ast.ImportFrom) -> str:
+    """The absolute module an ``from ... import`` statement of ``module`` reads."""
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".")
+    package = parts if module_file(module).name == "__init__.py" else parts[:-1]
+    base = package[: len(package) - node.level + 1]
+    return ".".join(base + (node.module.split(".") if node.module else []))
+
+
+def _binding(module: str, name: str, _seen: frozenset = frozenset()) -> str:
+    """What ``from module import name`` binds, independent of the module that holds it: a submodule by
+    its name, a definition by the digest of its code, a plumbing name (in no hash) by its place."""
+    if module_file(f"{module}.{name}").exists():
+        return f"module {module}.{name}"
+    if module in PLUMBING or (module, name) in _seen or not module_file(module).exists():
+        return f"name {module}.{name}"
+    found = None
+    for stmt in parse(module_file(module)).body:  # the last top-level statement that binds the name
+        if name in _bound_names(stmt):
+            found = stmt
+    if found is None:
+        return f"name {module}.{name}"
+    if isinstance(found, ast.ImportFrom):  # a re-export: follow it
+        target = _import_target(module, found)
+        alias = next(a for a in found.names if (a.asname or a.name) == name)
+        if target.split(".")[0] == "pipeline_lib":
+            return _binding(target, alias.name, _seen | {(module, name)})
+    return "code " + _digest(_Normalise(module).visit(copy.deepcopy(found)))
+
+
+def _bound_names(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+        stmt, (ast.AnnAssign, ast.AugAssign)) else []
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _digest(node: ast.AST) -> str:
+    return hashlib.sha256(ast.dump(node).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def module_parts(module: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """A module as the hash sees it: the digests of its top-level statements other than imports of
+    ``pipeline_lib`` names and bare strings (normalised, :class:`_Normalise`), and what each top-level
+    name it defines or imports from ``pipeline_lib`` binds (:func:`_binding`; a definition: its digest)."""
+    statements, bindings = set(), []
+    for stmt in parse(module_file(module)).body:
+        if _is_string(stmt):
+            continue
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            target = _import_target(module, stmt) if isinstance(stmt, ast.ImportFrom) else ""
+            if isinstance(stmt, ast.ImportFrom) and target.split(".")[0] == "pipeline_lib":
+                bindings += [(a.asname or a.name, _binding(target, a.name)) for a in stmt.names]
+                continue
+            if isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "pipeline_lib" for a in stmt.names):
+                bindings += [(a.asname or a.name, f"module {a.name}") for a in stmt.names]
+                continue
+        digest = _digest(_Normalise(module).visit(copy.deepcopy(stmt)))
+        statements.add(digest)
+        bindings += [(name, f"code {digest}") for name in _bound_names(stmt)]
+    return frozenset(statements), tuple(bindings)
 
 
 @functools.lru_cache(maxsize=None)
 def code_hash(*modules: str) -> str:
-    """Hash of the source of the given modules' closures (see :func:`module_closure`)."""
-    files = sorted({f for m in modules for f in module_closure(m)})
+    """Hash of what the given modules' closures compute (:func:`closure_modules`): the set of their
+    normalised top-level statements and of what their names bind (:func:`module_parts`), so neither the
+    module that holds a function nor the order of definitions enters it. A hash that
+    :mod:`pipeline_lib.equivalence` records as verified-equivalent to an earlier one is replaced by that one."""
+    from .equivalence import canonical
+
+    names = sorted({m for mod in modules for m in closure_modules(mod)})
+    parts = {m: module_parts(m) for m in names}
+    targets: dict[str, set[str]] = {}
+    for _, bindings in parts.values():
+        for name, what in bindings:
+            targets.setdefault(name, set()).add(what)
+    tokens = set()
+    for m, (statements, bindings) in parts.items():
+        tokens |= statements
+        # a name that binds one thing in the whole closure needs no module; one that binds several
+        # (two functions of one name) keeps the module, so switching an import between them is seen
+        tokens |= {f"{name} = {what}" if len(targets[name]) == 1 else f"{m}.{name} = {what}"
+                   for name, what in bindings}
     h = hashlib.sha256()
-    for f in files:
-        h.update(str(f.relative_to(PACKAGE_DIR)).encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    for token in sorted(tokens):
+        h.update(token.encode() + b"\n")
+    return canonical(h.hexdigest()[:16])

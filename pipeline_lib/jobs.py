@@ -19,7 +19,6 @@ from .config import Config, per_run
 from .paths import Paths
 
 
-
 @dataclass(frozen=True)
 class Ref:
     path: str  # config key path of the reference
@@ -117,8 +116,8 @@ def _files(cfg: Config, found: list[Ref], paths: Paths | None) -> list[str]:
 
 # -- code hashes: the stage's module and the plug-ins it runs, never the plumbing ----------------------
 
-def dataset_code(cfg: Config, name: str) -> str:
-    return code_hash("pipeline_lib.stages.dataset", registry.plugin("task", cfg.datasets[name].plugin).module)
+def dataset_modules(cfg: Config, name: str) -> tuple[str, ...]:
+    return ("pipeline_lib.stages.dataset", registry.plugin("task", cfg.datasets[name].plugin).module)
 
 
 def online(cfg: Config, run: str) -> bool:
@@ -131,11 +130,11 @@ def train_runs(cfg: Config, online_runs: bool) -> list[str]:
     return [r for r in cfg.runs if online(cfg, r) == online_runs]
 
 
-def train_code(cfg: Config, run: str) -> str:
+def train_modules(cfg: Config, run: str) -> tuple[str, ...]:
     if online(cfg, run):  # the online trainer samples through the task module
         task = registry.plugin("task", cfg.datasets[cfg.runs[run].dataset].plugin).module
-        return code_hash("pipeline_lib.stages.train_online", _model_module(cfg, run), task)
-    return code_hash("pipeline_lib.stages.train", _model_module(cfg, run), *_optimizer_module(cfg, run))
+        return ("pipeline_lib.stages.train_online", _model_module(cfg, run), task)
+    return ("pipeline_lib.stages.train", _model_module(cfg, run), *_optimizer_module(cfg, run))
 
 
 def _optimizer_module(cfg: Config, run: str) -> tuple[str, ...]:
@@ -144,7 +143,7 @@ def _optimizer_module(cfg: Config, run: str) -> tuple[str, ...]:
     return (registry.plugin("optimizer", name).module,) if name in registry.plugins("optimizer") else ()
 
 
-def analysis_code(cfg: Config, kind: str, name: str) -> str:
+def analysis_modules(cfg: Config, kind: str, name: str) -> tuple[str, ...]:
     plug = registry.plugin("analysis", kind)
     modules = ["pipeline_lib.stages.analysis", plug.module]
     runs = dict.fromkeys(r.name for r in _analysis_refs(cfg.raw, kind, name) if r.target == "run")
@@ -154,11 +153,42 @@ def analysis_code(cfg: Config, kind: str, name: str) -> str:
             modules.append(_model_module(cfg, run))
         if "task" in uses:
             modules.append(registry.plugin("task", cfg.datasets[cfg.runs[run].dataset].plugin).module)
-    return code_hash(*dict.fromkeys(modules))
+    return tuple(dict.fromkeys(modules))
+
+
+def figure_modules(name: str) -> tuple[str, ...]:
+    return ("pipeline_lib.stages.figure", registry.plugin("figure", name).module)
+
+
+CLAIMS_MODULES = ("pipeline_lib.stages.claims",)
+
+
+def job_modules(cfg: Config) -> dict[str, tuple[str, ...]]:
+    """``"<rule> <name>" -> the modules whose closure is the job's code`` for every job of a config
+    (an analysis job: ``"<kind> <name>"``)."""
+    out = {f"dataset {n}": dataset_modules(cfg, n) for n in cfg.datasets}
+    out.update({f"train {r}": train_modules(cfg, r) for r in cfg.runs})
+    out.update({f"{kind} {n}": analysis_modules(cfg, kind, n)
+                for kind in cfg.raw["analyses"] for n in analysis_jobs(cfg, kind)})
+    out.update({f"figure {f}": figure_modules(f) for f in cfg.raw["figures"]})
+    out["claims"] = CLAIMS_MODULES
+    return out
+
+
+def dataset_code(cfg: Config, name: str) -> str:
+    return code_hash(*dataset_modules(cfg, name))
+
+
+def train_code(cfg: Config, run: str) -> str:
+    return code_hash(*train_modules(cfg, run))
+
+
+def analysis_code(cfg: Config, kind: str, name: str) -> str:
+    return code_hash(*analysis_modules(cfg, kind, name))
 
 
 def figure_code(name: str) -> str:
-    return code_hash("pipeline_lib.stages.figure", registry.plugin("figure", name).module)
+    return code_hash(*figure_modules(name))
 
 
 def _model_module(cfg: Config, run: str) -> str:

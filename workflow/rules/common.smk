@@ -1,6 +1,7 @@
 # Validation, wildcard constraints, target expansion and input functions; nothing else. Nothing
 # here names a task, model, analysis or figure: they come from the plug-in registries and the config.
 import copy
+import hashlib
 import os
 import re
 
@@ -73,10 +74,16 @@ def analysis_params(kind):
     }
 
 
-def caption_file(figure):
-    """The figure's caption text, part of the workflow's source (none: its module's docstring)."""
-    path = f"{workflow.basedir}/workflow/report/{figure}.txt"
-    return path if os.path.exists(path) else []
+def caption_digest(figure):
+    """A digest of the figure's caption text (workflow/report/<figure>.txt; none: its module's docstring,
+    in its code hash), a param so that a caption edit rebuilds the figure. Not an input: an input's path
+    would change with the checkout's folder, and a moved checkout would rebuild every figure.
+    """
+    path = os.path.join(workflow.basedir, "workflow", "report", f"{figure}.txt")
+    if not os.path.exists(path):
+        return ""
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()[:16]
 
 
 def figure_paths(name):

@@ -6,7 +6,6 @@ for fig in CFG.raw["figures"]:
             fig
         input:
             data=jobs.figure_inputs(CFG, fig, P),
-            caption=caption_file(fig),
         output:
             figure_files(fig),
         log:
@@ -19,5 +18,6 @@ for fig in CFG.raw["figures"]:
         params:
             config=canonical_json(CFG.figure_slice(fig)),
             code=jobs.figure_code(fig),
+            caption=caption_digest(fig),
         script:
             "../scripts/figure.py"

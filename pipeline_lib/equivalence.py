@@ -1,0 +1,122 @@
+"""The record of verified-equivalent refactors: code hashes that compute what an earlier hash computed.
+
+A refactor that changes what the code says but not what it computes (a renamed variable, a split
+function, a loop written as a comprehension) changes the code hash (:mod:`pipeline_lib.codehash`) of
+every job that imports it, and so would rerun them. Once the golden runs show that the refactor moves
+no number (``tests/test_golden.py``: every artifact of the test config against its stored digests),
+``python -m pipeline_lib equivalent --since REV --why TEXT`` records, for every job of every shipped
+config whose code hash changed since the revision REV, the new hash as the same as the old one;
+:func:`canonical` maps a recorded hash to the oldest hash of its chain, and the rules' params carry
+that one, so the refactor reruns nothing.
+
+The record (``verified_equivalent.json`` beside this module) holds groups, each one refactor:
+``{"why": ..., "verified": ..., "since": REV, "hashes": {new: old, ...}}``. A hash is recorded at
+most once and the chains have no cycle (``tests/test_golden.py`` checks both).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+RECORD = Path(__file__).resolve().parent / "verified_equivalent.json"
+
+# The shipped configs whose jobs' code hashes a refactor records (relative to the checkout).
+SHIPPED_CONFIGS = ("config/config.yaml", "config/eureka_paper.yaml", "config/cogo_paper.yaml",
+                   "config/shortest_path_paper.yaml", ".test/config/config.yaml")
+
+
+def read_record(path: Path = RECORD) -> list[dict]:
+    if not path.exists():
+        return []
+    return json.loads(path.read_text())["refactors"]
+
+
+@functools.lru_cache(maxsize=None)
+def _mapping() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for group in read_record():
+        out.update(group["hashes"])
+    return out
+
+
+def canonical(code_hash: str, mapping: dict[str, str] | None = None) -> str:
+    """The oldest hash that ``code_hash`` is recorded equivalent to (itself when none)."""
+    mapping = _mapping() if mapping is None else mapping
+    seen = {code_hash}
+    while code_hash in mapping:
+        code_hash = mapping[code_hash]
+        if code_hash in seen:
+            raise ValueError(f"{RECORD.name}: the recorded equivalences have a cycle through {code_hash}")
+        seen.add(code_hash)
+    return code_hash
+
+
+# What each job's code param is, computed by the package on sys.path (the checkout's, or a revision's):
+# only functions every revision since the code hash was introduced has.
+_JOB_HASHES = r"""
+import json, sys
+from pathlib import Path
+from pipeline_lib import jobs
+from pipeline_lib.codehash import code_hash
+from pipeline_lib.config import load_config_file
+out = {}
+root = Path(sys.argv[1])
+for cfg_path in sys.argv[2:]:
+    cfg = load_config_file(root / cfg_path)
+    put = lambda job, h: out.setdefault(f"{cfg_path} {job}", h)
+    for name in cfg.datasets:
+        put(f"dataset {name}", jobs.dataset_code(cfg, name))
+    for run in cfg.runs:
+        put(f"train {run}", jobs.train_code(cfg, run))
+    for kind in cfg.raw["analyses"]:
+        for name in jobs.analysis_jobs(cfg, kind):
+            put(f"{kind} {name}", jobs.analysis_code(cfg, kind, name))
+    for fig in cfg.raw["figures"]:
+        put(f"figure {fig}", jobs.figure_code(fig))
+    put("claims", code_hash("pipeline_lib.stages.claims"))
+print(json.dumps(out))
+"""
+
+
+def job_hashes(package_parent: Path, checkout: Path, configs=SHIPPED_CONFIGS) -> dict[str, str]:
+    """``"<config> <job>" -> code param`` for every job of the configs, computed by the ``pipeline_lib``
+    under ``package_parent`` (a fresh interpreter, so another revision's package can answer)."""
+    found = [c for c in configs if (checkout / c).exists()]
+    # run in the package's parent: `python -c` puts the working directory first on sys.path
+    proc = subprocess.run([sys.executable, "-c", _JOB_HASHES, str(checkout.resolve()), *found], cwd=package_parent,
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(package_parent)})
+    if proc.returncode:
+        raise RuntimeError(f"computing the code hashes under {package_parent} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout)
+
+
+def record(since: str, why: str, verified: str, checkout: Path, path: Path = RECORD) -> dict[str, str]:
+    """Record every job's code hash that changed since git revision ``since`` as equivalent to its hash
+    there; returns the new pairs (none: nothing is written)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "archive", since, "pipeline_lib", "workflow"], cwd=checkout, capture_output=True)
+        if archive.returncode:
+            raise RuntimeError(f"git archive {since}: {archive.stderr.decode().strip()}")
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        before = job_hashes(Path(tmp), checkout)
+    after = job_hashes(checkout, checkout)
+    known = _mapping()
+    pairs: dict[str, str] = {}
+    for job in after:
+        new, old = after[job], before.get(job)
+        if old is None or new == old or new in known:
+            continue
+        if pairs.setdefault(new, old) != old:
+            raise RuntimeError(f"code hash {new} ({job}) was two hashes at {since}: {old}, {pairs[new]}")
+    if pairs:
+        groups = read_record(path)
+        groups.append({"why": why, "verified": verified, "since": since, "hashes": dict(sorted(pairs.items()))})
+        path.write_text(json.dumps({"refactors": groups}, indent=1) + "\n")
+        _mapping.cache_clear()
+    return pairs
