@@ -29,6 +29,7 @@ import yaml
 
 from . import registry
 
+
 class ConfigError(ValueError):
     """An invalid configuration; the message names the key path and what is allowed."""
 

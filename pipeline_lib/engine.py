@@ -22,7 +22,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .attention import small_last, heat_treatment_beta
+from .attention import heat_treatment_beta, small_last
 from .models import seed_generator
 
 

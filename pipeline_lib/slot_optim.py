@@ -13,7 +13,6 @@ multiple of lr: per-parameter learning rates), ``weight_decay``, ``momentum``.
 """
 from __future__ import annotations
 
-
 import torch
 
 

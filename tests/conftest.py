@@ -12,6 +12,19 @@ REPO = Path(__file__).resolve().parents[1]
 SMOKE = REPO / ".test" / "config" / "config.yaml"
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Tests by level: every test that runs the real snakemake CLI or reads the smoke run is marked
+    ``workflow`` and goes to one pytest-xdist group, so that under ``-n`` (``--dist loadgroup``, the
+    default options) one worker runs them in turn, sharing one smoke run, while the others run the
+    unit tests."""
+    for item in items:
+        if "smoke_run" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("workflow"):
+            item.add_marker(pytest.mark.workflow)
+        if item.get_closest_marker("workflow"):
+            item.add_marker(pytest.mark.xdist_group("workflow"))
+
+
 def load_yaml(path):
     with open(path) as fh:
         return yaml.safe_load(fh)

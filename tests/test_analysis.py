@@ -6,8 +6,8 @@ from pipeline_lib.analysis.clusters import count_clusters
 from pipeline_lib.analysis.interpolation import barrier_height, interpolate, t_grid
 from pipeline_lib.analysis.param_embed import embed_points
 from pipeline_lib.analysis.probes import chance_accuracy, choose_snapshots, probe_accuracy
-from pipeline_lib.tasks.sma import sma_targets
 from pipeline_lib.models.circuit import CircuitModel
+from pipeline_lib.tasks.sma import sma_targets
 
 
 def test_t_grid_contains_both_endpoints():

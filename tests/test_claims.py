@@ -12,7 +12,6 @@ from pipeline_lib.paths import Paths
 from pipeline_lib.replicate import replicate_config, seed_offset
 from pipeline_lib.stages import claims as ledger
 
-
 # -- verdict rules: each can flip ----------------------------------------------------------------------------
 
 def test_above_needs_the_interval_for_reproduced_and_flips_at_the_threshold():

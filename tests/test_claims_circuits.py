@@ -14,8 +14,11 @@ import yaml
 from pipeline_lib import claims, registry
 from pipeline_lib.analysis.interpolation import paired_seeds
 from pipeline_lib.config import load_config
-from pipeline_lib.figures import (fig2_attention_graph as fig2, fig3_attention_heatmap as fig3, fig4_embeddings as fig4,
-                                  fig6_interpolation as fig6, fig7_param_tsne as fig7)
+from pipeline_lib.figures import fig2_attention_graph as fig2
+from pipeline_lib.figures import fig3_attention_heatmap as fig3
+from pipeline_lib.figures import fig4_embeddings as fig4
+from pipeline_lib.figures import fig6_interpolation as fig6
+from pipeline_lib.figures import fig7_param_tsne as fig7
 
 REPO = Path(__file__).resolve().parents[1]
 MODULES = {"fig2_attention_graph": fig2, "fig3_attention_heatmap": fig3, "fig4_embeddings": fig4,

@@ -3,7 +3,6 @@ Fourier analysis and the factorisation of order-4/6 solutions, and GaLore. Every
 an independent formula or a constructed case whose answer is known."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 import torch
@@ -16,7 +15,6 @@ from pipeline_lib.models.quadratic_mlp import QuadraticMLP
 from pipeline_lib.optimizers import galore_adam
 from pipeline_lib.optimizers.galore_adam import GaLoreAdam, build, is_matrix
 from pipeline_lib.tasks import modular_addition as ma
-
 
 # -- task ----------------------------------------------------------------------------------------------
 

@@ -8,8 +8,7 @@ import torch
 from pipeline_lib.attention import attention_weights, heat_treatment_beta
 from pipeline_lib.tasks import chance_without_step1
 from pipeline_lib.tasks.eureka_digits import digits_step1, eureka_digits
-from pipeline_lib.tasks.eureka_reasoning import (eureka_label, eureka_reasoning,
-                                eureka_step1)
+from pipeline_lib.tasks.eureka_reasoning import eureka_label, eureka_reasoning, eureka_step1
 
 
 def test_reasoning_task_labels_sizes_and_split():

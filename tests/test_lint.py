@@ -40,3 +40,9 @@ def test_snakemake_lint_has_only_the_single_environment_lint():
     lints = set(re.findall(r"^\s+\* (.+?):\s*$", out, re.M))
     assert lints <= {"Specify a conda environment or container for each rule."}, out
     assert "Lints for" in out or res.returncode == 0
+
+
+def test_ruff_check_is_clean():
+    pytest.importorskip("ruff")
+    res = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr

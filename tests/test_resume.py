@@ -12,7 +12,7 @@ import pytest
 import xarray as xr
 import yaml
 
-from conftest import REPO, load_yaml, snakemake, SMOKE
+from conftest import REPO, SMOKE, load_yaml, snakemake
 
 pytestmark = pytest.mark.workflow
 

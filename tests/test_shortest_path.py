@@ -12,7 +12,8 @@ import torch
 from pipeline_lib import graphs
 from pipeline_lib.analysis.edge_correlation import spectrum_match
 from pipeline_lib.analysis.sln import graph_optimality
-from pipeline_lib.models.decoder import build as build_decoder, Params as DecoderParams
+from pipeline_lib.models.decoder import Params as DecoderParams
+from pipeline_lib.models.decoder import build as build_decoder
 from pipeline_lib.tasks.shortest_path import Params, decoded_valid, generate, graph, is_test_class, special
 
 

@@ -9,9 +9,17 @@ import pytest
 import xarray as xr
 import xarray.testing
 
-from pipeline_lib.config import slice_hash
 from pipeline_lib.codehash import PLUMBING, code_hash, module_closure
-from pipeline_lib.store import CHUNK_BYTES, ArtifactError, chunk_shape, file_hash, provenance, read_dataset, write_dataset
+from pipeline_lib.config import slice_hash
+from pipeline_lib.store import (
+    CHUNK_BYTES,
+    ArtifactError,
+    chunk_shape,
+    file_hash,
+    provenance,
+    read_dataset,
+    write_dataset,
+)
 
 
 def _ds():

@@ -20,8 +20,8 @@ from sklearn.preprocessing import StandardScaler
 
 from .. import registry
 from ..models import build_run_model, run_inputs
-from ..store import dataset_split, read_dataset, snapshot_arrays
 from ..stats import log_spaced_indices
+from ..store import dataset_split, read_dataset, snapshot_arrays
 
 NAME = "probes"
 PER_RUN = True  # one job per run listed in `runs`; the other keys are shared settings

@@ -16,8 +16,16 @@ from matplotlib.figure import Figure
 from .. import claims
 from ..analysis.fourier import TABLE, TYPES
 from ..store import read_dataset
-from .cogo_claims import (REFERENCE, TALK_SETTING, score_cell, score_construction, score_row,  # noqa: F401
-                          score_weight_decay, talk_run, talk_value)
+from .cogo_claims import (  # noqa: F401
+    REFERENCE,
+    TALK_SETTING,
+    score_cell,
+    score_construction,
+    score_row,
+    score_weight_decay,
+    talk_run,
+    talk_value,
+)
 from .tables import table_figure, write_table
 
 NAME = "cogo_table"

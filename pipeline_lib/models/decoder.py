@@ -22,7 +22,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..attention import resolved_tau
-from .transformer import PARAM_DIMS as TRANSFORMER_DIMS, SeedTransformer, seed_layer_norm
+from .transformer import PARAM_DIMS as TRANSFORMER_DIMS
+from .transformer import SeedTransformer, seed_layer_norm
 
 NAME = "decoder"
 CONFIG = """
