@@ -1,5 +1,5 @@
 """Command line: ``python -m pipeline_lib lineage <artifact>``, ``publish [results]``, ``golden [results]``,
-``equivalent --since REV --why TEXT`` (and ``python -m pipeline_lib.bench``)."""
+``equivalent --since REV --why TEXT`` (the engine's benchmark: ``python benchmarks/bench.py``)."""
 from __future__ import annotations
 
 import argparse

@@ -133,5 +133,6 @@ def compare(golden: dict[str, dict], current: dict[str, dict]) -> dict[str, list
 def write(results: Path, path: Path) -> int:
     data = digest(results)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
+    lines = [f"{json.dumps(rel)}: {json.dumps(data[rel], sort_keys=True)}" for rel in sorted(data)]
+    path.write_text("{\n" + ",\n".join(lines) + "\n}\n")  # one artifact a line: a diff names it
     return len(data)

@@ -1,9 +1,14 @@
 """The benchmark's baseline is the same model: a plain single-seed module built from slot i of the
 engine's model computes the same logits, and one case of the benchmark runs and reports a ratio."""
+import sys
+
 import pytest
 import torch
 
-from pipeline_lib import bench
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import bench  # noqa: E402  (benchmarks/ is not a package: its CLI is `python benchmarks/bench.py`)
 
 
 @pytest.mark.parametrize("model_name", ["circuit", "reasoning"])

@@ -1,7 +1,9 @@
-"""The smoke DAG through the SLURM profile on a real one-node SLURM cluster (fake GPU).
+"""Part of the smoke DAG through the SLURM profile on a real one-node SLURM cluster (fake GPU).
 
-Starts the cluster with ../shared/recipes/local-slurm-up.sh (root and apt needed; skipped with the
-reason otherwise) unless one already answers, and stops what it started. The executor plugin is
+Needs a cluster that answers (``.ci/run`` starts one with ../shared/recipes/local-slurm-up.sh where it
+runs as root with apt-get; a test never installs system packages): skipped with the reason otherwise.
+The targets are Fig. 5, a probe and an interpolation: every kind of job (dataset, train with its GPU
+request, per-run and pairwise analyses, a figure) on the runs they share. The executor plugin is
 installed into a private folder that only this test's snakemake sees on PYTHONPATH: the plugin
 probes sacct/squeue on import, which slows every other snakemake start once the daemons are gone.
 """
@@ -31,20 +33,11 @@ def _cluster_answers() -> bool:
 
 @pytest.fixture(scope="module")
 def slurm_cluster():
-    if _cluster_answers():
-        yield "already running"
-        return
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        pytest.skip("SLURM test skipped: installing slurm-wlm needs root and apt-get, not available here")
-    if not (RECIPES / "local-slurm-up.sh").exists():
-        pytest.skip(f"SLURM test skipped: {RECIPES / 'local-slurm-up.sh'} not found (../shared missing)")
-    up = subprocess.run(["bash", str(RECIPES / "local-slurm-up.sh")], capture_output=True, text=True,
-                        timeout=600, env=dict(os.environ, FAKE_GPUS="1"))
-    try:
-        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
-        yield "started"
-    finally:
-        subprocess.run(["bash", str(RECIPES / "local-slurm-down.sh")], capture_output=True, timeout=60)
+    if not _cluster_answers():
+        how = (f"FAKE_GPUS=1 bash {RECIPES / 'local-slurm-up.sh'}" if (RECIPES / "local-slurm-up.sh").exists()
+               else "a one-node cluster")
+        pytest.skip(f"SLURM test skipped: no SLURM cluster answers `scontrol ping` (start one: {how})")
+    return "running"
 
 
 @pytest.fixture(scope="module")
@@ -64,15 +57,16 @@ def test_smoke_dag_on_slurm_with_gpu_requests(slurm_cluster, plugin_dir, tmp_pat
            # overlay for a local cluster without accounting: status via squeue, quick first check,
            # small memory requests
            "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "5",
-           "--default-resources", "mem_mb=500", "runtime=10"]
+           "--default-resources", "mem_mb=500", "runtime=10",
+           "fig5_accuracy", "results/analysis/probes/scratch_p4.h5",
+           "results/analysis/interpolation/scratch_vs_curriculum.h5"]
     t0 = time.time()
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=1500,
                          env=dict(os.environ, PYTHONPATH=f"{plugin_dir}{os.pathsep}{REPO}"))
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-5000:]
     print(f"SLURM smoke DAG: {time.time() - t0:.0f} s")
-    for fig in ("fig2_attention_graph", "fig4_embeddings", "fig5_accuracy", "fig6_interpolation", "fig7_param_tsne"):
-        assert (tmp_path / "results" / "figures" / f"{fig}.pdf").exists(), fig
+    assert (tmp_path / "results" / "figures" / "fig5_accuracy.pdf").exists()
     submitted = re.findall(r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+)/", out)
     rules = {rule for _, rule in submitted}
     assert {"dataset", "train", "probes", "interpolation", "fig5_accuracy"} <= rules, rules

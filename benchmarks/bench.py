@@ -1,4 +1,4 @@
-"""Benchmark of the training engine against a plain per-seed baseline: ``python -m pipeline_lib.bench``.
+"""Benchmark of the training engine against a plain per-seed baseline: ``python benchmarks/bench.py``.
 
 Every case (model x batch x seeds) runs in a fresh process, which times first the engine
 (``engine.train_seeds``: the training steps plus the per-epoch train/test evaluation a run records,
@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .models.circuit import rms_norm
+from pipeline_lib.models.circuit import rms_norm
 
 # Fig. 5 model and data: p=4, T=12, k=5, n_train=2048, d=32, h=128 (config/config.yaml).
 CIRCUIT = {
@@ -187,8 +187,8 @@ def train_plain(module: nn.Module, data: dict, batch, epochs: int, lr: float, be
 
 # -- one case ------------------------------------------------------------------------------------------
 def _setup(model_name: str, seeds: int, batch, epochs: int, device: str):
-    from .config import load_config
-    from .models import build_run_model, run_inputs
+    from pipeline_lib.config import load_config
+    from pipeline_lib.models import build_run_model, run_inputs
 
     raw = json.loads(json.dumps(CONFIGS[model_name]))
     raw["device"] = device
@@ -196,12 +196,12 @@ def _setup(model_name: str, seeds: int, batch, epochs: int, device: str):
     cfg = load_config(raw)
     spec = cfg.run_spec("bench")
     if model_name == "circuit":
-        from .tasks.sma import sparse_modular_addition
+        from pipeline_lib.tasks.sma import sparse_modular_addition
 
         d = cfg.params("task", "sma")
         data = sparse_modular_addition(d.p, d.T, d.k, d.n_train, d.n_test, d.seed)
     else:
-        from .tasks.eureka_reasoning import eureka_reasoning
+        from pipeline_lib.tasks.eureka_reasoning import eureka_reasoning
 
         data = eureka_reasoning()
     tensors = {k: run_inputs(spec, v) for k, v in dict(
@@ -250,8 +250,8 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
              profile_epochs: int = 0, top: int = 12) -> dict:
     """Time one case; with ``profile_epochs``, afterwards profile that many more epochs of each side
     (the timing itself is never profiled) and add where the time goes and the ratio's ceiling."""
-    from .engine import resolve_device, train_seeds, tune_allocator
-    from .models import seed_generator
+    from pipeline_lib.engine import resolve_device, train_seeds, tune_allocator
+    from pipeline_lib.models import seed_generator
 
     tune_allocator()
     torch.set_num_threads(threads)
@@ -364,7 +364,7 @@ def main(argv=None) -> int:
     for model_name in args.model:
         for batch in map(as_batch, args.batch):
             for seeds in args.seeds:
-                cmd = [sys.executable, "-m", "pipeline_lib.bench", "--one", model_name, str(seeds), str(batch),
+                cmd = [sys.executable, __file__, "--one", model_name, str(seeds), str(batch),
                        "--threads", str(args.threads), "--device", args.device]
                 cmd += (["--epochs", str(args.epochs)] if args.epochs else []) + (["--no-baseline"] if args.no_baseline else [])
                 cmd += ["--profile", str(args.profile)] if args.profile else []
