@@ -187,8 +187,8 @@ def train_plain(module: nn.Module, data: dict, batch, epochs: int, lr: float, be
 
 # -- one case ------------------------------------------------------------------------------------------
 def _setup(model_name: str, seeds: int, batch, epochs: int, device: str):
-    from pipeline_lib.config import load_config
     from pipeline_lib.models import build_run_model, run_inputs
+    from pipeline_lib.plumbing.config import load_config
 
     raw = json.loads(json.dumps(CONFIGS[model_name]))
     raw["device"] = device

@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     if args.command == "golden":
         return _golden(Path(args.results), Path(args.digests), args.write)
     if args.command == "equivalent":
-        from .equivalence import record
+        from .plumbing.equivalence import record
 
         try:
             pairs = record(args.since, args.why, args.verified, Path.cwd())
@@ -53,7 +53,7 @@ def main(argv=None) -> int:
             return 2
         return 0
     if args.command == "lineage":
-        from .lineage import _root_of, format_lineage, lineage
+        from .plumbing.lineage import format_lineage, lineage, root_of
 
         path = Path(args.artifact)
         if not path.exists() and not path.with_suffix(".json").exists():
@@ -65,13 +65,13 @@ def main(argv=None) -> int:
                                "sha256": n.current_sha256, "recorded_sha256": n.recorded_sha256,
                                "provenance": n.provenance} for n in nodes], indent=2, default=str))
         else:
-            print(format_lineage(nodes, _root_of(path)))
+            print(format_lineage(nodes, root_of(path)))
         return 0 if all(n.status == "ok" for n in nodes) else 1
     return 2
 
 
 def _golden(results: Path, digests: Path, write: bool) -> int:
-    from . import golden
+    from .plumbing import golden
 
     if not results.is_dir():
         print(f"error: {results} is not a results folder", file=sys.stderr)

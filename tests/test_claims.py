@@ -6,10 +6,11 @@ import math
 import pytest
 
 from conftest import SMOKE, load_yaml
-from pipeline_lib import claims, registry
-from pipeline_lib.config import load_config, seed_list
-from pipeline_lib.paths import Paths
-from pipeline_lib.replicate import replicate_config, seed_offset
+from pipeline_lib import claims
+from pipeline_lib.plumbing import registry
+from pipeline_lib.plumbing.config import load_config, seed_list
+from pipeline_lib.plumbing.paths import Paths
+from pipeline_lib.plumbing.replicate import replicate_config, seed_offset
 from pipeline_lib.stages import claims as ledger
 
 # -- verdict rules: each can flip ----------------------------------------------------------------------------
@@ -139,7 +140,7 @@ def test_the_per_paper_report_captions_render_without_rst_messages(tmp_path):
 # -- replication ----------------------------------------------------------------------------------------------
 
 def _all_seeds(raw, section):
-    from pipeline_lib.replicate import _seed_values
+    from pipeline_lib.plumbing.replicate import _seed_values
 
     return set(_seed_values(raw[section]))
 

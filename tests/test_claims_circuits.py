@@ -11,14 +11,15 @@ import pytest
 import xarray as xr
 import yaml
 
-from pipeline_lib import claims, registry
+from pipeline_lib import claims
 from pipeline_lib.analysis.interpolation import paired_seeds
-from pipeline_lib.config import load_config
 from pipeline_lib.figures import fig2_attention_graph as fig2
 from pipeline_lib.figures import fig3_attention_heatmap as fig3
 from pipeline_lib.figures import fig4_embeddings as fig4
 from pipeline_lib.figures import fig6_interpolation as fig6
 from pipeline_lib.figures import fig7_param_tsne as fig7
+from pipeline_lib.plumbing import registry
+from pipeline_lib.plumbing.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 MODULES = {"fig2_attention_graph": fig2, "fig3_attention_heatmap": fig3, "fig4_embeddings": fig4,
@@ -121,8 +122,8 @@ def planted_attention(tokens, first_k, zero_bias, rng) -> np.ndarray:
 
 
 def write_fig3_artifacts(tmp_path, concentrate=True, zeros=True):
-    from pipeline_lib.paths import Paths
-    from pipeline_lib.store import write_dataset
+    from pipeline_lib.plumbing.paths import Paths
+    from pipeline_lib.plumbing.store import write_dataset
 
     paths, rng = Paths(str(tmp_path)), np.random.default_rng(0)
     ramp = lambda a, b, run: np.linspace(a, b, len(EPOCHS[run]))  # noqa: E731
@@ -293,8 +294,8 @@ def test_fig6_barrier_must_exceed_every_same_arm_control(default_params):
 
 
 def test_fig6_build_reads_the_controls_and_the_shifted_entry(tmp_path):
-    from pipeline_lib.paths import Paths
-    from pipeline_lib.store import write_dataset
+    from pipeline_lib.plumbing.paths import Paths
+    from pipeline_lib.plumbing.store import write_dataset
 
     paths, ts = Paths(str(tmp_path)), np.linspace(-0.25, 1.25, 7)
     for name, level in (("cross", 20.0), ("cc", 2.0), ("ss", 3.0), ("cross_shifted", 25.0)):
@@ -351,8 +352,8 @@ def test_fig7_cross_arm_distance_against_two_seeds_of_one_arm(default_params):
 
 
 def test_fig7_build_measures_the_runs_weights_from_their_first_phase(tmp_path):
-    from pipeline_lib.paths import Paths
-    from pipeline_lib.store import write_dataset
+    from pipeline_lib.plumbing.paths import Paths
+    from pipeline_lib.plumbing.store import write_dataset
 
     paths, rng = Paths(str(tmp_path)), np.random.default_rng(0)
     emb = xr.Dataset({m: (("seed", "snapshot", "component"), rng.normal(size=(S, 4, 2))) for m in ("tsne", "pca")},

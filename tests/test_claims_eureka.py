@@ -118,8 +118,8 @@ def test_epoch_claim_compares_t_intervals_and_an_arm_that_never_reaches_is_not_e
 
 
 def test_table_build_scores_its_claims_from_the_eureka_artifact(tmp_path):
-    from pipeline_lib.paths import Paths
-    from pipeline_lib.store import write_dataset
+    from pipeline_lib.plumbing.paths import Paths
+    from pipeline_lib.plumbing.store import write_dataset
 
     paths = Paths(str(tmp_path))
     labels = ["Softmax", "NormSoftmax"]
@@ -310,8 +310,8 @@ def test_trajectory_figures_build_and_score_from_written_runs(tmp_path):
     the trajectories read through paths, the threshold from analyses.eureka."""
     from types import SimpleNamespace
 
-    from pipeline_lib.paths import Paths
-    from pipeline_lib.store import write_dataset
+    from pipeline_lib.plumbing.paths import Paths
+    from pipeline_lib.plumbing.store import write_dataset
 
     paths = Paths(str(tmp_path))
     arms = {"Softmax": ("reasoning_softmax", [60 + 3 * s for s in range(5)], 0.1),

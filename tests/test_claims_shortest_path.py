@@ -6,10 +6,10 @@ import math
 import numpy as np
 import xarray as xr
 
-from pipeline_lib import registry
 from pipeline_lib.figures import edge_spectrum, shortest_path_accuracy, sln_optimality
-from pipeline_lib.paths import Paths
-from pipeline_lib.store import write_dataset
+from pipeline_lib.plumbing import registry
+from pipeline_lib.plumbing.paths import Paths
+from pipeline_lib.plumbing.store import write_dataset
 
 MODULES = {m.NAME: m for m in (shortest_path_accuracy, edge_spectrum, sln_optimality)}
 

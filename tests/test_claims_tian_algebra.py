@@ -10,11 +10,12 @@ import pytest
 import xarray as xr
 import yaml
 
-from pipeline_lib import claims, registry
+from pipeline_lib import claims
 from pipeline_lib.analysis.fourier import TABLE, TYPES, table_row
 from pipeline_lib.figures import cogo_dynamics, cogo_fourier, cogo_table, galore_lowrank
-from pipeline_lib.paths import Paths
-from pipeline_lib.store import write_dataset
+from pipeline_lib.plumbing import registry
+from pipeline_lib.plumbing.paths import Paths
+from pipeline_lib.plumbing.store import write_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

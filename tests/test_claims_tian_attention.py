@@ -10,8 +10,8 @@ import xarray as xr
 from conftest import REPO, load_yaml
 from pipeline_lib import claims
 from pipeline_lib.figures import attention_entropy, joma_logits, scan_snap_attention, scan_snap_lr_sweep
-from pipeline_lib.paths import Paths
-from pipeline_lib.store import write_dataset
+from pipeline_lib.plumbing.paths import Paths
+from pipeline_lib.plumbing.store import write_dataset
 
 SS, SW, JO, AE = (f"tian.{m.NAME}." for m in (scan_snap_attention, scan_snap_lr_sweep, joma_logits,
                                                attention_entropy))
@@ -23,7 +23,7 @@ def verdicts(scores: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def cfg():
-    from pipeline_lib.config import load_config
+    from pipeline_lib.plumbing.config import load_config
 
     return load_config(load_yaml(REPO / "config" / "config.yaml"))
 
@@ -262,7 +262,7 @@ def test_entropy_build_reads_every_seed_and_scores(tmp_path):
 # -- every declared claim, on statistics shaped like the default config's -------------------------------------
 
 def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
-    from pipeline_lib import registry
+    from pipeline_lib.plumbing import registry
 
     figs = cfg.raw["figures"]
     sweep = {}

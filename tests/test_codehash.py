@@ -6,9 +6,9 @@ import shutil
 import pytest
 
 from conftest import REPO
-from pipeline_lib import codehash, jobs
-from pipeline_lib.config import load_config_file
-from pipeline_lib.equivalence import canonical, job_hashes, read_record
+from pipeline_lib.plumbing import codehash, jobs
+from pipeline_lib.plumbing.config import load_config_file
+from pipeline_lib.plumbing.equivalence import canonical, job_hashes, read_record
 
 CONFIGS = (".test/config/config.yaml",)
 
@@ -21,7 +21,8 @@ def baseline():
 def _copy(tmp_path):
     shutil.copytree(REPO / "pipeline_lib", tmp_path / "pipeline_lib",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "workflow" / "schemas", tmp_path / "workflow" / "schemas")
+    for sub in ("schemas", "scripts"):
+        shutil.copytree(REPO / "workflow" / sub, tmp_path / "workflow" / sub)
     return tmp_path / "pipeline_lib"
 
 

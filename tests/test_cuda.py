@@ -8,13 +8,13 @@ import pytest
 import torch
 
 from conftest import SMOKE, load_yaml
-from pipeline_lib import registry
-from pipeline_lib.config import load_config
-from pipeline_lib.jobs import online
+from pipeline_lib.plumbing import registry
+from pipeline_lib.plumbing.config import load_config
+from pipeline_lib.plumbing.jobs import online
+from pipeline_lib.plumbing.store import read_dataset, snapshot_arrays
 from pipeline_lib.stages.dataset import build_dataset
 from pipeline_lib.stages.train import train_run
 from pipeline_lib.stages.train_online import train_online_run
-from pipeline_lib.store import read_dataset, snapshot_arrays
 
 OTHER = os.environ.get("PIPELINE_TEST_DEVICE", "cuda")
 pytestmark = pytest.mark.skipif(OTHER == "cuda" and not torch.cuda.is_available(), reason="no CUDA device")

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline_lib.config import load_config
 from pipeline_lib.engine import resolve_device, train_seeds
 from pipeline_lib.models import build_run_model
+from pipeline_lib.plumbing.config import load_config
 from pipeline_lib.tasks.sma import sparse_modular_addition
 
 

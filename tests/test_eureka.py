@@ -11,14 +11,14 @@ import torch.nn.functional as F
 
 from pipeline_lib.analysis.eureka import eureka_epochs, eureka_summary
 from pipeline_lib.attention import attention_weights, heat_treatment_beta
-from pipeline_lib.config import load_config
 from pipeline_lib.engine import train_seeds
 from pipeline_lib.models import build_run_model, run_inputs
 from pipeline_lib.models.circuit import CircuitModel
 from pipeline_lib.models.transformer import SeedTransformer
 from pipeline_lib.models.vit import patchify
+from pipeline_lib.plumbing.config import load_config
+from pipeline_lib.plumbing.store import read_dataset
 from pipeline_lib.stats import wilson_interval as ratio_interval
-from pipeline_lib.store import read_dataset
 from pipeline_lib.tasks.eureka_reasoning import eureka_label, eureka_reasoning
 
 

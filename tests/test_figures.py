@@ -174,8 +174,8 @@ def test_eureka_probes_stats_put_chance_after_the_arms():
 def test_builds_read_their_inputs_through_paths(tmp_path):
     """fig5 draws a curriculum run after its ancestor; eureka_table writes its CSV and Markdown."""
     from pipeline_lib.figures import eureka_table, fig5_accuracy
-    from pipeline_lib.paths import Paths
-    from pipeline_lib.store import write_dataset
+    from pipeline_lib.plumbing.paths import Paths
+    from pipeline_lib.plumbing.store import write_dataset
 
     paths = Paths(str(tmp_path))
     write_dataset(_arm([1.0, 0.5], np.arange(0, 11)), paths.trajectory("pre"))

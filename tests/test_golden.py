@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from conftest import REPO, snakemake
-from pipeline_lib import golden
+from pipeline_lib.plumbing import golden
 
 pytestmark = pytest.mark.workflow
 

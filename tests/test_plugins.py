@@ -9,10 +9,10 @@ import torch
 import yaml
 
 from conftest import SMOKE, load_yaml
-from pipeline_lib import registry
-from pipeline_lib.config import evaluate, load_config, task_shape
 from pipeline_lib.models import build_run_model, run_inputs
 from pipeline_lib.models.protocol import SeedModel
+from pipeline_lib.plumbing import registry
+from pipeline_lib.plumbing.config import evaluate, load_config, task_shape
 
 COMMON = {"task": {"seed"}, "model": {"d"}, "analysis": set(), "figure": set(), "optimizer": set()}  # keys the machinery adds
 ALL = [(kind, name) for kind in registry.PACKAGES for name in registry.plugins(kind)]

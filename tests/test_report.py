@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from conftest import load_yaml, snakemake
-from pipeline_lib import registry
+from pipeline_lib.plumbing import registry
 
 pytestmark = pytest.mark.workflow
 

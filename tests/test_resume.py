@@ -71,7 +71,7 @@ def test_sigkill_mid_training_then_rerun_equals_uninterrupted(tmp_path):
 
 def test_same_config_same_artifacts(tmp_path, smoke_raw):
     """Two runs of the same config, seeds and threads: identical values (only timestamps differ)."""
-    from pipeline_lib.config import load_config
+    from pipeline_lib.plumbing.config import load_config
     from pipeline_lib.stages.dataset import build_dataset
     from pipeline_lib.stages.train import train_run
 

@@ -12,10 +12,10 @@ import xarray as xr
 import yaml
 
 from conftest import REPO
-from pipeline_lib.config import load_config
+from pipeline_lib.plumbing.config import load_config
+from pipeline_lib.plumbing.store import ArtifactError
 from pipeline_lib.stages.dataset import build_dataset
 from pipeline_lib.stages.train import train_run
-from pipeline_lib.store import ArtifactError
 
 
 def test_absurd_learning_rate_finishes_with_diverged_seeds_flagged(smoke_raw, tmp_path):

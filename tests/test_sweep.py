@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline_lib.config import ConfigError, load_config
 from pipeline_lib.engine import Checkpointing, train_seeds
 from pipeline_lib.models import build_run_model
+from pipeline_lib.plumbing.config import ConfigError, load_config
 from pipeline_lib.slot_optim import SlotAdam, SlotSGD
 from pipeline_lib.tasks.sma import sparse_modular_addition
 

@@ -10,11 +10,11 @@ import torch
 from pipeline_lib.analysis.attention_sparsity import attention_layers, normalised_entropy
 from pipeline_lib.analysis.joma import estimate_terms, joma_estimate, normalised_correlation
 from pipeline_lib.analysis.scan_snap import entropy, summarise, token_attention
-from pipeline_lib.config import ConfigError, OptimizerConfig, RunConfig, ScheduleConfig, load_config
 from pipeline_lib.models import seed_generator
 from pipeline_lib.models.joma import JomaModel
 from pipeline_lib.models.scan_snap import ScanSnapModel
 from pipeline_lib.online import train_online
+from pipeline_lib.plumbing.config import ConfigError, OptimizerConfig, RunConfig, ScheduleConfig, load_config
 from pipeline_lib.tasks import joma as joma_task
 from pipeline_lib.tasks import scan_snap as ss_task
 

@@ -9,7 +9,7 @@ import xarray as xr
 import yaml
 
 from conftest import SMOKE, load_yaml, snakemake
-from pipeline_lib import registry
+from pipeline_lib.plumbing import registry
 
 pytestmark = pytest.mark.workflow
 

@@ -18,7 +18,7 @@ import torch
 import xarray as xr
 
 from ..models import build_run_model, run_inputs
-from ..store import dataset_split, read_dataset, seed_coords, snapshot_arrays
+from ..plumbing.store import dataset_split, read_dataset, seed_coords, snapshot_arrays
 
 NAME = "attention_sparsity"
 PER_RUN = True

@@ -33,7 +33,7 @@ import xarray as xr
 
 from .. import graphs
 from ..models import build_run_model
-from ..store import read_dataset, snapshot_arrays
+from ..plumbing.store import read_dataset, snapshot_arrays
 from ..tasks.shortest_path import encode, graph, seq_len
 
 NAME = "edge_correlation"

@@ -10,8 +10,8 @@ import numpy as np
 import xarray as xr
 
 from ..attention import describe
+from ..plumbing.store import read_dataset
 from ..stats import wilson_interval
-from ..store import read_dataset
 
 NAME = "eureka"
 CONFIG = """

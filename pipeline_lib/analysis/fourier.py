@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 
 NAME = "fourier"
 PER_RUN = True

@@ -22,7 +22,7 @@ import xarray as xr
 from ..engine import loss_fn
 from ..models import build_run_model, param_dims, run_inputs
 from ..optimizers.galore_adam import is_matrix
-from ..store import dataset_split, read_dataset, snapshot_arrays
+from ..plumbing.store import dataset_split, read_dataset, snapshot_arrays
 
 NAME = "gradient_rank"
 PER_RUN = True

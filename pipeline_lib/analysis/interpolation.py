@@ -11,7 +11,7 @@ import xarray as xr
 
 from ..engine import per_seed_loss_acc
 from ..models import build_run_model, run_inputs
-from ..store import dataset_split, read_dataset, snapshot_arrays
+from ..plumbing.store import dataset_split, read_dataset, snapshot_arrays
 
 NAME = "interpolation"
 CONFIG = """

@@ -15,7 +15,7 @@ import numpy as np
 import xarray as xr
 
 from ..models import build_run_model
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 
 NAME = "joma"
 PER_RUN = True

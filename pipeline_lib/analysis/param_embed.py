@@ -9,7 +9,7 @@ import xarray as xr
 from sklearn.decomposition import PCA
 from sklearn.manifold import TSNE
 
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 
 NAME = "param_embed"
 CONFIG = """

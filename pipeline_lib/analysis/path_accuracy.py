@@ -21,8 +21,8 @@ import xarray as xr
 
 from ..engine import resolve_device
 from ..models import build_run_model
+from ..plumbing.store import read_dataset, snapshot_arrays
 from ..stats import log_spaced_indices
-from ..store import read_dataset, snapshot_arrays
 from ..tasks.shortest_path import decoded_valid, graph
 
 NAME = "path_accuracy"

@@ -18,10 +18,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from .. import registry
 from ..models import build_run_model, run_inputs
+from ..plumbing import registry
+from ..plumbing.store import dataset_split, read_dataset, snapshot_arrays
 from ..stats import log_spaced_indices
-from ..store import dataset_split, read_dataset, snapshot_arrays
 
 NAME = "probes"
 PER_RUN = True  # one job per run listed in `runs`; the other keys are shared settings
@@ -110,7 +110,7 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
 
 def model_sites(spec) -> list[str]:
     """Every site the run's model offers (its declared SITES)."""
-    from ..config import evaluate
+    from ..plumbing.config import evaluate
 
     plug = registry.plugin("model", spec.model_kind)
     return list(evaluate(plug.get("SITES", "[]"), spec.model, f"{plug.path} SITES"))

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from .. import claims
 from ..analysis.fourier import TABLE, TYPES
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 from .cogo_claims import (  # noqa: F401
     REFERENCE,
     TALK_SETTING,

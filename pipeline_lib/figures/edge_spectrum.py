@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 from . import style
 
 NAME = "edge_spectrum"

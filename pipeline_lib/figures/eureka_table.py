@@ -9,7 +9,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
 from .tables import table_figure, write_table
 

@@ -10,8 +10,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import claims
+from ..plumbing.store import read_dataset
 from ..stats import log_spaced_values
-from ..store import read_dataset
 from . import style
 from .reading import arm_trajectory, recorded_attention
 

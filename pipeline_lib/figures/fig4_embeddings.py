@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from .. import claims
 from ..analysis.clusters import count_clusters
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 from . import style
 
 NAME = "fig4_embeddings"

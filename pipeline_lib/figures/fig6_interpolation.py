@@ -11,7 +11,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 from . import style
 
 NAME = "fig6_interpolation"

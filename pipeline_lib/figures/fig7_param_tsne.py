@@ -10,7 +10,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 from . import style
 
 NAME = "fig7_param_tsne"

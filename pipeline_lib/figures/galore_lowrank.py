@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 from . import style
 
 NAME = "galore_lowrank"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xarray as xr
 
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 
 
 def arm_trajectory(cfg, run: str, paths, variables: list[str]) -> tuple[xr.Dataset, list[int]]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 from . import style
 
 NAME = "shortest_path_accuracy"

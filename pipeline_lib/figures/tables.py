@@ -7,7 +7,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from ..store import atomic_path
+from ..plumbing.store import atomic_path
 from . import style
 
 

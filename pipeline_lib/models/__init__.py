@@ -35,8 +35,8 @@ def param_dims(spec) -> dict:
 
 
 def _kind(spec):
-    from ..config import to_params
-    from ..registry import load
+    from ..plumbing.config import to_params
+    from ..plumbing.registry import load
 
     module = load("model", spec.model_kind)
     return module, to_params(module.Params, spec.model)

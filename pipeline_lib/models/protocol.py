@@ -1,7 +1,7 @@
 """The contract between a model kind and the engine, stages and analyses (what they may call).
 
 A model kind is one module of ``pipeline_lib/models`` that declares, as literals (read without
-importing it, see ``pipeline_lib.registry``): ``NAME``; ``CONFIG`` (its keys of a ``models`` entry
+importing it, see ``pipeline_lib.plumbing.registry``): ``NAME``; ``CONFIG`` (its keys of a ``models`` entry
 besides ``kind`` and ``d``); ``CHECKS`` ([key, expression over its params and the dataset's shape
 that must hold, message]); ``ARCH`` (an expression of the same names: what a finetune must keep
 besides the params); ``SITES`` (an expression of its params: the internal sites probes can read);

@@ -5,11 +5,11 @@ its own attrs; this stage adds the provenance (config slice, input files and the
 """
 from __future__ import annotations
 
-from .. import registry
-from ..config import Config
-from ..jobs import analysis_code, analysis_inputs
-from ..paths import Paths
-from ..store import provenance, write_dataset
+from ..plumbing import registry
+from ..plumbing.config import Config
+from ..plumbing.jobs import analysis_code, analysis_inputs
+from ..plumbing.paths import Paths
+from ..plumbing.store import provenance, write_dataset
 
 
 def run_analysis(cfg: Config, kind: str, name: str, out_path: str, paths: Paths | None = None, threads: int = 1):

@@ -1,11 +1,11 @@
 """Stage of the ``claims`` rule: every declared claim, scored where its figure ran, into one ledger.
 
 Reads only the figures' sidecars (``results/figures/<figure>.json``, whose ``claims`` the figure job scored) and
-the declarations (:func:`pipeline_lib.registry.declared_claims`); never trains, never opens an artifact. Writes
+the declarations (:func:`pipeline_lib.plumbing.registry.declared_claims`); never trains, never opens an artifact. Writes
 
 - ``claims.csv`` / ``claims.md``: one row per claim (:data:`COLUMNS`), the Markdown grouped by paper with the
   count of each verdict and a link to each row's figure;
-- ``claims/<paper>.csv`` and ``claims/<paper>.rst`` (:meth:`pipeline_lib.paths.Paths.claims_paper`): one table per paper for ``snakemake --report`` (the
+- ``claims/<paper>.csv`` and ``claims/<paper>.rst`` (:meth:`pipeline_lib.plumbing.paths.Paths.claims_paper`): one table per paper for ``snakemake --report`` (the
   ``.rst`` is its caption, each row linking its figure in the report).
 
 In a replicate (config key ``replicate``), ``claims.csv`` holds both results side by side and whether the
@@ -19,10 +19,10 @@ import math
 import re
 from pathlib import Path
 
-from .. import registry
 from ..claims import VERDICTS, not_run
-from ..paths import Paths
-from ..store import atomic_path
+from ..plumbing import registry
+from ..plumbing.paths import Paths
+from ..plumbing.store import atomic_path
 
 COLUMNS = ["id", "paper", "claim", "source", "reference", "measured", "ci_low", "ci_high", "n_seeds", "control",
            "verdict", "figure", "statistic", "test"]

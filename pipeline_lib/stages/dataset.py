@@ -1,10 +1,10 @@
 """Stage `dataset`: generate one dataset entry with its task module into results/datasets/<name>.h5."""
 from __future__ import annotations
 
-from .. import registry
-from ..config import Config
-from ..jobs import dataset_code
-from ..store import provenance, write_dataset
+from ..plumbing import registry
+from ..plumbing.config import Config
+from ..plumbing.jobs import dataset_code
+from ..plumbing.store import provenance, write_dataset
 
 
 def build_dataset(cfg: Config, name: str, out_path: str) -> None:

@@ -9,13 +9,13 @@ import json
 import re
 from pathlib import Path
 
-from .. import registry
 from ..claims import check_scores
-from ..codehash import parse
-from ..config import Config
-from ..jobs import FIGURE_OUTPUTS, figure_code, figure_inputs, figure_outputs
-from ..paths import Paths
-from ..store import atomic_path, provenance
+from ..plumbing import registry
+from ..plumbing.codehash import parse
+from ..plumbing.config import Config
+from ..plumbing.jobs import FIGURE_OUTPUTS, figure_code, figure_inputs, figure_outputs
+from ..plumbing.paths import Paths
+from ..plumbing.store import atomic_path, provenance
 
 
 def build_figure(cfg: Config, name: str, paths: Paths | None = None, caption: str | None = None) -> dict:

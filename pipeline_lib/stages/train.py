@@ -16,11 +16,11 @@ import xarray as xr
 from tqdm import tqdm
 
 from ..attention import describe
-from ..config import Config, RunSpec, slice_hash
 from ..engine import Checkpointing, Recording, resolve_device, train_seeds, tune_allocator
-from ..jobs import train_code
 from ..models import build_run_model, param_dims, run_inputs
-from ..store import dataset_split, file_hash, provenance, read_dataset, snapshot_arrays, write_dataset
+from ..plumbing.config import Config, RunSpec, slice_hash
+from ..plumbing.jobs import train_code
+from ..plumbing.store import dataset_split, file_hash, provenance, read_dataset, snapshot_arrays, write_dataset
 
 METRICS = ("train_loss", "train_acc", "test_loss", "test_acc")
 

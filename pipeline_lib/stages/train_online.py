@@ -15,14 +15,14 @@ import time
 import torch
 from tqdm import tqdm
 
-from .. import registry
 from ..attention import describe
-from ..config import Config
 from ..engine import resolve_device
-from ..jobs import train_code
 from ..models import build_run_model, param_dims, run_inputs, seed_generator
 from ..online import train_online
-from ..store import dataset_split, provenance, read_dataset, write_dataset
+from ..plumbing import registry
+from ..plumbing.config import Config
+from ..plumbing.jobs import train_code
+from ..plumbing.store import dataset_split, provenance, read_dataset, write_dataset
 from .train import _logger, slot_axis, trajectory_dataset, weights_dataset
 
 

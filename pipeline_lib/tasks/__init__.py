@@ -1,4 +1,4 @@
-"""Task families (DESIGN section 7), one plug-in module each (see ``pipeline_lib.registry``).
+"""Task families (DESIGN section 7), one plug-in module each (see ``pipeline_lib.plumbing.registry``).
 
 A task module declares ``NAME``, ``CONFIG`` (its keys of a ``datasets`` entry), ``MODELS`` (the model
 kinds that serve it), ``SHAPE`` (n_train, n_test, tokens, T, classes as expressions of its keys),

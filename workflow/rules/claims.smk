@@ -15,6 +15,6 @@ rule claims:
         P.benchmark("claims", "claims")
     params:
         declared=lambda wildcards: canonical_json(registry.declared_claims()),
-        code=jobs.code_hash(*jobs.CLAIMS_MODULES),
+        code=jobs.claims_code(),
     script:
         "../scripts/claims.py"

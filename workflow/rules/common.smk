@@ -8,10 +8,10 @@ import re
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from pipeline_lib import jobs, registry
-from pipeline_lib.paths import Paths
-from pipeline_lib.replicate import replicate_config
-from pipeline_lib.config import (
+from pipeline_lib.plumbing import jobs, registry
+from pipeline_lib.plumbing.paths import Paths
+from pipeline_lib.plumbing.replicate import replicate_config
+from pipeline_lib.plumbing.config import (
     ConfigError,
     canonical_json,
     load_config,

@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from pipeline_lib.config import load_config  # noqa: E402
+from pipeline_lib.plumbing.config import load_config  # noqa: E402
 from pipeline_lib.stages.claims import run_claims  # noqa: E402
 
 cfg = load_config(snakemake.config)

@@ -1,5 +1,5 @@
 # Thin adapter: Snakemake job -> pipeline_lib stage. Progress bar on the terminal, lines in the log.
-from pipeline_lib.config import load_config
+from pipeline_lib.plumbing.config import load_config
 from pipeline_lib.stages.train import train_run
 
 train_run(

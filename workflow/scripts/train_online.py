@@ -1,5 +1,5 @@
 # Thin adapter: Snakemake job -> pipeline_lib stage (runs of online tasks).
-from pipeline_lib.config import load_config
+from pipeline_lib.plumbing.config import load_config
 from pipeline_lib.stages.train_online import train_online_run
 
 train_online_run(

@@ -4,7 +4,7 @@ nothing else.
 Snakemake reruns a job whose params changed but does not look at the library modules a script
 imports, so each rule carries as a param the hash of the ``pipeline_lib`` modules its stage and
 plug-ins import, found by parsing ``import`` statements with ``ast`` (nothing is imported while the
-DAG is built). The plumbing is left out of every hash (:data:`PLUMBING`): config parsing, the
+DAG is built). The plumbing is left out of every hash (:func:`is_plumbing`): config parsing, the
 registry, artifact paths, store I/O, provenance and lineage do not compute any number of an
 artifact, and a change to what they pass on (a default, a resolved value) changes the config slice
 in the rule's params instead, which reruns the job by itself. So adding a plug-in, which never
@@ -17,7 +17,7 @@ binds (the digest of the definition it names). So comments, docstrings, formatti
 definitions and moving a function to another module of the closure (its callers' imports follow it)
 rerun nothing; any other edit of the closure (a number, an operator, a name) reruns every job whose
 closure holds it. A refactor that changes code but provably not numbers is recorded in
-:mod:`pipeline_lib.equivalence` so that it reruns nothing either.
+:mod:`pipeline_lib.plumbing.equivalence` so that it reruns nothing either.
 
 Hashes and parsed trees are cached per process: a dry run of the default DAG asks for the same
 few closures many times.
@@ -30,14 +30,14 @@ import functools
 import hashlib
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pipeline_lib/
 
-# Modules that never compute a number of an artifact (see the module docstring).
-PLUMBING = frozenset({
-    "pipeline_lib", "pipeline_lib.config", "pipeline_lib.registry", "pipeline_lib.paths",
-    "pipeline_lib.config_checks", "pipeline_lib.config_schema", "pipeline_lib.jobs", "pipeline_lib.store", "pipeline_lib.lineage", "pipeline_lib.codehash", "pipeline_lib.__main__",
-    "pipeline_lib.replicate", "pipeline_lib.equivalence", "pipeline_lib.golden",
-})
+
+def is_plumbing(module: str) -> bool:
+    """Whether a module computes no number of an artifact: the package ``pipeline_lib.plumbing`` (config,
+    schema and checks, registry, jobs, paths, store, lineage, code hashes, replicate, golden digests),
+    the package's ``__init__`` and its command line (see the module docstring)."""
+    return module in ("pipeline_lib", "pipeline_lib.__main__") or module.startswith("pipeline_lib.plumbing")
 
 
 def module_file(module: str) -> Path:
@@ -81,13 +81,13 @@ def _imports(module: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=None)
 def closure_modules(module: str) -> tuple[str, ...]:
-    """The module and every ``pipeline_lib`` module it imports, transitively, less the :data:`PLUMBING`
+    """The module and every ``pipeline_lib`` module it imports, transitively, less the plumbing (:func:`is_plumbing`)
     (whose own imports are not followed either)."""
     seen: set[str] = set()
     todo = [module]
     while todo:
         mod = todo.pop()
-        if mod in seen or mod in PLUMBING:
+        if mod in seen or is_plumbing(mod):
             continue
         seen.add(mod)
         todo.extend(_imports(mod))
@@ -124,7 +124,7 @@ class _Normalise(ast.NodeTransformer):
     def visit_Import(self, node):
         if not any(a.name.split(".")[0] == "pipeline_lib" for a in node.names):
             return node
-        return [_bind(a.asname or a.name, f"module {a.name}") for a in node.names]
+        return [_bind(a.asname or a.name, _module_binding(a.name)) for a in node.names]
 
 
 def _is_string(stmt: ast.AST) -> bool:
@@ -151,9 +151,11 @@ def _import_target(module: str, node: ast.ImportFrom) -> str:
 def _binding(module: str, name: str, _seen: frozenset = frozenset()) -> str:
     """What ``from module import name`` binds, independent of the module that holds it: a submodule by
     its name, a definition by the digest of its code, a plumbing name (in no hash) by its place."""
+    if is_plumbing(module) or is_plumbing(f"{module}.{name}"):
+        return f"plumbing {name}"  # in no hash, wherever the plumbing keeps it
     if module_file(f"{module}.{name}").exists():
         return f"module {module}.{name}"
-    if module in PLUMBING or (module, name) in _seen or not module_file(module).exists():
+    if (module, name) in _seen or not module_file(module).exists():
         return f"name {module}.{name}"
     found = None
     for stmt in parse(module_file(module)).body:  # the last top-level statement that binds the name
@@ -167,6 +169,10 @@ def _binding(module: str, name: str, _seen: frozenset = frozenset()) -> str:
         if target.split(".")[0] == "pipeline_lib":
             return _binding(target, alias.name, _seen | {(module, name)})
     return "code " + _digest(_Normalise(module).visit(copy.deepcopy(found)))
+
+
+def _module_binding(module: str) -> str:
+    return f"plumbing {module.rsplit('.', 1)[-1]}" if is_plumbing(module) else f"module {module}"
 
 
 def _bound_names(stmt: ast.stmt) -> set[str]:
@@ -184,12 +190,12 @@ def _digest(node: ast.AST) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def module_parts(module: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+def module_parts(module: str, path: Path | None = None) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
     """A module as the hash sees it: the digests of its top-level statements other than imports of
     ``pipeline_lib`` names and bare strings (normalised, :class:`_Normalise`), and what each top-level
     name it defines or imports from ``pipeline_lib`` binds (:func:`_binding`; a definition: its digest)."""
     statements, bindings = set(), []
-    for stmt in parse(module_file(module)).body:
+    for stmt in parse(path or module_file(module)).body:
         if _is_string(stmt):
             continue
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -198,7 +204,7 @@ def module_parts(module: str) -> tuple[frozenset[str], tuple[tuple[str, str], ..
                 bindings += [(a.asname or a.name, _binding(target, a.name)) for a in stmt.names]
                 continue
             if isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "pipeline_lib" for a in stmt.names):
-                bindings += [(a.asname or a.name, f"module {a.name}") for a in stmt.names]
+                bindings += [(a.asname or a.name, _module_binding(a.name)) for a in stmt.names]
                 continue
         digest = _digest(_Normalise(module).visit(copy.deepcopy(stmt)))
         statements.add(digest)
@@ -206,16 +212,28 @@ def module_parts(module: str) -> tuple[frozenset[str], tuple[tuple[str, str], ..
     return frozenset(statements), tuple(bindings)
 
 
+# The rules' adapter scripts (workflow/scripts/<name>.py): part of each job's code. Snakemake's own check
+# of a script (its modification time) is off (profiles/default: rerun-triggers without `code`), so that
+# an edit that computes nothing (a comment, an import's new place) reruns nothing here either.
+SCRIPTS_DIR = PACKAGE_DIR.parent / "workflow" / "scripts"
+
+
 @functools.lru_cache(maxsize=None)
-def code_hash(*modules: str) -> str:
+def code_hash(*modules: str, script: str | None = None) -> str:
     """Hash of what the given modules' closures compute (:func:`closure_modules`): the set of their
     normalised top-level statements and of what their names bind (:func:`module_parts`), so neither the
-    module that holds a function nor the order of definitions enters it. A hash that
-    :mod:`pipeline_lib.equivalence` records as verified-equivalent to an earlier one is replaced by that one."""
+    module that holds a function nor the order of definitions enters it; with ``script``, the rule's
+    adapter script too (:data:`SCRIPTS_DIR`). A hash that :mod:`pipeline_lib.plumbing.equivalence`
+    records as verified-equivalent to an earlier one is replaced by that one."""
     from .equivalence import canonical
 
     names = sorted({m for mod in modules for m in closure_modules(mod)})
     parts = {m: module_parts(m) for m in names}
+    if script is not None:
+        path = SCRIPTS_DIR / f"{script}.py"
+        if not path.exists():
+            raise FileNotFoundError(f"code hash: no adapter script {path}")
+        parts[f"workflow.scripts.{script}"] = module_parts(f"workflow.scripts.{script}", path)
     targets: dict[str, set[str]] = {}
     for _, bindings in parts.values():
         for name, what in bindings:

@@ -11,9 +11,9 @@ from typing import Any, Mapping
 import yaml
 
 from . import registry
-from .config import ConfigError, _fail
+from .errors import ConfigError, fail
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 
 
 
@@ -183,5 +183,5 @@ def validate_raw(raw: Mapping[str, Any]) -> dict:
     for err in errors:  # the deepest error under a oneOf/allOf names the real problem
         leaf = max(err.context, key=lambda e: len(e.absolute_path)) if err.context else None
         msgs.append(_describe(leaf if leaf is not None and leaf.validator != "type" else err))
-    _fail(msgs)
+    fail(msgs)
     return data

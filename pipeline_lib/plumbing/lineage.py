@@ -46,7 +46,7 @@ def read_provenance(path: Path) -> dict:
                 for k, v in fh.attrs.items()}
 
 
-def _root_of(path: Path) -> Path:
+def root_of(path: Path) -> Path:
     """The working directory the artifact was made in (its recorded input paths are relative to
     it): the nearest folder above it from which its first recorded input exists, else the folder
     holding a ``results`` folder, else the current directory."""
@@ -66,7 +66,7 @@ def _root_of(path: Path) -> Path:
 def lineage(artifact: str | Path) -> list[Node]:
     """Depth-first list of the artifact and all its recorded ancestors."""
     artifact = Path(artifact)
-    root = _root_of(artifact)
+    root = root_of(artifact)
     nodes: list[Node] = []
 
     def visit(path: Path, depth: int, recorded: str | None) -> None:

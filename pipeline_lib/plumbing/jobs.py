@@ -1,6 +1,6 @@
 """What each job of the DAG reads and which code computes it (plumbing: in no code hash).
 
-References between config entries are the ``x-ref`` annotations of the plug-ins' schema fragments:
+References between config entries (:mod:`.refs`) are the ``x-ref`` annotations of the plug-ins' schema fragments:
 ``x-ref: run`` (the job reads the run's trajectory, its ancestors' too, unless ``x-reads`` says
 otherwise: any of ``trajectory``, ``weights``, ``dataset``, ``analysis/<kind>`` for a per-run
 analysis's artifact of the run), ``x-ref: dataset``, and ``x-ref: analysis/<kind>`` (an entry of
@@ -10,55 +10,12 @@ that entry references). ``x-requires`` is a JSON schema each referenced run must
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
-
 from . import registry
 from .codehash import code_hash
-from .config import Config, per_run
+from .config import Config
 from .paths import Paths
-
-
-@dataclass(frozen=True)
-class Ref:
-    path: str  # config key path of the reference
-    target: str  # 'run', 'dataset' or 'analysis/<kind>'
-    name: str
-    reads: tuple[str, ...]
-    requires: Mapping[str, Any] | None = None
-    requires_message: str = ""
-
-
-def reads(schema: Mapping, target: str, default_reads: tuple[str, ...] = ("trajectory",)) -> tuple[str, ...]:
-    if "x-reads" in schema:
-        return tuple(schema["x-reads"])
-    return default_reads if target == "run" else ("artifact",) if target.startswith("analysis/") else ()
-
-
-def refs(raw: Mapping, path: str, schema: Mapping, value: Any, default_reads=("trajectory",)) -> Iterator[Ref]:
-    """Every reference in ``value`` that its schema marks with ``x-ref``, with its key path."""
-    if not isinstance(schema, Mapping) or value is None:
-        return
-    if "x-ref" in schema and isinstance(value, str):
-        yield Ref(path, schema["x-ref"], value, reads(schema, schema["x-ref"], default_reads),
-                   schema.get("x-requires"), schema.get("x-requires-message", ""))
-        return
-    if isinstance(value, Mapping):
-        props = schema.get("properties", {})
-        for k, v in value.items():
-            sub = props.get(k, schema.get("additionalProperties"))
-            yield from refs(raw, f"{path}.{k}", sub, v, default_reads)
-    elif isinstance(value, list):
-        for v in value:
-            yield from refs(raw, path, schema.get("items"), v, default_reads)
-
-
-def _analysis_refs(raw: Mapping, kind: str, name: str) -> list[Ref]:
-    plug = registry.plugin("analysis", kind)
-    if plug.get("PER_RUN"):
-        return [Ref(f"analyses.{kind}.runs", "run", name, reads(plug.schema["properties"]["runs"]["items"], "run",
-                                                                  ("weights",)))]
-    return list(refs(raw, f"analyses.{kind}.{name}", plug.schema, raw["analyses"][kind][name], ("weights",)))
+from .refs import Ref, analysis_refs, reached_entries, refs  # noqa: F401  (reached_entries: the figure rules')
+from .values import per_run
 
 
 def analysis_jobs(cfg: Config, kind: str) -> list[str]:
@@ -68,19 +25,7 @@ def analysis_jobs(cfg: Config, kind: str) -> list[str]:
 
 
 def analysis_inputs(cfg: Config, kind: str, name: str, paths: Paths | None = None) -> list[str]:
-    return _files(cfg, _analysis_refs(cfg.raw, kind, name), paths)
-
-
-def reached_entries(raw: Mapping, figure: str) -> dict[tuple[str, str], Any]:
-    """(analysis, entry) -> config block of every analysis entry a figure references."""
-    found = refs(raw, f"figures.{figure}", registry.plugin("figure", figure).schema, raw["figures"][figure])
-    out = {}
-    for ref in found:
-        if ref.target.startswith("analysis/"):
-            kind = ref.target.split("/", 1)[1]
-            if not registry.plugin("analysis", kind).get("PER_RUN"):
-                out[(kind, ref.name)] = raw["analyses"][kind][ref.name]
-    return out
+    return _files(cfg, analysis_refs(cfg.raw, kind, name), paths)
 
 
 def figure_inputs(cfg: Config, name: str, paths: Paths | None = None) -> list[str]:
@@ -108,7 +53,7 @@ def _files(cfg: Config, found: list[Ref], paths: Paths | None) -> list[str]:
                 files.append(paths.analysis(kind, ref.name))
             run_reads = tuple(r for r in ref.reads if r != "artifact")
             if run_reads:
-                inner = [Ref(r.path, "run", r.name, run_reads) for r in _analysis_refs(cfg.raw, kind, ref.name)
+                inner = [Ref(r.path, "run", r.name, run_reads) for r in analysis_refs(cfg.raw, kind, ref.name)
                          if r.target == "run"]
                 files += _files(cfg, inner, paths)
     return list(dict.fromkeys(files))
@@ -146,7 +91,7 @@ def _optimizer_module(cfg: Config, run: str) -> tuple[str, ...]:
 def analysis_modules(cfg: Config, kind: str, name: str) -> tuple[str, ...]:
     plug = registry.plugin("analysis", kind)
     modules = ["pipeline_lib.stages.analysis", plug.module]
-    runs = dict.fromkeys(r.name for r in _analysis_refs(cfg.raw, kind, name) if r.target == "run")
+    runs = dict.fromkeys(r.name for r in analysis_refs(cfg.raw, kind, name) if r.target == "run")
     uses = plug.get("USES", [])
     for run in runs:
         if "model" in uses:
@@ -176,19 +121,23 @@ def job_modules(cfg: Config) -> dict[str, tuple[str, ...]]:
 
 
 def dataset_code(cfg: Config, name: str) -> str:
-    return code_hash(*dataset_modules(cfg, name))
+    return code_hash(*dataset_modules(cfg, name), script="dataset")
 
 
 def train_code(cfg: Config, run: str) -> str:
-    return code_hash(*train_modules(cfg, run))
+    return code_hash(*train_modules(cfg, run), script="train_online" if online(cfg, run) else "train")
 
 
 def analysis_code(cfg: Config, kind: str, name: str) -> str:
-    return code_hash(*analysis_modules(cfg, kind, name))
+    return code_hash(*analysis_modules(cfg, kind, name), script="analysis")
 
 
 def figure_code(name: str) -> str:
-    return code_hash(*figure_modules(name))
+    return code_hash(*figure_modules(name), script="figure")
+
+
+def claims_code() -> str:
+    return code_hash(*CLAIMS_MODULES, script="claims")
 
 
 def _model_module(cfg: Config, run: str) -> str:

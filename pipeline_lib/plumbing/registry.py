@@ -24,7 +24,7 @@ import yaml
 
 from .codehash import parse
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pipeline_lib/
 
 # registry kind -> the package whose modules are its plug-ins
 PACKAGES = {"task": "tasks", "model": "models", "analysis": "analysis", "figure": "figures", "optimizer": "optimizers"}
@@ -116,7 +116,7 @@ def _check_declaration(kind: str, path: Path, declared: dict) -> None:
             raise PluginError(f"{where}: each of CHECKS must be [key, expression, message], got {check!r}")
     _check_refs_declared(where, declared["CONFIG"])
     if "CLAIMS" in declared:
-        from .claims import ClaimError, check_declared
+        from ..claims import ClaimError, check_declared
 
         try:
             check_declared(where, declared["CLAIMS"])

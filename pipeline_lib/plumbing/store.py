@@ -22,10 +22,10 @@ from typing import Iterable
 import numpy as np
 import xarray as xr
 
-from . import __version__
-from .config import canonical_json, slice_hash
+from .. import __version__
+from .values import canonical_json, slice_hash
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class ArtifactError(RuntimeError):
@@ -64,7 +64,7 @@ def git_commit() -> str:
 def provenance(config_slice: dict, inputs: Iterable[str | os.PathLike] = (), device: str = "cpu",
                code: str = "") -> dict:
     """The attrs every artifact carries (all str/number, so any HDF5 reader sees them)."""
-    import torch  # local: keeps `import pipeline_lib.store` light for the Snakefile
+    import torch  # local: keeps `import pipeline_lib.plumbing.store` light for the Snakefile
 
     return {
         "config_json": canonical_json(config_slice),

@@ -1,14 +1,14 @@
 """What a JSON schema cannot check: references between entries, and the constraints the plug-ins
 declare (``CHECKS``), task/model compatibility (a task's ``MODELS``), finetune shapes. Each returns
-a list of sentences naming the config key path; :func:`pipeline_lib.config.load_config` raises them.
+a list of sentences naming the config key path; :func:`pipeline_lib.plumbing.config.load_config` raises them.
 """
 from __future__ import annotations
 
 from typing import Any, Mapping
 
 from . import registry
-from .config import evaluate, seed_list, task_shape
-from .jobs import Ref, refs
+from .refs import Ref, refs
+from .values import evaluate, seed_list, task_shape
 
 
 def references(data: dict) -> list[str]:

@@ -8,7 +8,7 @@ plain data; what their values mean lives in ``attention`` and ``engine``).
 
 Nothing here knows a task, model, analysis or figure by name. The schema is
 ``workflow/schemas/config.schema.yaml`` (device, runs) plus the ``CONFIG`` fragment each plug-in
-declares (``pipeline_lib.registry``); references between entries are the fragments' ``x-ref``
+declares (``pipeline_lib.plumbing.registry``); references between entries are the fragments' ``x-ref``
 annotations; task shapes, model constraints and probe offers are the plug-ins' declared expressions.
 No plug-in is imported here, nor torch or numpy, so a config is checked in well under a second and
 the DAG is built from declarations alone.
@@ -16,9 +16,7 @@ the DAG is built from declarations alone.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
-import json
 import os
 import re
 from dataclasses import dataclass, field, fields
@@ -27,17 +25,12 @@ from typing import Any, Mapping
 
 import yaml
 
-from . import registry
-
-
-class ConfigError(ValueError):
-    """An invalid configuration; the message names the key path and what is allowed."""
-
-
-def _fail(problems: list[str]) -> None:
-    if problems:
-        raise ConfigError("invalid config:\n  - " + "\n  - ".join(dict.fromkeys(problems)))
-
+from . import config_checks, registry
+from .config_schema import validate_raw
+from .errors import ConfigError, fail
+from .paths import Paths
+from .refs import reached_entries
+from .values import canonical_json, evaluate, per_run, seed_list, slice_hash, task_shape  # noqa: F401  (re-exported)
 
 # --------------------------------------------------------------------------------------------------
 # what every run has (the plug-ins' blocks are their own dataclasses)
@@ -159,26 +152,6 @@ def to_params(cls, raw: Mapping[str, Any]):
 
 
 # --------------------------------------------------------------------------------------------------
-# declared expressions (task shapes, model constraints, probe offers)
-
-_SAFE = {"range": range, "round": round, "min": min, "max": max, "len": len, "int": int, "abs": abs}
-
-
-def evaluate(expr: str, names: Mapping[str, Any], where: str):
-    """Evaluate a plug-in's declared expression over config values (no builtins beyond _SAFE)."""
-    try:
-        return eval(expr, {"__builtins__": {}, **_SAFE, **names})  # noqa: S307 (declared in our modules)
-    except Exception as exc:
-        raise registry.PluginError(f"{where}: cannot evaluate {expr!r} with {dict(names)}: {exc}") from exc
-
-
-def task_shape(raw_dataset: Mapping[str, Any]) -> dict:
-    """n_train, n_test, tokens (None for images), T and classes of a dataset entry (its task's SHAPE)."""
-    plug = registry.plugin("task", raw_dataset["task"])
-    return {k: evaluate(e, raw_dataset, f"{plug.path} SHAPE[{k}]") for k, e in plug.get("SHAPE", {}).items()}
-
-
-# --------------------------------------------------------------------------------------------------
 # the frozen config
 
 
@@ -208,8 +181,6 @@ class Config:
     @property
     def paths(self):
         """Where this config's artifacts live (config key ``results``)."""
-        from .paths import Paths
-
         return Paths(self.raw.get("results", "results"))
 
     def run_spec(self, run: str) -> RunSpec:
@@ -252,8 +223,6 @@ class Config:
     def figure_slice(self, name: str) -> dict:
         """A figure's params and the config of the analysis entries it reads through (e.g. the arms
         and threshold of a Eureka experiment), so that changing those reruns the figure."""
-        from .jobs import reached_entries  # jobs imports this module
-
         return {"figure": name, "params": self.raw["figures"][name],
                 "reads_through": {f"{k}.{n}": v for (k, n), v in reached_entries(self.raw, name).items()}}
 
@@ -292,31 +261,13 @@ def _analysis_params(kind: str, block: Mapping[str, Any]):
     return _LazyParams(block, lambda _, entry: to_params(registry.load("analysis", kind).Params, entry))
 
 
-def per_run(analysis: str) -> bool:
-    """Whether an analysis runs one job per listed run (its block holds ``runs`` and shared settings)
-    rather than one job per named entry."""
-    return bool(registry.plugin("analysis", analysis).get("PER_RUN", False))
-
-
-def slice_hash(obj: Any) -> str:
-    """Stable short hash of a JSON-serialisable config slice."""
-    return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:16]
-
-
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
-
-
 def load_config(raw: Mapping[str, Any]) -> Config:
     """Validate a raw config mapping and return the frozen :class:`Config` (raises ConfigError, or
     registry.PluginError naming the file of a malformed plug-in)."""
-    from . import config_checks  # they use this module's helpers
-    from .config_schema import validate_raw
-
     data = validate_raw(raw)
     for check in (config_checks.references, config_checks.semantics, config_checks.entry_references,
                   config_checks.entry_checks):
-        _fail(check(data))
+        fail(check(data))
     runs = {}
     for n, r in data["runs"].items():
         base_keys = {f.name for f in fields(OptimizerConfig)}
@@ -378,10 +329,6 @@ def _torch_build_has_gpu() -> bool:
         return True  # unknown build: ask torch itself
     built = re.findall(r"^(?:cuda|hip)\b[^=\n]*=\s*(.+?)\s*$", text, re.M)
     return any(v not in ("None", "'None'", '""', "''") for v in built)
-
-
-def seed_list(seeds) -> tuple[int, ...]:
-    return tuple(range(seeds)) if isinstance(seeds, int) else tuple(seeds)
 
 
 def standalone_files(paths) -> list[str]:

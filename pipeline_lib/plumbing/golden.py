@@ -7,7 +7,7 @@ the provenance), so a comparison can say which stage moved and whether its code 
 
 ``tests/test_golden.py`` compares the test config's smoke run to ``tests/golden/test_config.json``:
 numbers that moved under a recorded-equivalent or unchanged code hash fail the suite, naming the stage;
-a changed code hash with unmoved numbers asks for a record (:mod:`pipeline_lib.equivalence`); an
+a changed code hash with unmoved numbers asks for a record (:mod:`pipeline_lib.plumbing.equivalence`); an
 intended change of numbers rewrites the digests (``python -m pipeline_lib golden --write``).
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The record of verified-equivalent refactors: code hashes that compute what an earlier hash computed.
 
 A refactor that changes what the code says but not what it computes (a renamed variable, a split
-function, a loop written as a comprehension) changes the code hash (:mod:`pipeline_lib.codehash`) of
+function, a loop written as a comprehension) changes the code hash (:mod:`pipeline_lib.plumbing.codehash`) of
 every job that imports it, and so would rerun them. Once the golden runs show that the refactor moves
 no number (``tests/test_golden.py``: every artifact of the test config against its stored digests),
 ``python -m pipeline_lib equivalent --since REV --why TEXT`` records, for every job of every shipped
@@ -57,13 +57,18 @@ def canonical(code_hash: str, mapping: dict[str, str] | None = None) -> str:
 
 
 # What each job's code param is, computed by the package on sys.path (the checkout's, or a revision's):
-# only functions every revision since the code hash was introduced has.
+# only functions every revision since the code hash was introduced has (in either layout).
 _JOB_HASHES = r"""
 import json, sys
 from pathlib import Path
-from pipeline_lib import jobs
-from pipeline_lib.codehash import code_hash
-from pipeline_lib.config import load_config_file
+try:
+    from pipeline_lib.plumbing import jobs
+    from pipeline_lib.plumbing.codehash import code_hash
+    from pipeline_lib.plumbing.config import load_config_file
+except ImportError:  # a revision before the plumbing became a package
+    from pipeline_lib import jobs
+    from pipeline_lib.codehash import code_hash
+    from pipeline_lib.config import load_config_file
 out = {}
 root = Path(sys.argv[1])
 for cfg_path in sys.argv[2:]:
@@ -78,7 +83,7 @@ for cfg_path in sys.argv[2:]:
             put(f"{kind} {name}", jobs.analysis_code(cfg, kind, name))
     for fig in cfg.raw["figures"]:
         put(f"figure {fig}", jobs.figure_code(fig))
-    put("claims", code_hash("pipeline_lib.stages.claims"))
+    put("claims", jobs.claims_code() if hasattr(jobs, "claims_code") else code_hash("pipeline_lib.stages.claims"))
 print(json.dumps(out))
 """
 
