@@ -250,8 +250,9 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
              profile_epochs: int = 0, top: int = 12) -> dict:
     """Time one case; with ``profile_epochs``, afterwards profile that many more epochs of each side
     (the timing itself is never profiled) and add where the time goes and the ratio's ceiling."""
-    from pipeline_lib.engine import resolve_device, train_seeds, tune_allocator
+    from pipeline_lib.engine import train_seeds
     from pipeline_lib.models import seed_generator
+    from pipeline_lib.plumbing.device import resolve_device, tune_allocator
 
     tune_allocator()
     torch.set_num_threads(threads)

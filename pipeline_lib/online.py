@@ -17,7 +17,9 @@ from typing import Callable, Optional
 
 import torch
 
-from .engine import Recorder, Recording, _Freezer, per_seed_loss_acc
+from .freezer import Freezer
+from .losses import per_seed_loss_acc
+from .recording import Recorder, Recording
 from .slot_optim import SlotSGD
 
 
@@ -37,7 +39,7 @@ def train_online(model, sample: Callable[[int], tuple[torch.Tensor, torch.Tensor
     x_te, y_te = data["x_test"].to(device), data["y_test"].to(device)
     params = {n: getattr(model, n) for n in model.param_names()}
     opt = SlotSGD(params, slots)
-    freezer = _Freezer(list(params.values()), model.S, device)
+    freezer = Freezer(list(params.values()), model.S, device)
     rec = Recorder(model, data, run_cfg, 0, device)
     for e in range(E + 1):
         rec.evaluate(model, e, x_te, y_te, freezer)

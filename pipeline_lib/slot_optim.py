@@ -13,6 +13,8 @@ multiple of lr: per-parameter learning rates), ``weight_decay``, ``momentum``.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
 
 
@@ -119,3 +121,40 @@ def build_slot_optimizer(named: dict[str, torch.nn.Parameter], opt_cfg, slots: l
         return SlotSGD(named, slots)
     raise ValueError(f"config key 'optimizer.name': a sweep or per-parameter learning rates need an elementwise "
                      f"optimizer with a value per slot; got {opt_cfg.name!r}; allowed: adam, adamw, sgd")
+
+
+def build_optimizer(params, opt_cfg, dims: Optional[list] = None) -> torch.optim.Optimizer:
+    """torch's Adam, AdamW or SGD; any other name is an optimizer plug-in of ``pipeline_lib/optimizers``
+    (its ``build(params, opt_cfg, dims)``, ``dims``: each parameter's dim names after the seed axis;
+    the run's code hash includes that module, see ``jobs.train_code``)."""
+    name = opt_cfg.name
+    if name not in BUILTIN_OPTIMIZERS:
+        from .plumbing import registry  # looks the plug-in up by name
+
+        if dims is None:
+            raise ValueError(f"optimizer {name!r} needs the parameters' dim names (train_seeds(param_dims=...))")
+        return registry.load("optimizer", name).build(params, opt_cfg, dims)
+    # foreach: one call per operation for all parameters instead of a Python loop over them (the
+    # per-step overhead of mini-batch training); the same arithmetic, equal bit for bit (checked for
+    # Adam, AdamW and SGD with and without momentum and weight decay).
+    if name == "adam":
+        return torch.optim.Adam(params, lr=opt_cfg.lr, betas=opt_cfg.betas, weight_decay=opt_cfg.weight_decay,
+                                foreach=True)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=opt_cfg.lr, betas=opt_cfg.betas, weight_decay=opt_cfg.weight_decay,
+                                 foreach=True)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=opt_cfg.lr, momentum=opt_cfg.momentum, weight_decay=opt_cfg.weight_decay,
+                               foreach=True)
+    raise ValueError(f"unknown optimizer {name!r}; allowed: adam, adamw, sgd")
+
+
+BUILTIN_OPTIMIZERS = ("adam", "adamw", "sgd")
+
+
+def optimizer_state_size(opt: torch.optim.Optimizer) -> dict:
+    """Elements and bytes of every tensor the optimizer keeps per parameter (moments, projectors,
+    step counters), measured on the live state."""
+    tensors = [v for st in opt.state.values() for v in st.values() if torch.is_tensor(v)]
+    return {"elements": int(sum(t.numel() for t in tensors)),
+            "bytes": int(sum(t.numel() * t.element_size() for t in tensors))}

@@ -32,7 +32,7 @@ def test_interpolation_endpoints_are_the_two_models():
     y = torch.randint(0, 4, (64,))
     theta = lambda m: {n: getattr(m, n).detach().numpy().copy() for n in m.param_names()}  # noqa: E731
     ta, tb = theta(a), theta(b)
-    from pipeline_lib.engine import per_seed_loss_acc
+    from pipeline_lib.losses import per_seed_loss_acc
     la, lb = per_seed_loss_acc(a(x), y)[0].detach().numpy(), per_seed_loss_acc(b(x), y)[0].detach().numpy()
     ts = np.array([0.0, 0.5, 1.0])
     res = interpolate(CircuitModel(2, 4, 5, 8), ta, tb, ts, {"train": (x, y)})

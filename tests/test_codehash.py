@@ -55,19 +55,23 @@ def test_docstrings_comments_and_formatting_rerun_nothing(tmp_path, baseline):
 
 def test_a_function_moved_to_another_module_reruns_nothing(tmp_path, baseline):
     pkg = _copy(tmp_path)
-    engine = (pkg / "engine.py").read_text()
-    start = engine.index("def per_seed_loss_acc(")
-    end = engine.index("\n\n\n", start)
-    func = engine[start:end]
-    (pkg / "losses.py").write_text(f'"""Losses."""\nfrom __future__ import annotations\n\nimport torch\n\n\n{func}\n')
-    (pkg / "engine.py").write_text(engine[:start].replace("import torch\n", "import torch\n\nfrom .losses import "
-                                                                           "per_seed_loss_acc\n", 1) + engine[end:])
+    losses = (pkg / "losses.py").read_text()
+    start = losses.index("def per_seed_loss_acc(")
+    end = losses.index("\n\n\n", start)
+    func = losses[start:end]
+    (pkg / "cross_entropy.py").write_text('"""Cross-entropy."""\nfrom __future__ import annotations\n\nimport torch\n'
+                                          "import torch.nn.functional as F\n\nfrom .attention import small_last\n\n\n"
+                                          f"{func}\n")
+    (pkg / "losses.py").write_text(losses[:start].replace("from .attention import small_last\n",
+                                                          "from .attention import small_last\n"
+                                                          "from .cross_entropy import per_seed_loss_acc\n", 1)
+                                   + losses[end:])
     assert _changed(tmp_path, baseline) == set()
 
 
-def test_a_numeric_change_in_the_engine_reruns_exactly_the_jobs_that_import_it(tmp_path, baseline):
+def test_a_one_character_numeric_change_in_the_engine_reruns_exactly_the_jobs_that_import_it(tmp_path, baseline):
     pkg = _copy(tmp_path)
-    _edit(pkg / "engine.py", "EVAL_CHUNK = 1024", "EVAL_CHUNK = 1025")
+    _edit(pkg / "engine.py", "(step + 1) / warmup_steps", "(step + 2) / warmup_steps")  # one character
     cfg = load_config_file(REPO / CONFIGS[0])
     uses_engine = {job for job, modules in jobs.job_modules(cfg).items()
                    if any("pipeline_lib.engine" in codehash.closure_modules(m) for m in modules)}
@@ -83,9 +87,9 @@ def test_switching_an_import_between_two_functions_of_one_name_is_seen(tmp_path,
     changed_by_new_function = _changed(tmp_path, baseline)
     assert changed_by_new_function  # attention.py computes more: its jobs rerun
     interp = pkg / "analysis" / "interpolation.py"
-    _edit(interp, "from ..engine import per_seed_loss_acc", "from ..attention import per_seed_loss_acc")
+    _edit(interp, "from ..losses import per_seed_loss_acc", "from ..attention import per_seed_loss_acc")
     after_switch = job_hashes(tmp_path, REPO, CONFIGS)
-    _edit(interp, "from ..attention import per_seed_loss_acc", "from ..engine import per_seed_loss_acc")
+    _edit(interp, "from ..attention import per_seed_loss_acc", "from ..losses import per_seed_loss_acc")
     before_switch = job_hashes(tmp_path, REPO, CONFIGS)
     interpolation = [k for k in after_switch if k.split(" ")[1] == "interpolation"]
     assert interpolation and all(after_switch[k] != before_switch[k] for k in interpolation)

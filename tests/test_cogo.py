@@ -9,11 +9,12 @@ import torch
 
 from pipeline_lib.analysis import fourier
 from pipeline_lib.analysis.gradient_rank import picked, stable_rank
-from pipeline_lib.engine import optimizer_state_size, train_seeds
+from pipeline_lib.engine import train_seeds
 from pipeline_lib.models.quadratic_mlp import QuadraticMLP
 from pipeline_lib.optimizers import galore_adam
 from pipeline_lib.optimizers.galore_adam import GaLoreAdam, build, is_matrix
 from pipeline_lib.plumbing.config import ConfigError, OptimizerConfig, RunConfig, ScheduleConfig, load_config
+from pipeline_lib.slot_optim import optimizer_state_size
 from pipeline_lib.tasks import modular_addition as ma
 
 # -- task ----------------------------------------------------------------------------------------------

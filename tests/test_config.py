@@ -3,9 +3,9 @@ import time
 import pytest
 
 from conftest import REPO, SMOKE, load_yaml
-from pipeline_lib.engine import recorded_epochs
 from pipeline_lib.plumbing import registry
 from pipeline_lib.plumbing.config import ConfigError, load_config, load_config_file
+from pipeline_lib.recording import recorded_epochs
 
 EUREKA_FIGURES = ("eureka_accuracy", "eureka_table", "eureka_qkv_gradients", "eureka_attention_distribution",
                   "eureka_probes")
@@ -171,7 +171,7 @@ def test_device_auto_is_resolved_before_the_params(smoke_raw, monkeypatch):
     assert cfg.run_spec("scratch_p4").device == expected
     assert cfg.raw["device"] == expected
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    from pipeline_lib.plumbing.config import resolve_device_setting
+    from pipeline_lib.plumbing.device import resolve_device_setting
 
     assert resolve_device_setting("auto") == "cpu" and resolve_device_setting("cuda") == "cuda"
 
@@ -185,7 +185,7 @@ def test_device_auto_reads_the_torch_build_and_asks_torch_only_for_a_gpu_build(
     import sys
     import types
 
-    from pipeline_lib.plumbing.config import resolve_device_setting
+    from pipeline_lib.plumbing.device import resolve_device_setting
 
     pkg = tmp_path / "torch"
     pkg.mkdir()

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline_lib.engine import resolve_device, train_seeds
+from pipeline_lib.engine import train_seeds
 from pipeline_lib.models import build_run_model
 from pipeline_lib.plumbing.config import load_config
+from pipeline_lib.plumbing.device import resolve_device
 from pipeline_lib.tasks.sma import sparse_modular_addition
 
 
@@ -85,7 +86,7 @@ class _Interrupt(Exception):
 
 @pytest.mark.parametrize("batch_size", ["full", 32])
 def test_interrupted_then_resumed_equals_uninterrupted_bitwise(smoke_raw, tmp_path, batch_size):
-    from pipeline_lib.engine import Checkpointing
+    from pipeline_lib.checkpointing import Checkpointing
 
     torch.set_num_threads(1)
     cfg, rc, d, tensors = _setup(smoke_raw, epochs=30, batch_size=batch_size)
@@ -115,7 +116,7 @@ def test_interrupted_then_resumed_equals_uninterrupted_bitwise(smoke_raw, tmp_pa
 
 
 def test_checkpoint_with_another_key_is_ignored(smoke_raw, tmp_path):
-    from pipeline_lib.engine import Checkpointing
+    from pipeline_lib.checkpointing import Checkpointing
 
     cfg, rc, d, tensors = _setup(smoke_raw, epochs=12)
     model = build_run_model(cfg.run_spec(rc.name), 1)
@@ -151,7 +152,7 @@ def test_step_attention_is_recorded_after_every_step_and_changes_nothing_else(sm
 def test_chunked_evaluation_equals_one_pass(smoke_raw):
     """evaluate_set in chunks: the accuracy exactly and the loss up to the order of the sums equal one
     pass over the whole set, every example evaluated once."""
-    from pipeline_lib.engine import evaluate_set, loss_fn
+    from pipeline_lib.losses import evaluate_set, loss_fn
 
     cfg, rc, d, tensors = _setup(smoke_raw)
     model = build_run_model(cfg.run_spec(rc.name), 3)

@@ -205,7 +205,7 @@ def test_a_longer_run_starts_exactly_as_the_shorter_one(smoke_raw):
 
 
 def test_transformer_run_resumes_bit_identically_with_its_recordings(smoke_raw, tmp_path):
-    from pipeline_lib.engine import Checkpointing
+    from pipeline_lib.checkpointing import Checkpointing
 
     class Stop(Exception):
         pass

@@ -9,7 +9,7 @@ import yaml
 from test_workflow import planned_jobs
 
 from conftest import REPO, SMOKE, hash_tree, snakemake
-from pipeline_lib.plumbing.config import resolve_device_setting
+from pipeline_lib.plumbing.device import resolve_device_setting
 
 pytestmark = pytest.mark.workflow
 

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline_lib.engine import Checkpointing, train_seeds
+from pipeline_lib.checkpointing import Checkpointing
+from pipeline_lib.engine import train_seeds
 from pipeline_lib.models import build_run_model
 from pipeline_lib.plumbing.config import ConfigError, load_config
 from pipeline_lib.slot_optim import SlotAdam, SlotSGD

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import xarray as xr
 
-from ..engine import loss_fn
+from ..losses import loss_fn
 from ..models import build_run_model, param_dims, run_inputs
 from ..optimizers.galore_adam import is_matrix
 from ..plumbing.store import dataset_split, read_dataset, snapshot_arrays

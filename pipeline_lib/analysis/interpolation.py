@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import xarray as xr
 
-from ..engine import per_seed_loss_acc
+from ..losses import per_seed_loss_acc
 from ..models import build_run_model, run_inputs
 from ..plumbing.store import dataset_split, read_dataset, snapshot_arrays
 

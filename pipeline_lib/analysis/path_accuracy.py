@@ -19,8 +19,8 @@ import numpy as np
 import torch
 import xarray as xr
 
-from ..engine import resolve_device
 from ..models import build_run_model
+from ..plumbing.device import resolve_device
 from ..plumbing.store import read_dataset, snapshot_arrays
 from ..stats import log_spaced_indices
 from ..tasks.shortest_path import decoded_valid, graph

@@ -16,9 +16,6 @@ the DAG is built from declarations alone.
 from __future__ import annotations
 
 import functools
-import importlib.util
-import os
-import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
@@ -27,6 +24,7 @@ import yaml
 
 from . import config_checks, registry
 from .config_schema import validate_raw
+from .device import resolve_device_setting
 from .errors import ConfigError, fail
 from .paths import Paths
 from .refs import reached_entries
@@ -292,43 +290,6 @@ def load_config(raw: Mapping[str, Any]) -> Config:
     models = {n: Entry(n, m["kind"], {k: v for k, v in m.items() if k != "kind"}) for n, m in data["models"].items()}
     data["device"] = resolve_device_setting(data["device"])
     return Config(device=data["device"], runs=runs, datasets=datasets, models=models, raw=data)
-
-
-def resolve_device_setting(setting: str) -> str:
-    """``auto`` -> ``cuda`` if torch sees a CUDA (or ROCm) device, else ``cpu``; others unchanged.
-
-    Resolved when the config is loaded, so that a job's params and its artifacts hold the device it
-    really runs on (``auto`` and ``cpu`` on a CPU machine plan no rerun). Torch is imported only if
-    its build supports a GPU (read from ``torch/version.py`` without importing it): a CPU wheel, or
-    no torch at all (a bare Snakemake environment), answers ``cpu`` at no cost.
-    """
-    if setting != "auto":
-        return setting
-    if os.environ.get("CUDA_VISIBLE_DEVICES", "x").strip() in ("", "-1"):
-        return "cpu"
-    if not _torch_build_has_gpu():
-        return "cpu"
-    try:
-        import torch
-    except ImportError as exc:  # a broken install: training will say so; the plan is for the CPU
-        raise ConfigError(f"config key 'device' is 'auto' but torch cannot be imported ({exc}); "
-                          "fix the install or set device: cpu") from exc
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def _torch_build_has_gpu() -> bool:
-    try:
-        spec = importlib.util.find_spec("torch")
-    except (ImportError, ValueError):
-        return False
-    if spec is None or not spec.submodule_search_locations:
-        return False
-    try:
-        text = (Path(list(spec.submodule_search_locations)[0]) / "version.py").read_text()
-    except OSError:
-        return True  # unknown build: ask torch itself
-    built = re.findall(r"^(?:cuda|hip)\b[^=\n]*=\s*(.+?)\s*$", text, re.M)
-    return any(v not in ("None", "'None'", '""', "''") for v in built)
 
 
 def standalone_files(paths) -> list[str]:

@@ -15,15 +15,16 @@ import time
 import torch
 from tqdm import tqdm
 
+from ..artifacts import slot_axis, trajectory_dataset, weights_dataset
 from ..attention import describe
-from ..engine import resolve_device
 from ..models import build_run_model, param_dims, run_inputs, seed_generator
 from ..online import train_online
 from ..plumbing import registry
 from ..plumbing.config import Config
+from ..plumbing.device import resolve_device
 from ..plumbing.jobs import train_code
+from ..plumbing.logs import job_logger
 from ..plumbing.store import dataset_split, provenance, read_dataset, write_dataset
-from .train import _logger, slot_axis, trajectory_dataset, weights_dataset
 
 
 def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
@@ -31,7 +32,7 @@ def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: 
     spec = cfg.run_spec(run)
     torch.set_num_threads(max(1, threads))
     device = resolve_device(spec.device)
-    log = _logger(log_path)
+    log = job_logger(log_path)
     ds = read_dataset(dataset_path, rule="dataset")
     slots = spec.run.slots()
     seeds = [s["run_seed"] for s in slots]
