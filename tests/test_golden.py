@@ -28,7 +28,7 @@ HOW = {
 def test_every_artifact_of_the_test_config_matches_its_golden_digests(smoke_run):
     work, _ = smoke_run
     diff = golden.compare(json.loads(DIGESTS.read_text()), golden.digest(work / "results"))
-    problems = [f"{kind}: {line}\n    ({HOW[kind]})" for kind, lines in diff.items() for line in lines]
+    problems = [f"{kind} ({len(lines)}): {HOW[kind]}\n  " + "\n  ".join(lines) for kind, lines in diff.items() if lines]
     assert not problems, "\n".join(problems)
 
 

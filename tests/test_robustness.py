@@ -99,7 +99,7 @@ def probe_targets(ds, split, n):
 NEW_FIGURE = '''"""Final test loss per arm, one dot per seed (a figure added in a test)."""
 from dataclasses import dataclass
 
-from ..store import read_dataset
+from ..plumbing.store import read_dataset
 from . import style
 
 NAME = "final_loss"
@@ -156,8 +156,8 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path, smoke_run):
     shutil.rmtree(repo / "pipeline_lib")
     shutil.copytree(REPO / "pipeline_lib", repo / "pipeline_lib", ignore=shutil.ignore_patterns("__pycache__"))
     # the plumbing (config machinery, registry, paths, store, lineage) computes no number: nothing reruns
-    for part in ("config.py", "config_checks.py", "registry.py", "jobs.py", "paths.py", "store.py", "lineage.py"):
-        _append(repo / "pipeline_lib" / part, "\n_A_CHANGE_TO_THE_PLUMBING = 1\n")
+    for path in sorted((repo / "pipeline_lib" / "plumbing").glob("*.py")):
+        _append(path, "\n_A_CHANGE_TO_THE_PLUMBING = 1\n")
     assert _planned(work, repo) == {}
     # a new figure module and its config block: only that figure
     (repo / "pipeline_lib/figures/final_loss.py").write_text(NEW_FIGURE)
@@ -216,8 +216,12 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path, smoke_run):
     _append(repo2 / "pipeline_lib/engine.py", "\n_A_CHANGE_TO_THE_ENGINE = 1\n")  # training code: every run
     jobs = _planned(work2, repo2)
     # the 14 epoch-engine runs of the original families (r_matched too), the 2 JoMA runs, the 6 modular-addition
-    # and GaLore runs, the shortest-path run, and the 2 online runs (whose trainer reuses the engine's Recorder)
-    assert jobs["train"] == 23 and jobs["train_online"] == 2 and jobs["dataset"] == 2
+    # and GaLore runs and the shortest-path run; not the 2 online runs (their trainer has its own loop)
+    assert jobs["train"] == 23 and "train_online" not in jobs and jobs["dataset"] == 2
+    _restore(repo2, "engine.py")
+    _append(repo2 / "pipeline_lib/recording.py", "\n_A_CHANGE_TO_THE_RECORDER = 1\n")
+    jobs = _planned(work2, repo2)  # the recorder is both trainers': the 2 online runs too
+    assert jobs["train"] == 23 and jobs["train_online"] == 2
 
 
 def _restore(repo, *parts):
