@@ -1,12 +1,8 @@
 """What each job of the DAG reads and which code computes it (plumbing: in no code hash).
 
-References between config entries (:mod:`.refs`) are the ``x-ref`` annotations of the plug-ins' schema fragments:
-``x-ref: run`` (the job reads the run's trajectory, its ancestors' too, unless ``x-reads`` says
-otherwise: any of ``trajectory``, ``weights``, ``dataset``, ``analysis/<kind>`` for a per-run
-analysis's artifact of the run), ``x-ref: dataset``, and ``x-ref: analysis/<kind>`` (an entry of
-``analyses.<kind>``: its ``artifact`` by default, or with ``x-reads`` what it names for the runs
-that entry references). ``x-requires`` is a JSON schema each referenced run must satisfy (checked in
-``config_checks``).
+A job's input files are the artifacts its config entry references (:mod:`.refs`: the plug-ins'
+``x-ref`` annotations and what ``x-reads`` says each reference reads); its code is the modules of its
+stage and plug-ins (:func:`job_modules`) and its adapter script, hashed by :mod:`.codehash`.
 """
 from __future__ import annotations
 
