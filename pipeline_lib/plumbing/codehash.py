@@ -60,15 +60,10 @@ def _imports(module: str) -> tuple[str, ...]:
     if not path.exists():
         raise FileNotFoundError(f"code hash: no source for {module} ({path})")
     parts = module.split(".")
-    package = parts if path.name == "__init__.py" else parts[:-1]
     found: list[str] = [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages run first
     for node in ast.walk(parse(path)):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - node.level + 1]
-                target = ".".join(base + (node.module.split(".") if node.module else []))
-            else:
-                target = node.module or ""
+            target = _import_target(module, node)
             if target.split(".")[0] != "pipeline_lib":
                 continue
             found.append(target)
@@ -81,8 +76,8 @@ def _imports(module: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=None)
 def closure_modules(module: str) -> tuple[str, ...]:
-    """The module and every ``pipeline_lib`` module it imports, transitively, less the plumbing (:func:`is_plumbing`)
-    (whose own imports are not followed either)."""
+    """The module and every ``pipeline_lib`` module it imports, transitively, less the plumbing
+    (:func:`is_plumbing`, whose own imports are not followed either)."""
     seen: set[str] = set()
     todo = [module]
     while todo:
