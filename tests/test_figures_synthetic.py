@@ -1,0 +1,67 @@
+"""Figures built from synthetic analysis artifacts with planted values: the figure module's ``build`` reads them
+through the same paths as in a run, draws, and its stats report the planted numbers."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import xarray as xr  # noqa: E402
+from matplotlib import pyplot as plt  # noqa: E402
+
+from pipeline_lib.figures import joma_logits, sln_optimality  # noqa: E402
+from pipeline_lib.plumbing.paths import Paths  # noqa: E402
+from pipeline_lib.plumbing.store import write_dataset  # noqa: E402
+
+
+@pytest.fixture
+def paths(tmp_path):
+    return Paths(str(tmp_path / "results"))
+
+
+def _build(module, params, paths):
+    fig, stats = module.build(None, params, paths, {})
+    try:
+        assert fig.axes and stats["summary"]
+    finally:
+        plt.close(fig)
+    return stats
+
+
+def test_sln_optimality_reports_the_planted_rates(paths):
+    sizes = np.arange(5, 13)  # 5..9 are the talk's "under 10 nodes"
+    queries = np.full(len(sizes), 100)
+    n_opt = np.stack([np.full(len(sizes), 100), np.arange(len(sizes)) + 80])  # scaled: all; unscaled: 80..87
+    an = xr.Dataset({"optimal": (("variant", "n_nodes"), n_opt / queries),
+                     "reached": (("variant", "n_nodes"), np.ones_like(n_opt, dtype=float)),
+                     "n_optimal": (("variant", "n_nodes"), n_opt), "n_queries": ("n_nodes", queries)},
+                    coords={"variant": ["scaled", "unscaled"], "n_nodes": sizes},
+                    attrs={"edge_prob": 0.5, "graphs_per_size": 10})
+    write_dataset(an, paths.analysis("sln", "gnp"))
+    stats = _build(sln_optimality, sln_optimality.Params(sln="gnp"), paths)
+    scaled, unscaled = stats["variants"]["scaled"], stats["variants"]["unscaled"]
+    assert scaled["overall"] == 1.0 and scaled["min_over_sizes"] == 1.0
+    assert unscaled["overall"] == pytest.approx((80 + 87) / 2 / 100) and unscaled["min_over_sizes"] == 0.8
+    assert unscaled["n_queries_under_10"] == 500 and unscaled["n_optimal_under_10"] == 80 + 81 + 82 + 83 + 84
+    assert unscaled["per_size"][12] == 0.87
+
+
+def test_joma_logits_reports_the_planted_correlations(paths):
+    rng = np.random.default_rng(0)
+    S, T, M = 3, 5, 16
+    z = rng.normal(size=(S, T, M))
+    zhat = z.copy()
+    zhat[:, 2] = -z[:, 2]  # at step 2, zhat is anti-correlated with z: NC = -1
+    nc = np.ones((S, T))
+    nc[:, 2] = -1.0
+    an = xr.Dataset({"z": (("seed", "step", "token"), z), "zhat": (("seed", "step", "token"), zhat),
+                     "nc": (("seed", "step"), nc), "nc_term1": (("seed", "step"), 0.5 * nc),
+                     "nc_term2": (("seed", "step"), 0.25 * nc)},
+                    coords={"seed": [0, 1, 2], "step": np.arange(T) * 10})
+    write_dataset(an, paths.analysis("joma", "run_a"))
+    stats = _build(joma_logits, joma_logits.Params(cases=(("gaussian", "run_a"),)), paths)
+    s = stats["gaussian"]
+    assert s["min_nc_after_step0"]["per_seed"] == [-1.0, -1.0, -1.0]
+    assert s["final_nc"] == [1.0] * 3 and s["final_nc_term1"] == [0.5] * 3 and s["final_nc_term2"] == [0.25] * 3
+    # the frozen reference: z at the last step against z at step 0 (independent draws: far from 1)
+    assert all(abs(v) < 0.9 for v in s["final_nc_frozen"])
