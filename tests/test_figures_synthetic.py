@@ -65,3 +65,26 @@ def test_joma_logits_reports_the_planted_correlations(paths):
     assert s["final_nc"] == [1.0] * 3 and s["final_nc_term1"] == [0.5] * 3 and s["final_nc_term2"] == [0.25] * 3
     # the frozen reference: z at the last step against z at step 0 (independent draws: far from 1)
     assert all(abs(v) < 0.9 for v in s["final_nc_frozen"])
+
+
+def test_edge_spectrum_reports_the_planted_correlations(paths):
+    from pipeline_lib.analysis.edge_correlation import SOURCES
+    from pipeline_lib.figures import edge_spectrum
+
+    S, G, K = 2, 4, 2
+    level = {"trained": 0.95, "untrained": 0.5, "gaussian": 0.2}  # max |corr| with every u_k, per source
+    corr = np.stack([np.full((S, G, K), level[s]) for s in SOURCES])
+    corr[0, 0, 0, 0] = np.nan  # a graph without a finite value in one seed: skipped, not counted
+    an = xr.Dataset({"max_corr": (("source", "seed", "graph", "component"), corr),
+                     "principal_cos": (("source", "seed", "graph", "component"), corr / 2),
+                     "n_nodes": ("graph", np.full(G, 6)), "n_edges": ("graph", np.full(G, 8))},
+                    coords={"source": list(SOURCES), "seed": [0, 1], "graph": np.arange(G),
+                            "component": np.arange(1, K + 1)})
+    write_dataset(an, paths.analysis("edge_correlation", "sp"))
+    stats = _build(edge_spectrum, edge_spectrum.Params(runs=("sp",), threshold=0.9), paths)
+    src = stats["sources"]
+    assert list(SOURCES).index("trained") == 0
+    assert src["trained"]["u1"] == {"n": S * G - 1, "median": pytest.approx(0.95), "frac_above": 1.0}
+    assert src["untrained"]["u1"]["frac_above"] == 0.0 and src["gaussian"]["u1"]["median"] == pytest.approx(0.2)
+    assert src["trained"]["principal_cos"]["median"] == pytest.approx(0.475)
+    assert src["trained"]["per_graph"]["u1"] == [0.95] * G  # the NaN seed is skipped in graph 0's mean
