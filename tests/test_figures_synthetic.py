@@ -88,3 +88,31 @@ def test_edge_spectrum_reports_the_planted_correlations(paths):
     assert src["untrained"]["u1"]["frac_above"] == 0.0 and src["gaussian"]["u1"]["median"] == pytest.approx(0.2)
     assert src["trained"]["principal_cos"]["median"] == pytest.approx(0.475)
     assert src["trained"]["per_graph"]["u1"] == [0.95] * G  # the NaN seed is skipped in graph 0's mean
+
+
+def test_shortest_path_accuracy_reports_the_planted_accuracies(paths):
+    from pipeline_lib.figures import shortest_path_accuracy
+
+    S, K, N = 3, 4, 10
+    path_acc = np.tile(np.linspace(0.1, 0.9, K), (S, 1)) + np.array([[0.0], [0.05], [0.1]])  # (seed, snapshot)
+    exact = np.zeros((S, N))
+    exact[:, :7] = 1.0  # 7 of 10 test sequences match the dataset's path in every seed
+    lengths, sizes = np.array([1, 2, 3]), np.array([5, 6])
+    an = xr.Dataset({"path_acc": (("seed", "snapshot"), path_acc), "exact": (("seed", "sample"), exact),
+                     "train_path_acc": ("seed", np.full(S, 0.99)),
+                     "acc_by_length": (("seed", "length"), np.tile([1.0, 0.8, 0.5], (S, 1))),
+                     "n_by_length": ("length", [4, 4, 2]),
+                     "acc_by_size": (("seed", "n_nodes"), np.tile([0.9, 0.7], (S, 1))),
+                     "n_by_size": ("n_nodes", [5, 5])},
+                    coords={"seed": np.arange(S), "snapshot": [0, 10, 20, 30], "sample": np.arange(N),
+                            "length": lengths, "n_nodes": sizes})
+    traj = xr.Dataset({"test_acc": (("seed", "epoch"), np.tile(np.linspace(0.2, 0.6, 31), (S, 1)))},
+                      coords={"seed": np.arange(S), "epoch": np.arange(31)})
+    write_dataset(an, paths.analysis("path_accuracy", "sp"))
+    write_dataset(traj, paths.trajectory("sp"))
+    stats = _build(shortest_path_accuracy, shortest_path_accuracy.Params(runs=("sp",)), paths)
+    s = stats["runs"]["sp"]
+    assert s["path_acc_final"] == pytest.approx([0.9, 0.95, 1.0]) and s["path_acc_final_median"] == pytest.approx(0.95)
+    assert s["exact_match_final_median"] == pytest.approx(0.7) and s["train_path_acc_median"] == pytest.approx(0.99)
+    assert s["teacher_forced_test_acc_median"] == pytest.approx(0.6) and s["final_epoch"] == 30 and s["n_test"] == N
+    assert s["by_length"] == {1: 1.0, 2: 0.8, 3: 0.5} and s["by_size"] == pytest.approx({5: 0.9, 6: 0.7})
