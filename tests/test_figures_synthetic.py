@@ -116,3 +116,19 @@ def test_shortest_path_accuracy_reports_the_planted_accuracies(paths):
     assert s["exact_match_final_median"] == pytest.approx(0.7) and s["train_path_acc_median"] == pytest.approx(0.99)
     assert s["teacher_forced_test_acc_median"] == pytest.approx(0.6) and s["final_epoch"] == 30 and s["n_test"] == N
     assert s["by_length"] == {1: 1.0, 2: 0.8, 3: 0.5} and s["by_size"] == pytest.approx({5: 0.9, 6: 0.7})
+
+
+def test_attention_entropy_reports_the_planted_entropies(paths):
+    from pipeline_lib.figures import attention_entropy
+
+    snapshots = np.array([0, 1, 10, 100, 1000])
+    falling = np.tile([1.0, 0.8, 0.4, 0.2, 0.3], (2, 1))  # minimum at epoch 100, a rebound after it
+    flat = np.full((2, 5), 0.7)
+    for run, ent in (("falls", falling), ("flat", flat)):
+        write_dataset(xr.Dataset({"mean_entropy": (("seed", "snapshot"), ent)},
+                                 coords={"seed": [0, 1], "snapshot": snapshots}),
+                      paths.analysis("attention_sparsity", run))
+    stats = _build(attention_entropy, attention_entropy.Params(runs=("falls", "flat"), ncols=2), paths)
+    assert stats["falls"] == {"initial_median": 1.0, "final_median": 0.3, "min_median": 0.2, "epoch_of_min": 100,
+                              "final_per_seed": [0.3, 0.3], "initial_per_seed": [1.0, 1.0], "decreased": True}
+    assert stats["flat"]["decreased"] is False and "1/2 runs" in stats["summary"]
