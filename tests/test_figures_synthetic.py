@@ -132,3 +132,32 @@ def test_attention_entropy_reports_the_planted_entropies(paths):
     assert stats["falls"] == {"initial_median": 1.0, "final_median": 0.3, "min_median": 0.2, "epoch_of_min": 100,
                               "final_per_seed": [0.3, 0.3], "initial_per_seed": [1.0, 1.0], "decreased": True}
     assert stats["flat"]["decreased"] is False and "1/2 runs" in stats["summary"]
+
+
+def test_cogo_dynamics_reports_the_planted_structure_and_loss_epochs(paths):
+    from pipeline_lib.figures import cogo_dynamics
+
+    snaps, F = np.array([0, 10, 100, 1000]), 4
+    # q_k per (seed, snapshot, freq): seed 0 has every frequency of order 0/4/6 from epoch 100 on, seed 1 from 10 on
+    q = np.full((3, 4, F), 4)
+    q[0, :2, 0] = 3
+    q[1, 0, :] = 2
+    order = np.full((3, 4, F), 4.0)
+    err = np.full((3, 4, F), 1e-3)
+    solved = np.array([1, 1, 0])  # seed 2 did not reach accuracy 1: left out
+    an = xr.Dataset({"q_k": (("seed", "snapshot", "freq"), q), "order": (("seed", "snapshot", "freq"), order),
+                     "fact_error": (("seed", "snapshot", "freq"), err), "solved": ("seed", solved)},
+                    coords={"seed": [0, 1, 2], "snapshot": snaps, "freq": np.arange(F)})
+    epochs = np.arange(0, 1001, 10)
+    loss = np.tile(np.where(epochs < 50, 1.0, 0.05), (3, 1))  # falls below a tenth of epoch 0's at epoch 50
+    traj = xr.Dataset({"train_loss": (("seed", "epoch"), loss), "test_loss": (("seed", "epoch"), loss)},
+                      coords={"seed": [0, 1, 2], "epoch": epochs})
+    write_dataset(an, paths.analysis("fourier", "cogo"))
+    write_dataset(traj, paths.trajectory("cogo"))
+    stats = _build(cogo_dynamics, cogo_dynamics.Params(run="cogo"), paths)
+    assert stats["solved_seeds"] == 2
+    assert stats["per_seed"]["seed"] == [0, 1]
+    assert stats["per_seed"]["structure_epoch"] == [100, 10] and stats["per_seed"]["missing_epoch"] == [10, 0]
+    assert stats["per_seed"]["loss_fall_epoch"] == [50, 50] and stats["per_seed"]["share_46_epoch0"] == [0.75, 0.0]
+    assert stats["share_46"] == {0: 0.375, 10: 0.875, 100: 1.0, 1000: 1.0} and stats["first_epoch_all_46"] == 100
+    assert stats["mean_error"][1000] == pytest.approx(1e-3)
