@@ -161,3 +161,30 @@ def test_cogo_dynamics_reports_the_planted_structure_and_loss_epochs(paths):
     assert stats["per_seed"]["loss_fall_epoch"] == [50, 50] and stats["per_seed"]["share_46_epoch0"] == [0.75, 0.0]
     assert stats["share_46"] == {0: 0.375, 10: 0.875, 100: 1.0, 1000: 1.0} and stats["first_epoch_all_46"] == 100
     assert stats["mean_error"][1000] == pytest.approx(1e-3)
+
+
+def test_cogo_fourier_reports_the_planted_orders(paths):
+    from conftest import SMOKE, load_yaml
+    from pipeline_lib.figures import cogo_fourier
+    from pipeline_lib.plumbing.config import load_config
+
+    cfg = load_config(load_yaml(SMOKE))
+    run = next(r for r, rc in cfg.runs.items() if rc.optimizer.name == "adam" and cfg.runs[r].dataset.startswith("mod"))
+    S, F, N = 3, 5, 8
+    order = np.full((S, 2, F), 2.0)
+    order[:, -1] = [4, 4, 6, 3, np.nan]  # final snapshot: 3 of the 4 finite frequencies of order 4 or 6
+    rng = np.random.default_rng(0)
+    an = xr.Dataset({"solved": ("seed", [1, 1, 0]), "order": (("seed", "snapshot", "freq"), order),
+                     "node_freq": (("seed", "node"), np.tile([0, 1, -1, 2, 3, -1, 4, 0], (S, 1))),
+                     **{f"{m}_mag": (("seed", "freq", "node"), rng.random((S, F, N))) for m in "ABC"}},
+                    coords={"seed": [0, 1, 2], "snapshot": [0, 100], "freq": np.arange(F), "node": np.arange(N)},
+                    attrs={"d": 7})
+    write_dataset(an, paths.analysis("fourier", run))
+    fig, stats = cogo_fourier.build(cfg, cogo_fourier.Params(runs=(run,)), paths, {})
+    plt.close(fig)
+    s = stats["runs"][run]
+    assert s["solved_seeds"] == 2 and s["seeds"] == 3 and s["d"] == 7
+    assert s["order_counts"] == {3: 2, 4: 4, 6: 2} and s["frac_order_4_or_6"] == 0.75
+    assert s["init_frac_order_4_or_6"] == 0.0 and s["per_seed"]["frac_order_4_or_6"] == [0.75, 0.75]
+    assert stats["heatmap"] == {"run": run, "seed": 0, "active_nodes": 6, "solved": True}
+    assert s["optimizer"] == "adam" and s["lr"] == cfg.runs[run].optimizer.lr
