@@ -188,3 +188,27 @@ def test_cogo_fourier_reports_the_planted_orders(paths):
     assert s["init_frac_order_4_or_6"] == 0.0 and s["per_seed"]["frac_order_4_or_6"] == [0.75, 0.75]
     assert stats["heatmap"] == {"run": run, "seed": 0, "active_nodes": 6, "solved": True}
     assert s["optimizer"] == "adam" and s["lr"] == cfg.runs[run].optimizer.lr
+
+
+def test_eureka_table_writes_the_planted_rows(paths, tmp_path):
+    from pipeline_lib.figures import eureka_table
+
+    arms = ["Softmax", "NormSoftmax"]
+    an = xr.Dataset({"attention": ("arm", ["softmax", "normsoftmax"]), "n_eureka": ("arm", [3, 9]),
+                     "n_seeds": ("arm", [10, 10]), "eureka_ratio": ("arm", [0.3, 0.9]),
+                     "ratio_ci_low": ("arm", [0.11, 0.6]), "ratio_ci_high": ("arm", [0.6, 0.98]),
+                     "acc_after_eureka": ("arm", [0.99, np.nan]), "mean_final_test_acc": ("arm", [0.5, 0.95]),
+                     "mean_eureka_epoch": ("arm", [250.0, 120.4]),
+                     "eureka_epoch": (("arm", "seed"), [[10.0, np.nan], [np.nan, 20.0]])},
+                    coords={"arm": arms, "seed": [0, 1]})
+    write_dataset(an, paths.analysis("eureka", "reasoning"))
+    outputs = {ext: str(tmp_path / f"table{ext}") for ext in (".csv", ".md")}
+    fig, stats = eureka_table.build(None, eureka_table.Params(experiments=("reasoning",)), paths, outputs)
+    plt.close(fig)
+    assert stats["rows"][1] == {"experiment": "reasoning", "variant": "NormSoftmax", "attention": "normsoftmax",
+                                "Eureka-ratio": "9/10 = 0.90", "95% CI": "[0.60, 0.98]", "acc. (Eureka seeds)": "-",
+                                "final acc. (all seeds)": "0.950", "mean Eureka epoch": "120"}
+    assert stats["arms"]["reasoning"]["Softmax"] == {"n_seeds": 10, "n_eureka": 3, "eureka_epochs": [10.0, None]}
+    csv_lines = (tmp_path / "table.csv").read_text().splitlines()
+    assert len(csv_lines) == 3 and csv_lines[1].startswith("reasoning,Softmax,softmax,3/10 = 0.30")
+    assert "| reasoning | NormSoftmax |" in (tmp_path / "table.md").read_text()
