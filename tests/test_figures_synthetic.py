@@ -212,3 +212,28 @@ def test_eureka_table_writes_the_planted_rows(paths, tmp_path):
     csv_lines = (tmp_path / "table.csv").read_text().splitlines()
     assert len(csv_lines) == 3 and csv_lines[1].startswith("reasoning,Softmax,softmax,3/10 = 0.30")
     assert "| reasoning | NormSoftmax |" in (tmp_path / "table.md").read_text()
+
+
+def test_scan_snap_lr_sweep_reports_the_planted_grid(paths):
+    from conftest import SMOKE, load_yaml
+    from pipeline_lib.figures import scan_snap_lr_sweep
+    from pipeline_lib.plumbing.config import load_config
+
+    cfg = load_config(load_yaml(SMOKE))
+    run = "scan_snap_sweep"
+    lr = np.array([0.1, 0.1, 1.0, 1.0] * 2)  # slots: (lr_Z, ratio) cells x 2 seeds
+    ratio = np.repeat([1.0, 2.0], 4)
+    final = 1.0 - 0.3 * (lr == 1.0) + 0.1 * (ratio == 2.0) + np.tile([0.0, 0.02], 4)  # sparser at the larger lr
+    ent = np.stack([np.full(8, 1.5), final], axis=1)  # (slot, step)
+    an = xr.Dataset({"distinct_entropy": (("seed", "step"), ent), "distinct_entropy_init": 1.5},
+                    coords={"seed": np.arange(8), "step": [0, 6], "lr": ("seed", lr), "lr_ratio_Y": ("seed", ratio)})
+    write_dataset(an, paths.analysis("scan_snap", run))
+    fig, stats = scan_snap_lr_sweep.build(cfg, scan_snap_lr_sweep.Params(runs=(run,)), paths, {})
+    plt.close(fig)
+    s = stats[run]
+    cells = {(c["lr_Z"], c["ratio"]): c for c in s["cells"]}
+    assert cells[(1.0, 2.0)]["mean"] == pytest.approx(0.81) and cells[(1.0, 2.0)]["n"] == 2
+    assert cells[(0.1, 1.0)]["std"] == pytest.approx(np.std([1.0, 1.02], ddof=1))
+    assert s["larger_lr_sparser_every_ratio"] is True and s["mean_entropy_gain_largest_vs_smallest_ratio"] == \
+        pytest.approx(0.1) and s["initial_entropy"] == 1.5
+    assert s["reference_setting"] is False and all(c["reference"] is None for c in s["cells"])  # not the released run
