@@ -237,3 +237,42 @@ def test_scan_snap_lr_sweep_reports_the_planted_grid(paths):
     assert s["larger_lr_sparser_every_ratio"] is True and s["mean_entropy_gain_largest_vs_smallest_ratio"] == \
         pytest.approx(0.1) and s["initial_entropy"] == 1.5
     assert s["reference_setting"] is False and all(c["reference"] is None for c in s["cells"])  # not the released run
+
+
+def _fourier_artifact(seeds, d, q, table, q_k, solved):
+    """A fourier artifact with per-seed table columns and, at the last snapshot, the given q_k per frequency."""
+    from pipeline_lib.analysis.fourier import TABLE
+
+    S, F = len(seeds), q_k.shape[-1]
+    return xr.Dataset({**{f"table_{c}": ("seed", np.asarray(table[c], dtype=float)) for c in TABLE},
+                       "solved": ("seed", solved),
+                       "q_k": (("seed", "snapshot", "freq"), np.stack([q_k, q_k], axis=1)),
+                       "order": (("seed", "snapshot", "freq"), np.stack([q_k, q_k], axis=1).astype(float)),
+                       "factorable": (("seed", "snapshot", "freq"), np.ones((S, 2, F), dtype=int)),
+                       "sol_type": (("seed", "snapshot", "freq"), np.zeros((S, 2, F), dtype=int))},
+                      coords={"seed": seeds, "snapshot": [0, 100], "freq": np.arange(F)}, attrs={"d": d, "q": q})
+
+
+def test_cogo_table_reports_the_planted_columns_and_pools_a_split_group(paths, tmp_path):
+    from conftest import SMOKE, load_yaml
+    from pipeline_lib.analysis.fourier import TABLE
+    from pipeline_lib.figures import cogo_table
+    from pipeline_lib.plumbing.config import load_config
+
+    cfg = load_config(load_yaml(SMOKE))
+    a, b = "cogo_d11", "cogo_d11_split1"  # one run on its own, and with the other as a split group
+    table_a = {c: [10.0, 20.0] for c in TABLE}
+    table_b = {c: [30.0] for c in TABLE}
+    q_k = np.array([[4, 6, 0, 2], [4, 4, 6, 6]])  # seed 0: one frequency of order 2 (not 0/4/6)
+    write_dataset(_fourier_artifact([0, 1], 11, 512, table_a, q_k, [1, 1]), paths.analysis("fourier", a))
+    write_dataset(_fourier_artifact([2], 11, 512, table_b, q_k[1:], [1]), paths.analysis("fourier", b))
+    outputs = {ext: str(tmp_path / f"t{ext}") for ext in (".csv", ".md")}
+    params = cogo_table.Params(runs=(a,), split_groups=(("split", (a, b)),))
+    fig, stats = cogo_table.build(cfg, params, paths, outputs)
+    plt.close(fig)
+    one, pooled = stats["runs"][a], stats["runs"]["split"]
+    assert one["columns"]["pct_not_46"] == {"mean": 15.0, "sem": pytest.approx(5.0)} and one["solved"] == 2
+    assert one["per_seed"]["count_not_46"] == [1, 0] and one["split_per_seed"] is False
+    assert pooled["seeds"] == 3 and pooled["columns"]["err_4"]["mean"] == pytest.approx(20.0)
+    assert pooled["per_seed"]["seed"] == [0, 1, 2] and pooled["members"] == [a, b]
+    assert len((tmp_path / "t.csv").read_text().splitlines()) == 3  # header, the run, the split group (no talk row at d=11)
