@@ -276,3 +276,83 @@ def test_cogo_table_reports_the_planted_columns_and_pools_a_split_group(paths, t
     assert pooled["seeds"] == 3 and pooled["columns"]["err_4"]["mean"] == pytest.approx(20.0)
     assert pooled["per_seed"]["seed"] == [0, 1, 2] and pooled["members"] == [a, b]
     assert len((tmp_path / "t.csv").read_text().splitlines()) == 3  # header, the run, the split group (no talk row at d=11)
+
+
+def test_galore_lowrank_reports_the_planted_ranks_state_and_accuracies(paths):
+    from conftest import SMOKE, load_yaml
+    from pipeline_lib.figures import galore_lowrank
+    from pipeline_lib.plumbing.config import load_config
+
+    cfg = load_config(load_yaml(SMOKE))
+    pair = {"adam": "cogo_d7", "galore": "galore_d7", "matched": "cogo_d7_matched"}
+    seeds = list(cfg.runs["cogo_d7"].seeds)
+    S, E = len(seeds), 4
+    for arm, run in pair.items():
+        acc = {"adam": 1.0, "galore": 0.25, "matched": 0.5}[arm]
+        write_dataset(xr.Dataset({"test_acc": (("seed", "epoch"), np.full((S, E), acc)),
+                                  "train_acc": (("seed", "epoch"), np.full((S, E), acc))},
+                                 coords={"seed": seeds, "epoch": np.arange(E) * 50}), paths.trajectory(run))
+        if arm == "matched":
+            continue
+        rank = np.tile(np.array([[8.0, 4.0], [2.0, 1.0], [2.0, 1.0], [3.0, 1.0]]), (S, 1, 1))  # (seed, epoch, param)
+        write_dataset(xr.Dataset({"stable_rank": (("seed", "epoch", "param"), rank), "max_rank": ("param", [8, 7])},
+                                 coords={"seed": seeds, "epoch": np.arange(E) * 50, "param": ["W_A", "W_C"]},
+                                 attrs={"optimizer_state_elements": 400 * S if arm == "adam" else 100 * S,
+                                        "optimizer_state_bytes": 1600 * S if arm == "adam" else 400 * S}),
+                      paths.analysis("gradient_rank", run))
+    params = galore_lowrank.Params(comparisons=(("modular_addition", pair),))
+    fig, stats = galore_lowrank.build(cfg, params, paths, {})
+    plt.close(fig)
+    s = stats["modular_addition"]
+    assert s["adam"]["stable_rank_first"] == {"W_A": 8.0, "W_C": 4.0}
+    assert s["adam"]["stable_rank_median_over_training"] == {"W_A": 2.0, "W_C": 1.0}
+    assert s["adam"]["max_rank"] == {"W_A": 8, "W_C": 7} and s["adam"]["state_bytes_per_seed"] == 1600
+    assert s["state_bytes_ratio_galore_over_adam"] == 0.25
+    assert s["galore"]["final_test_acc"] == [0.25] * S and s["matched"]["final_test_acc"] == [0.5] * S
+
+
+def test_every_figure_has_a_synthetic_data_test():
+    """Each figure module is drawn from synthetic data by some test: its ``plot_<name>`` (tests/test_figures.py
+    and others) or its ``build`` here. Derived from the registry, so a new figure without one fails."""
+    import re
+
+    from conftest import REPO
+    from pipeline_lib.plumbing import registry
+
+    here = (REPO / "tests" / "test_figures_synthetic.py").read_text()
+    others = "\n".join(p.read_text() for p in (REPO / "tests").glob("test_*.py"))
+    missing = [name for name in registry.plugins("figure")
+               if not re.search(rf"\bplot_{name}\(", others)
+               and not re.search(rf"(_build\(|\bbuild\(.*\n?.*){name}\b|\b{name}\.build\(", here)]
+    assert not missing, missing
+
+
+def test_scan_snap_attention_reports_the_planted_mass_and_losses(paths):
+    from conftest import SMOKE, load_yaml
+    from pipeline_lib.figures import scan_snap_attention
+    from pipeline_lib.plumbing.config import load_config
+
+    cfg = load_config(load_yaml(SMOKE))
+    run = "scan_snap"
+    steps = np.arange(0, 101, 10)
+    S, K, M = 2, 2, 6
+    mass = np.clip(0.6 - 0.02 * steps, 0.4, None)  # falls 0.6 -> 0.4 over steps 0..10 of 10
+    top = 0.05 + 0.001 * steps
+    an = xr.Dataset({"common_mass": (("seed", "step", "class"), np.broadcast_to(mass[None, :, None], (S, 11, K)).copy()),
+                     "top_distinct": (("seed", "step", "class"), np.broadcast_to(top[None, :, None], (S, 11, K)).copy()),
+                     "distinct_entropy": (("seed", "step"), np.tile(np.linspace(1.0, 0.5, 11), (S, 1))),
+                     "c": (("seed", "step", "class", "token"), np.random.default_rng(0).random((S, 11, K, M)))},
+                    coords={"seed": [0, 1], "step": steps, "class": [0, 1], "token": np.arange(M)})
+    epochs = np.arange(0, 101)
+    traj = xr.Dataset({"train_loss": (("seed", "epoch"), np.tile(np.exp(-epochs / 50.0), (S, 1)))},
+                      coords={"seed": [0, 1], "epoch": epochs})
+    write_dataset(an, paths.analysis("scan_snap", run))
+    write_dataset(traj, paths.trajectory(run))
+    fig, stats = scan_snap_attention.build(cfg, scan_snap_attention.Params(run=run), paths, {})
+    plt.close(fig)
+    assert stats["common_mass"]["initial"] == pytest.approx(0.6) and stats["common_mass"]["final_median"] == \
+        pytest.approx(0.4)
+    assert stats["top_distinct"]["final_per_seed"] == pytest.approx([0.15, 0.15]) and stats["seeds"] == S
+    assert stats["distinct_entropy"] == {"initial": 1.0, "final_median": 0.5}
+    assert all(stats["loss"][t]["median"] == pytest.approx(np.exp(-t / 50.0)) for t in stats["loss"])
+    assert stats["common_mass_10_90_percent_steps"]["median"] == [10.0, 10.0]  # the whole fall by the first record
