@@ -217,6 +217,11 @@ def test_publish_copies_the_ledger_and_refreshes_the_readme_counts(tmp_path):
     assert "stale" not in text and text.startswith("intro\n") and text.endswith("rest\n")
     assert ledger.counts_table(rows) in text and "| 1 | 0 | 0 |" in text  # the one planted reproduced claim
     assert (tmp_path / "docs" / "claims.md").read_text().startswith("# Claims")
+    assert not (tmp_path / "docs" / "claims_replication.md").exists()  # no replicate ran
+    (tmp_path / "results" / "replication").mkdir()
+    (tmp_path / "results" / "replication" / "claims.md").write_text("# Claims: replicate against the original\n")
+    assert "claims_replication.md" in ledger.publish(tmp_path / "results", tmp_path)
+    assert (tmp_path / "docs" / "claims_replication.md").read_text().startswith("# Claims: replicate")
     with pytest.raises(FileNotFoundError, match="snakemake claims"):
         ledger.publish(tmp_path / "nowhere", tmp_path)
 

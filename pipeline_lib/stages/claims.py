@@ -240,7 +240,8 @@ def counts_table(rows: list[dict]) -> str:
 
 def publish(results: Path, root: Path) -> str:
     """Copy ``<results>/claims.md`` to ``<root>/docs/claims.md`` (the figure links made relative to the
-    checkout) and write its verdict counts between the README's markers; returns what it did."""
+    checkout) and write its verdict counts between the README's markers; with a replicate's comparison
+    (``<results>/replication/claims.md``), copy it to ``docs/claims_replication.md``; returns what it did."""
     ledger, readme = results / "claims.csv", root / "README.md"
     if not ledger.exists():
         raise FileNotFoundError(f"{ledger}: run the workflow first (snakemake claims)")
@@ -254,4 +255,9 @@ def publish(results: Path, root: Path) -> str:
     docs.parent.mkdir(exist_ok=True)
     rel = Path("..") / results / "figures"
     docs.write_text((results / "claims.md").read_text().replace("](figures/", f"]({rel.as_posix()}/"))
-    return f"wrote {docs} and the verdict counts of {readme} ({len(rows)} claims)"
+    done = f"wrote {docs} and the verdict counts of {readme} ({len(rows)} claims)"
+    replicate = results / "replication" / "claims.md"  # the replicate's comparison, where one ran
+    if replicate.exists():
+        (root / "docs" / "claims_replication.md").write_text(replicate.read_text())
+        done += f"; copied {replicate} to docs/claims_replication.md"
+    return done
