@@ -18,11 +18,11 @@ from typing import Callable, Optional
 
 import torch
 
-from .checkpointing import Checkpointing, load_checkpoint, save_checkpoint  # noqa: F401
+from .checkpointing import Checkpointing, load_checkpoint, save_checkpoint
 from .freezer import Freezer
 from .losses import evaluate_set, loss_fn
 from .models import seed_generator
-from .recording import Recorder, Recording  # noqa: F401
+from .recording import Recorder, Recording
 from .slot_optim import build_optimizer, optimizer_state_size
 
 

@@ -10,6 +10,7 @@ import xarray as xr  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 
 from pipeline_lib.figures import joma_logits, sln_optimality  # noqa: E402
+from pipeline_lib.plumbing.config import load_config  # noqa: E402
 from pipeline_lib.plumbing.paths import Paths  # noqa: E402
 from pipeline_lib.plumbing.store import write_dataset  # noqa: E402
 
@@ -19,8 +20,14 @@ def paths(tmp_path):
     return Paths(str(tmp_path / "results"))
 
 
-def _build(module, params, paths):
-    fig, stats = module.build(None, params, paths, {})
+@pytest.fixture
+def cfg(smoke_raw):
+    """The test config, for figures that read a run's optimizer or dataset."""
+    return load_config(smoke_raw)
+
+
+def _build(module, params, paths, cfg=None, outputs=None):
+    fig, stats = module.build(cfg, params, paths, outputs or {})
     try:
         assert fig.axes and stats["summary"]
     finally:
@@ -163,12 +170,8 @@ def test_cogo_dynamics_reports_the_planted_structure_and_loss_epochs(paths):
     assert stats["mean_error"][1000] == pytest.approx(1e-3)
 
 
-def test_cogo_fourier_reports_the_planted_orders(paths):
-    from conftest import SMOKE, load_yaml
+def test_cogo_fourier_reports_the_planted_orders(paths, cfg):
     from pipeline_lib.figures import cogo_fourier
-    from pipeline_lib.plumbing.config import load_config
-
-    cfg = load_config(load_yaml(SMOKE))
     run = next(r for r, rc in cfg.runs.items() if rc.optimizer.name == "adam" and cfg.runs[r].dataset.startswith("mod"))
     S, F, N = 3, 5, 8
     order = np.full((S, 2, F), 2.0)
@@ -180,8 +183,7 @@ def test_cogo_fourier_reports_the_planted_orders(paths):
                     coords={"seed": [0, 1, 2], "snapshot": [0, 100], "freq": np.arange(F), "node": np.arange(N)},
                     attrs={"d": 7})
     write_dataset(an, paths.analysis("fourier", run))
-    fig, stats = cogo_fourier.build(cfg, cogo_fourier.Params(runs=(run,)), paths, {})
-    plt.close(fig)
+    stats = _build(cogo_fourier, cogo_fourier.Params(runs=(run,)), paths, cfg)
     s = stats["runs"][run]
     assert s["solved_seeds"] == 2 and s["seeds"] == 3 and s["d"] == 7
     assert s["order_counts"] == {3: 2, 4: 4, 6: 2} and s["frac_order_4_or_6"] == 0.75
@@ -203,8 +205,7 @@ def test_eureka_table_writes_the_planted_rows(paths, tmp_path):
                     coords={"arm": arms, "seed": [0, 1]})
     write_dataset(an, paths.analysis("eureka", "reasoning"))
     outputs = {ext: str(tmp_path / f"table{ext}") for ext in (".csv", ".md")}
-    fig, stats = eureka_table.build(None, eureka_table.Params(experiments=("reasoning",)), paths, outputs)
-    plt.close(fig)
+    stats = _build(eureka_table, eureka_table.Params(experiments=("reasoning",)), paths, outputs=outputs)
     assert stats["rows"][1] == {"experiment": "reasoning", "variant": "NormSoftmax", "attention": "normsoftmax",
                                 "Eureka-ratio": "9/10 = 0.90", "95% CI": "[0.60, 0.98]", "acc. (Eureka seeds)": "-",
                                 "final acc. (all seeds)": "0.950", "mean Eureka epoch": "120"}
@@ -214,12 +215,8 @@ def test_eureka_table_writes_the_planted_rows(paths, tmp_path):
     assert "| reasoning | NormSoftmax |" in (tmp_path / "table.md").read_text()
 
 
-def test_scan_snap_lr_sweep_reports_the_planted_grid(paths):
-    from conftest import SMOKE, load_yaml
+def test_scan_snap_lr_sweep_reports_the_planted_grid(paths, cfg):
     from pipeline_lib.figures import scan_snap_lr_sweep
-    from pipeline_lib.plumbing.config import load_config
-
-    cfg = load_config(load_yaml(SMOKE))
     run = "scan_snap_sweep"
     lr = np.array([0.1, 0.1, 1.0, 1.0] * 2)  # slots: (lr_Z, ratio) cells x 2 seeds
     ratio = np.repeat([1.0, 2.0], 4)
@@ -228,8 +225,7 @@ def test_scan_snap_lr_sweep_reports_the_planted_grid(paths):
     an = xr.Dataset({"distinct_entropy": (("seed", "step"), ent), "distinct_entropy_init": 1.5},
                     coords={"seed": np.arange(8), "step": [0, 6], "lr": ("seed", lr), "lr_ratio_Y": ("seed", ratio)})
     write_dataset(an, paths.analysis("scan_snap", run))
-    fig, stats = scan_snap_lr_sweep.build(cfg, scan_snap_lr_sweep.Params(runs=(run,)), paths, {})
-    plt.close(fig)
+    stats = _build(scan_snap_lr_sweep, scan_snap_lr_sweep.Params(runs=(run,)), paths, cfg)
     s = stats[run]
     cells = {(c["lr_Z"], c["ratio"]): c for c in s["cells"]}
     assert cells[(1.0, 2.0)]["mean"] == pytest.approx(0.81) and cells[(1.0, 2.0)]["n"] == 2
@@ -253,13 +249,9 @@ def _fourier_artifact(seeds, d, q, table, q_k, solved):
                       coords={"seed": seeds, "snapshot": [0, 100], "freq": np.arange(F)}, attrs={"d": d, "q": q})
 
 
-def test_cogo_table_reports_the_planted_columns_and_pools_a_split_group(paths, tmp_path):
-    from conftest import SMOKE, load_yaml
+def test_cogo_table_reports_the_planted_columns_and_pools_a_split_group(paths, tmp_path, cfg):
     from pipeline_lib.analysis.fourier import TABLE
     from pipeline_lib.figures import cogo_table
-    from pipeline_lib.plumbing.config import load_config
-
-    cfg = load_config(load_yaml(SMOKE))
     a, b = "cogo_d11", "cogo_d11_split1"  # one run on its own, and with the other as a split group
     table_a = {c: [10.0, 20.0] for c in TABLE}
     table_b = {c: [30.0] for c in TABLE}
@@ -268,8 +260,7 @@ def test_cogo_table_reports_the_planted_columns_and_pools_a_split_group(paths, t
     write_dataset(_fourier_artifact([2], 11, 512, table_b, q_k[1:], [1]), paths.analysis("fourier", b))
     outputs = {ext: str(tmp_path / f"t{ext}") for ext in (".csv", ".md")}
     params = cogo_table.Params(runs=(a,), split_groups=(("split", (a, b)),))
-    fig, stats = cogo_table.build(cfg, params, paths, outputs)
-    plt.close(fig)
+    stats = _build(cogo_table, params, paths, cfg, outputs)
     one, pooled = stats["runs"][a], stats["runs"]["split"]
     assert one["columns"]["pct_not_46"] == {"mean": 15.0, "sem": pytest.approx(5.0)} and one["solved"] == 2
     assert one["per_seed"]["count_not_46"] == [1, 0] and one["split_per_seed"] is False
@@ -278,12 +269,8 @@ def test_cogo_table_reports_the_planted_columns_and_pools_a_split_group(paths, t
     assert len((tmp_path / "t.csv").read_text().splitlines()) == 3  # header, the run, the split group (no talk row at d=11)
 
 
-def test_galore_lowrank_reports_the_planted_ranks_state_and_accuracies(paths):
-    from conftest import SMOKE, load_yaml
+def test_galore_lowrank_reports_the_planted_ranks_state_and_accuracies(paths, cfg):
     from pipeline_lib.figures import galore_lowrank
-    from pipeline_lib.plumbing.config import load_config
-
-    cfg = load_config(load_yaml(SMOKE))
     pair = {"adam": "cogo_d7", "galore": "galore_d7", "matched": "cogo_d7_matched"}
     seeds = list(cfg.runs["cogo_d7"].seeds)
     S, E = len(seeds), 4
@@ -301,8 +288,7 @@ def test_galore_lowrank_reports_the_planted_ranks_state_and_accuracies(paths):
                                         "optimizer_state_bytes": 1600 * S if arm == "adam" else 400 * S}),
                       paths.analysis("gradient_rank", run))
     params = galore_lowrank.Params(comparisons=(("modular_addition", pair),))
-    fig, stats = galore_lowrank.build(cfg, params, paths, {})
-    plt.close(fig)
+    stats = _build(galore_lowrank, params, paths, cfg)
     s = stats["modular_addition"]
     assert s["adam"]["stable_rank_first"] == {"W_A": 8.0, "W_C": 4.0}
     assert s["adam"]["stable_rank_median_over_training"] == {"W_A": 2.0, "W_C": 1.0}
@@ -327,12 +313,8 @@ def test_every_figure_has_a_synthetic_data_test():
     assert not missing, missing
 
 
-def test_scan_snap_attention_reports_the_planted_mass_and_losses(paths):
-    from conftest import SMOKE, load_yaml
+def test_scan_snap_attention_reports_the_planted_mass_and_losses(paths, cfg):
     from pipeline_lib.figures import scan_snap_attention
-    from pipeline_lib.plumbing.config import load_config
-
-    cfg = load_config(load_yaml(SMOKE))
     run = "scan_snap"
     steps = np.arange(0, 101, 10)
     S, K, M = 2, 2, 6
@@ -348,8 +330,7 @@ def test_scan_snap_attention_reports_the_planted_mass_and_losses(paths):
                       coords={"seed": [0, 1], "epoch": epochs})
     write_dataset(an, paths.analysis("scan_snap", run))
     write_dataset(traj, paths.trajectory(run))
-    fig, stats = scan_snap_attention.build(cfg, scan_snap_attention.Params(run=run), paths, {})
-    plt.close(fig)
+    stats = _build(scan_snap_attention, scan_snap_attention.Params(run=run), paths, cfg)
     assert stats["common_mass"]["initial"] == pytest.approx(0.6) and stats["common_mass"]["final_median"] == \
         pytest.approx(0.4)
     assert stats["top_distinct"]["final_per_seed"] == pytest.approx([0.15, 0.15]) and stats["seeds"] == S

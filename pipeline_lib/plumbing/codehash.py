@@ -30,6 +30,8 @@ import functools
 import hashlib
 from pathlib import Path
 
+from .equivalence import canonical
+
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pipeline_lib/
 
 
@@ -110,16 +112,23 @@ class _Normalise(ast.NodeTransformer):
                 setattr(node, field, kept or [ast.Pass()])
         return node
 
-    def visit_ImportFrom(self, node):
-        target = _import_target(self.module, node)
-        if target.split(".")[0] != "pipeline_lib":
-            return node
-        return [_bind(a.asname or a.name, _binding(target, a.name)) for a in node.names]
-
     def visit_Import(self, node):
-        if not any(a.name.split(".")[0] == "pipeline_lib" for a in node.names):
-            return node
-        return [_bind(a.asname or a.name, _module_binding(a.name)) for a in node.names]
+        found = _import_bindings(self.module, node)
+        return node if found is None else [_bind(name, what) for name, what in found]
+
+    visit_ImportFrom = visit_Import
+
+
+def _import_bindings(module: str, stmt: ast.stmt) -> list[tuple[str, str]] | None:
+    """What an import statement of ``module`` binds, name by name (:func:`_binding`), when it imports from
+    ``pipeline_lib``; None for any other statement."""
+    if isinstance(stmt, ast.ImportFrom):
+        target = _import_target(module, stmt)
+        if target.split(".")[0] == "pipeline_lib":
+            return [(a.asname or a.name, _binding(target, a.name)) for a in stmt.names]
+    elif isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "pipeline_lib" for a in stmt.names):
+        return [(a.asname or a.name, _module_binding(a.name)) for a in stmt.names]
+    return None
 
 
 def _is_string(stmt: ast.AST) -> bool:
@@ -193,14 +202,10 @@ def module_parts(module: str, path: Path | None = None) -> tuple[frozenset[str],
     for stmt in parse(path or module_file(module)).body:
         if _is_string(stmt):
             continue
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            target = _import_target(module, stmt) if isinstance(stmt, ast.ImportFrom) else ""
-            if isinstance(stmt, ast.ImportFrom) and target.split(".")[0] == "pipeline_lib":
-                bindings += [(a.asname or a.name, _binding(target, a.name)) for a in stmt.names]
-                continue
-            if isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "pipeline_lib" for a in stmt.names):
-                bindings += [(a.asname or a.name, _module_binding(a.name)) for a in stmt.names]
-                continue
+        imported = _import_bindings(module, stmt)
+        if imported is not None:
+            bindings += imported
+            continue
         digest = _digest(_Normalise(module).visit(copy.deepcopy(stmt)))
         statements.add(digest)
         bindings += [(name, f"code {digest}") for name in _bound_names(stmt)]
@@ -220,8 +225,6 @@ def code_hash(*modules: str, script: str | None = None) -> str:
     module that holds a function nor the order of definitions enters it; with ``script``, the rule's
     adapter script too (:data:`SCRIPTS_DIR`). A hash that :mod:`pipeline_lib.plumbing.equivalence`
     records as verified-equivalent to an earlier one is replaced by that one."""
-    from .equivalence import canonical
-
     names = sorted({m for mod in modules for m in closure_modules(mod)})
     parts = {m: module_parts(m) for m in names}
     if script is not None:

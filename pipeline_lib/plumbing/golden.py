@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .store import read_dataset
+
 # Agreement of two digests: |a - b| <= RTOL * max(|a|, |b|) + ATOL_SCALE * (the variable's mean |x|).
 # 1e-4: the test config's runs are short (a few epochs), so a bit-level difference of one machine's
 # kernels stays far below it, while a change of any hyperparameter or formula moves some statistic of
@@ -47,8 +49,6 @@ def _stage(rel: str) -> str:
 
 
 def _h5_digest(path: Path) -> tuple[dict[str, list[float]], str]:
-    from .store import read_dataset
-
     with read_dataset(path) as ds:
         out = {}
         for name in sorted([*ds.data_vars, *ds.coords]):

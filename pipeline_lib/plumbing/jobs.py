@@ -10,7 +10,7 @@ from . import registry
 from .codehash import code_hash
 from .config import Config
 from .paths import Paths
-from .refs import Ref, analysis_refs, reached_entries, refs  # noqa: F401  (reached_entries: the figure rules')
+from .refs import Ref, analysis_refs, refs
 from .values import per_run
 
 
