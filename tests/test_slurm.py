@@ -52,14 +52,15 @@ def plugin_dir(tmp_path_factory):
 
 def test_smoke_dag_on_slurm_with_gpu_requests(slurm_cluster, plugin_dir, tmp_path):
     shutil.copy(SMOKE, tmp_path / "smoke.yaml")
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
+    # the targets come first: `--default-resources` takes every word after it up to the next flag
+    cmd = [sys.executable, "-m", "snakemake", "fig5_accuracy", "results/analysis/probes/scratch_p4.h5",
+           "results/analysis/interpolation/scratch_vs_curriculum.h5",
+           "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
            "--profile", str(REPO / "profiles" / "slurm"), "--configfile", str(tmp_path / "smoke.yaml"),
            # overlay for a local cluster without accounting: status via squeue, quick first check,
            # small memory requests
            "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "5",
-           "--default-resources", "mem_mb=500", "runtime=10",
-           "fig5_accuracy", "results/analysis/probes/scratch_p4.h5",
-           "results/analysis/interpolation/scratch_vs_curriculum.h5"]
+           "--default-resources", "mem_mb=500", "runtime=10"]
     t0 = time.time()
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=1500,
                          env=dict(os.environ, PYTHONPATH=f"{plugin_dir}{os.pathsep}{REPO}"))
