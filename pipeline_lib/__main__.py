@@ -1,5 +1,5 @@
 """Command line: ``python -m pipeline_lib lineage <artifact>``, ``publish [results]``, ``golden [results]``,
-``equivalent --since REV --why TEXT`` (the engine's benchmark: ``python benchmarks/bench.py``)."""
+``same BEFORE AFTER``, ``equivalent --since REV --why TEXT`` (the engine's benchmark: ``python benchmarks/bench.py``)."""
 from __future__ import annotations
 
 import argparse
@@ -23,6 +23,11 @@ def main(argv=None) -> int:
     gold.add_argument("results", nargs="?", default=".test/results", help="default: .test/results")
     gold.add_argument("--digests", default="tests/golden/test_config.json", help="default: %(default)s")
     gold.add_argument("--write", action="store_true", help="rewrite the digests from the results folder")
+    same = sub.add_parser("same", help="check that every HDF5 artifact of one results folder is equal bit for bit "
+                                       "in another (a restructure's before and after)")
+    same.add_argument("before", help="the results folder written by the old code")
+    same.add_argument("after", help="the results folder written by the new code")
+    same.add_argument("--only", default="", help="a subfolder to compare, e.g. runs (default: all)")
     eq = sub.add_parser("equivalent", help="record every job's code hash that changed since a git revision as "
                                            "verified-equivalent to its hash there (after the golden runs pass)")
     eq.add_argument("--since", required=True, help="the git revision whose code computes the same numbers")
@@ -32,6 +37,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.command == "golden":
         return _golden(Path(args.results), Path(args.digests), args.write)
+    if args.command == "same":
+        return _same(Path(args.before), Path(args.after), args.only)
     if args.command == "equivalent":
         from .plumbing.equivalence import record
 
@@ -87,6 +94,21 @@ def _golden(results: Path, digests: Path, write: bool) -> int:
         for line in lines:
             print(f"{kind}: {line}")
     return 1 if any(diff.values()) else 0
+
+
+def _same(before: Path, after: Path, only: str) -> int:
+    from .plumbing import golden
+
+    for folder in (before, after):
+        if not folder.is_dir():
+            print(f"error: {folder} is not a results folder", file=sys.stderr)
+            return 2
+    diff = golden.identical(before, after, only)
+    for kind in ("differ", "missing"):
+        for line in diff[kind]:
+            print(f"{kind}: {line}")
+    print(f"{len(diff['same'])} artifact(s) identical, {len(diff['differ'])} differ, {len(diff['missing'])} missing")
+    return 1 if diff["differ"] or diff["missing"] or not diff["same"] else 0
 
 
 if __name__ == "__main__":

@@ -95,8 +95,7 @@ def slot_axis(spec: RunSpec) -> tuple[list[int], dict]:
     the coordinates of :func:`slot_coords`."""
     if not spec.run.sweep:
         return list(spec.seeds), {}
-    slots = spec.run.slots()
-    return list(range(len(slots))), slot_coords(slots)
+    return list(range(len(spec.slots))), slot_coords(list(spec.slots))
 
 
 def slot_coords(slots: list[dict]) -> dict:

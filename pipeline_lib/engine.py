@@ -6,54 +6,54 @@ Adam, AdamW and SGD are elementwise, so this is exactly S independent trainings 
 training the seeds one by one). A seed whose loss turns non-finite is frozen (its parameters no
 longer change) and flagged; the others go on.
 
-Epoch e of the recording means "after e epochs of training" (e = 0 is the initialisation). In
-full-batch mode the forward pass of step e is also the evaluation of the training metrics at
-epoch e, so no extra pass is spent on them.
+Epoch e of the recording means "after e epochs of training" (e = 0 is the initialisation). The
+batches come from a batch source (``pipeline_lib.batches``): a fixed training set, or an online
+task's fresh samples (one step per "epoch"). Where the source's metrics pass is also the step's (full
+batch, fresh samples), the forward pass of step e is the evaluation of the training metrics at epoch
+e, so no extra pass is spent on them.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import torch
 
+from .batches import FreshSamples, TrainingSet
 from .checkpointing import Checkpointing, load_checkpoint, save_checkpoint
 from .freezer import Freezer
-from .losses import evaluate_set, loss_fn
-from .models import seed_generator
+from .losses import evaluate_set
 from .recording import Recorder, Recording
-from .slot_optim import build_optimizer, optimizer_state_size
+from .slot_optim import build_optimizer, build_slot_optimizer, optimizer_state_size
 
 
 @dataclass
 class _Training:
-    """The optimizer side of a run: optimizer, warm-up schedule, per-seed data order, freezer."""
+    """The optimizer side of a run: optimizer, warm-up schedule, batch source (its data order), freezer."""
 
     opt: torch.optim.Optimizer
     sched: Optional[torch.optim.lr_scheduler.LambdaLR]
-    data_gens: list
+    source: "TrainingSet | FreshSamples"
     freezer: "Freezer"
 
     def state_dict(self) -> dict:
         return {"optimizer": self.opt.state_dict(), "scheduler": self.sched.state_dict() if self.sched else None,
-                "data_gens": [g.get_state() for g in self.data_gens], "alive": self.freezer.alive,
+                "data_gens": [g.get_state() for g in self.source.generators], "alive": self.freezer.alive,
                 "diverged_epoch": self.freezer.diverged_epoch}
 
     def load_state_dict(self, st: dict) -> None:
         self.opt.load_state_dict(st["optimizer"])
         if self.sched is not None:
             self.sched.load_state_dict(st["scheduler"])
-        for g, gs in zip(self.data_gens, st["data_gens"]):
+        for g, gs in zip(self.source.generators, st["data_gens"]):
             g.set_state(gs)
         self.freezer.alive, self.freezer.diverged_epoch = st["alive"], st["diverged_epoch"]
 
 
-def _training(model, run_cfg, seeds, device, steps_per_epoch: int, param_dims: Optional[dict] = None) -> _Training:
+def _training(model, run_cfg, seeds, device, source, param_dims: Optional[dict] = None,
+              per_slot: bool = False) -> _Training:
     params = [getattr(model, n) for n in model.param_names()]
-    if getattr(run_cfg, "sweep", ()) or getattr(run_cfg.optimizer, "lr_ratio", ()):  # values per slot
-        from .slot_optim import build_slot_optimizer
-
+    if per_slot or getattr(run_cfg, "sweep", ()) or getattr(run_cfg.optimizer, "lr_ratio", ()):  # values per slot
         slots = run_cfg.slots()
         if not len(slots) == len(seeds) == model.S:
             raise ValueError(f"run {run_cfg.name!r}: {len(slots)} slots (sweep cells x seeds) but {len(seeds)} seeds "
@@ -62,10 +62,10 @@ def _training(model, run_cfg, seeds, device, steps_per_epoch: int, param_dims: O
     else:
         opt = build_optimizer(params, run_cfg.optimizer,
                               None if param_dims is None else [tuple(param_dims[n]) for n in model.param_names()])
-    warmup_steps = run_cfg.optimizer.warmup_epochs * steps_per_epoch
+    warmup_steps = run_cfg.optimizer.warmup_epochs * source.steps_per_epoch
     sched = (torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup_steps))
              if warmup_steps else None)
-    return _Training(opt, sched, [seed_generator(s, "data") for s in seeds], Freezer(params, len(seeds), device))
+    return _Training(opt, sched, source, Freezer(params, len(seeds), device))
 
 
 def train_seeds(
@@ -78,29 +78,30 @@ def train_seeds(
     callback: Optional[Callable[[int, Optional[dict]], None]] = None,
     checkpoint: Optional[Checkpointing] = None,
     param_dims: Optional[dict] = None,
+    source: "TrainingSet | FreshSamples | None" = None,
 ) -> Recording:
     """Train ``model`` (already initialised, on ``device``) for ``run_cfg.epochs`` epochs.
 
-    ``data`` holds input tensors x_train (N, ...), x_test, probe_x (token ids or image patches), int64
-    labels y_train (N,), y_test, and optionally stats_x: inputs whose attention-weight histogram is
-    recorded every epoch by models that declare ``records_attention_histogram``. Models that declare
-    ``records_gradients`` have ``grad_summary`` recorded after every backward pass (mean over the
-    epoch's steps). Under the run's Heat Treatment schedule the model's ``beta`` is set at the start
-    of every epoch. ``callback(epoch, metrics)`` is called every epoch (metrics None) and every
+    ``data`` holds input tensors x_test, probe_x (token ids or image patches), int64 labels y_test,
+    and, unless a batch ``source`` is given, the training set x_train (N, ...), y_train (N,) (a
+    :class:`TrainingSet` of the run's batch size); optionally stats_x: inputs whose attention-weight
+    histogram is recorded every epoch by models that declare ``records_attention_histogram``. Models
+    that declare ``records_gradients`` have ``grad_summary`` recorded after every backward pass (mean
+    over the epoch's steps). Under the run's Heat Treatment schedule the model's ``beta`` is set at the
+    start of every epoch. ``callback(epoch, metrics)`` is called every epoch (metrics None) and every
     ``log_every`` epochs with per-seed-median metrics. With ``checkpoint``, the loop's whole state is
     saved every ``checkpoint.every`` epochs and a matching saved state is resumed from: the result
     equals an uninterrupted run's bit for bit (same device and thread count). ``param_dims`` (name ->
-    dim names after the seed axis, the model kind's PARAM_DIMS) is passed to optimizer plug-ins.
+    dim names after the seed axis, the model kind's PARAM_DIMS) is passed to optimizer plug-ins. The
+    optimizer has a value per slot (``slot_optim``) under a sweep or per-parameter learning rates,
+    and always for fresh samples (an online task's runs are SGD with each slot's learning rates).
     """
     E = run_cfg.epochs
-    x_tr, y_tr = data["x_train"].to(device), data["y_train"].to(device)
+    if source is None:
+        source = TrainingSet(data["x_train"], data["y_train"], run_cfg.batch_size, seeds, device)
     x_te, y_te = data["x_test"].to(device), data["y_test"].to(device)
-    N = x_tr.shape[0]
-    full_batch = run_cfg.batch_size == "full" or run_cfg.batch_size >= N
-    B = N if full_batch else run_cfg.batch_size
-    steps_per_epoch = 1 if full_batch else math.ceil(N / B)
-    tr = _training(model, run_cfg, seeds, device, steps_per_epoch, param_dims)
-    rec = Recorder(model, data, run_cfg, start_epoch, device, steps_per_epoch)
+    tr = _training(model, run_cfg, seeds, device, source, param_dims, per_slot=isinstance(source, FreshSamples))
+    rec = Recorder(model, data, run_cfg, start_epoch, device, source.steps_per_epoch)
     first = _resume(checkpoint, device, model, tr, rec)
     for e in range(first, E + 1):
         if checkpoint is not None and e > first and e % checkpoint.every == 0:
@@ -108,19 +109,19 @@ def train_seeds(
         if rec.heat:
             model.beta = 1.0 / float(rec.temperature[e])
         rec.evaluate(model, e, x_te, y_te, tr.freezer)
-        total = _train_metrics(model, rec, tr.freezer, e, x_tr, y_tr, full_batch, start_epoch)
+        total = _train_metrics(model, rec, tr.freezer, start_epoch + e, e, source)
         if callback is not None:
             callback(start_epoch + e, rec.log_line(e) if e % run_cfg.log_every == 0 or e == E else None)
         if e == E:
             break
-        on_grad = rec.grad_hook(model, e, steps_per_epoch)
+        on_grad = rec.grad_hook(model, e, source.steps_per_epoch)
         on_step = rec.step_hook(model, e)
-        if full_batch:
+        if source.step_is_metrics_pass:
             _step(tr.opt, tr.sched, tr.freezer, total, on_grad)
             if on_step is not None:
                 on_step(0)
         else:
-            _minibatch_epoch(model, tr, x_tr, y_tr, B, steps_per_epoch, start_epoch + e + 1, on_grad, device, on_step)
+            _minibatch_epoch(model, rec, tr, start_epoch + e + 1, on_grad, on_step)
     if rec.heat:  # after training the model holds the schedule's final temperature, its tau
         model.beta = None
     out = rec.result(seeds, E, tr.freezer)
@@ -139,32 +140,28 @@ def _resume(checkpoint, device, model, tr: _Training, rec: Recorder) -> int:
     return resumed["epoch"]
 
 
-def _train_metrics(model, rec: Recorder, freezer: "Freezer", e: int, x_tr, y_tr, full_batch: bool, start_epoch: int):
-    """Training metrics at epoch e. In full-batch mode this forward pass is also the training step's,
-    so its loss (summed over the alive seeds) is returned for the backward pass."""
-    if full_batch:
-        loss_s, acc_s = rec.loss_acc(model(x_tr), y_tr)
-        total = freezer.observe(loss_s, start_epoch + e)
+def _train_metrics(model, rec: Recorder, freezer: "Freezer", epoch: int, e: int, source):
+    """Training metrics at epoch e (global ``epoch``). Where the source's metrics pass is also the
+    step's, its loss (summed over the alive seeds) is returned for the backward pass."""
+    x, y = source.metrics_batch()
+    if source.step_is_metrics_pass:
+        loss_s, acc_s = rec.loss_acc(model(x), y)
+        total = freezer.observe(loss_s, epoch)
         rec.train_metrics(e, loss_s, acc_s, freezer)
         return total
     with torch.no_grad():
-        loss_s, acc_s = evaluate_set(model, rec.loss_acc, x_tr, y_tr)
-        freezer.observe(loss_s, start_epoch + e)
+        loss_s, acc_s = evaluate_set(model, rec.loss_acc, x, y)
+        freezer.observe(loss_s, epoch)
         rec.train_metrics(e, loss_s, acc_s, freezer)
     return None
 
 
-def _minibatch_epoch(model, tr: _Training, x_tr, y_tr, B: int, steps: int, epoch_after: int, on_grad, device,
+def _minibatch_epoch(model, rec: Recorder, tr: _Training, epoch_after: int, on_grad,
                      on_step: Optional[Callable[[int], None]] = None) -> None:
-    """One epoch of mini-batch steps; each seed draws its own order of the training set; ``on_step(j)``
-    is called after step j (the Recorder's per-step attention)."""
-    N = x_tr.shape[0]
-    loss_acc = loss_fn(model)
-    perm = torch.stack([torch.randperm(N, generator=g) for g in tr.data_gens]).to(device)  # (S, N)
-    for j in range(steps):
-        idx = perm[:, j * B:(j + 1) * B]  # (S, b): each seed its own order
-        scale = idx.shape[1] / N  # the epoch's mean gradient weighs each step by its size
-        loss_s, _ = loss_acc(model(x_tr[idx]), y_tr[idx])
+    """One epoch of the source's mini-batch steps; ``on_step(j)`` is called after step j (the
+    Recorder's per-step attention)."""
+    for j, (x, y, scale) in enumerate(tr.source.steps()):  # scale: the step's weight in the epoch's mean gradient
+        loss_s, _ = rec.loss_acc(model(x), y)
         _step(tr.opt, tr.sched, tr.freezer, tr.freezer.observe(loss_s, epoch_after),
               None if on_grad is None else (lambda s=scale: on_grad(s)))
         if on_step is not None:

@@ -1,4 +1,4 @@
-"""Tian's attention dynamics: the Scan&Snap and JoMA tasks and models, the online trainer, the
+"""Tian's attention dynamics: the Scan&Snap and JoMA tasks and models, training on fresh samples, the
 analyses and their controls (each control is a case where the measured quantity must come out at a
 known value, so an analysis that computed something else would fail)."""
 from __future__ import annotations
@@ -10,10 +10,11 @@ import torch
 from pipeline_lib.analysis.attention_sparsity import attention_layers, normalised_entropy
 from pipeline_lib.analysis.joma import estimate_terms, joma_estimate, normalised_correlation
 from pipeline_lib.analysis.scan_snap import entropy, summarise, token_attention
+from pipeline_lib.batches import FreshSamples
+from pipeline_lib.engine import train_seeds
 from pipeline_lib.models import seed_generator
 from pipeline_lib.models.joma import JomaModel
 from pipeline_lib.models.scan_snap import ScanSnapModel
-from pipeline_lib.online import train_online
 from pipeline_lib.plumbing.config import ConfigError, OptimizerConfig, RunConfig, ScheduleConfig, load_config
 from pipeline_lib.tasks import joma as joma_task
 from pipeline_lib.tasks import scan_snap as ss_task
@@ -36,9 +37,10 @@ def _train_scan_snap(rc, init="zero", params=SS):
     model = ScanSnapModel(len(slots), ds.attrs["task_M"], init)
     model.init_seeds(seeds)
     x = torch.as_tensor(ds.x.values)
-    sample = ss_task.sampler(ds, [seed_generator(s, "data") for s in seeds])
-    rec = train_online(model, sample, {"x_test": x, "y_test": torch.as_tensor(ds.y.values), "probe_x": x[:4]},
-                       rc, slots, torch.device("cpu"))
+    gens = [seed_generator(s, "data") for s in seeds]
+    source = FreshSamples(ss_task.sampler(ds, gens), rc.batch_size, gens, torch.device("cpu"))
+    rec = train_seeds(model, {"x_test": x, "y_test": torch.as_tensor(ds.y.values), "probe_x": x[:4]},
+                      rc, seeds, torch.device("cpu"), source=source)
     return ds, model, rec
 
 
@@ -130,7 +132,7 @@ def test_joma_model_matches_the_per_sample_formula():
         torch.testing.assert_close(W.grad, model.W.grad[s])
 
 
-# -- optimizer and online trainer -------------------------------------------------------------------------
+# -- optimizer and fresh-sample training----------------------------------------------------------------------
 
 def test_batched_seeds_and_sweep_cells_equal_separate_runs():
     rc = _run_cfg(steps=5, seeds=(0, 1, 2), sweep=(("lr", (0.5, 2.0)), ("lr_ratio.Y", (1.0, 5.0))))

@@ -35,8 +35,6 @@ def param_dims(spec) -> dict:
 
 
 def _kind(spec):
-    from ..plumbing.config import to_params
     from ..plumbing.registry import load
 
-    module = load("model", spec.model_kind)
-    return module, to_params(module.Params, spec.model)
+    return load("model", spec.model_kind), spec.model_params

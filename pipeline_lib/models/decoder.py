@@ -12,7 +12,6 @@ gradients (evaluation), batches are run in chunks of ``EVAL_CHUNK`` sequences.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -22,8 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..attention import resolved_tau
-from .transformer import PARAM_DIMS as TRANSFORMER_DIMS
-from .transformer import SeedTransformer, seed_layer_norm
+from .layer_stack import STACK_DIMS, SeedStackModel, seed_layer_norm
 
 NAME = "decoder"
 CONFIG = """
@@ -39,9 +37,7 @@ RECORDS = []
 
 EVAL_CHUNK = 512  # sequences per pass without gradients
 
-# the encoder's dims for the parameters the two share; the decoder's own unembedding
-PARAM_DIMS = {**{n: TRANSFORMER_DIMS[n] for n in ("W_E", "P", "ln1_g", "ln1_b", "W_Q", "W_K", "W_V", "W_O", "ln2_g",
-                                                  "ln2_b", "W_1", "b_1", "W_2", "b_2", "lnf_g", "lnf_b")},
+PARAM_DIMS = {"W_E": ("token", "d_model"), "P": ("position", "d_model"), **STACK_DIMS,
               "W_U": ("d_model", "class"), "b_U": ("class",)}
 
 
@@ -59,7 +55,10 @@ class Params:
     mlp_ratio: int = 4
 
 
-class SeedDecoder(nn.Module):
+class SeedDecoder(SeedStackModel):
+    """Causal decoder of ``depth`` layers over token sequences: embedding and learned positions, the
+    shared layer stack (``layer_stack``), an unembedding to the classes at every position."""
+
     records_gradients = False
     records_attention_histogram = False
     embed_site = None
@@ -67,34 +66,13 @@ class SeedDecoder(nn.Module):
     def __init__(self, n_seeds: int, vocab: int, n_positions: int, n_classes: int, d_model: int, n_heads: int,
                  depth: int = 2, mlp_ratio: int = 4, tau: float | None = None):
         super().__init__()
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-        S, L, H, d = n_seeds, depth, n_heads, d_model
-        e, h = d // H, mlp_ratio * d
-        self.S, self.L, self.H, self.d, self.e, self.d_head = S, L, H, d, e, e
+        self.init_sizes(n_seeds, d_model, n_heads, depth, tau)
         self.pad = vocab - 1
-        self.tau = math.sqrt(e) if tau is None else float(tau)
-        self.beta: float | None = None
+        S, d = n_seeds, d_model
         self.W_E = nn.Parameter(torch.empty(S, vocab, d))
         self.P = nn.Parameter(torch.empty(S, n_positions, d))
-        self.ln1_g, self.ln1_b = nn.Parameter(torch.ones(S, L, d)), nn.Parameter(torch.zeros(S, L, d))
-        self.W_Q = nn.Parameter(torch.empty(S, L, H, d, e))
-        self.W_K = nn.Parameter(torch.empty(S, L, H, d, e))
-        self.W_V = nn.Parameter(torch.empty(S, L, H, d, e))
-        self.W_O = nn.Parameter(torch.empty(S, L, H, e, d))
-        self.ln2_g, self.ln2_b = nn.Parameter(torch.ones(S, L, d)), nn.Parameter(torch.zeros(S, L, d))
-        self.W_1, self.b_1 = nn.Parameter(torch.empty(S, L, d, h)), nn.Parameter(torch.zeros(S, L, h))
-        self.W_2, self.b_2 = nn.Parameter(torch.empty(S, L, h, d)), nn.Parameter(torch.zeros(S, L, d))
-        self.lnf_g, self.lnf_b = nn.Parameter(torch.ones(S, d)), nn.Parameter(torch.zeros(S, d))
+        self.add_layer_stack(mlp_ratio)
         self.W_U, self.b_U = nn.Parameter(torch.empty(S, d, n_classes)), nn.Parameter(torch.zeros(S, n_classes))
-
-    # the same parameter handling as the encoder's: every matrix N(0, 0.02^2) from the slot's own seed,
-    # biases 0, gains 1; parameters set from (S, ...) arrays; per-head projections as one batched matmul
-    param_names = SeedTransformer.param_names
-    init_seeds = SeedTransformer.init_seeds
-    load_arrays = SeedTransformer.load_arrays
-    _project = SeedTransformer._project
-    temperature = SeedTransformer.temperature  # tau, or 1/beta under Heat Treatment
 
     # -- forward ------------------------------------------------------------------------------------
     def _trimmed(self, x: torch.Tensor) -> torch.Tensor:
@@ -123,9 +101,7 @@ class SeedDecoder(nn.Module):
                                                        is_causal=True, scale=1.0 / self.temperature()).view(q.shape)
             W_O = self.W_O[:, layer].reshape(S, self.H * self.e, self.d)
             z = z + torch.bmm(heads.permute(0, 1, 3, 2, 4).reshape(S, B * T, self.H * self.e), W_O).view(S, B, T, self.d)
-            zn = seed_layer_norm(z, self.ln2_g[:, layer], self.ln2_b[:, layer])
-            hidden = F.gelu(torch.bmm(zn.reshape(S, B * T, self.d), self.W_1[:, layer]) + self.b_1[:, layer, None])
-            z = z + (torch.bmm(hidden, self.W_2[:, layer]) + self.b_2[:, layer, None]).view(S, B, T, self.d)
+            z = self._mlp_residual(z, layer)
             if keep:
                 resid.append(z)
         return z, resid, attention

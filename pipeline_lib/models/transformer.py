@@ -10,7 +10,6 @@ layer and head (Fig. 5 of the Eureka paper).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -20,7 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..attention import attention_weights, resolved_tau
-from . import seed_generator
+from .layer_stack import STACK_DIMS, SeedStackModel, seed_layer_norm
 
 NAME = "transformer"
 CONFIG = """
@@ -45,20 +44,13 @@ ARCH = "(vocab if vocab is not None else tokens, T, classes)"
 SITES = "[f'attn_out_{layer}' for layer in range(depth)] + ['cls']"
 RECORDS = ["attention", "qkv_gradients", "attention_hist"]
 
-LN_EPS = 1e-5
 HIST_BINS = 20  # attention-weight histogram: equal bins over [0, 1]
 
 # Dims of each parameter (after the leading seed axis), in the workflow's vocabulary of names.
 PARAM_DIMS = {
     "W_E": ("token", "d_model"), "W_patch": ("patch_pixel", "d_model"), "b_patch": ("d_model",),
     "cls": ("d_model",), "P": ("position", "d_model"),
-    "ln1_g": ("layer", "d_model"), "ln1_b": ("layer", "d_model"),
-    "W_Q": ("layer", "head", "d_model", "d_head"), "W_K": ("layer", "head", "d_model", "d_head"),
-    "W_V": ("layer", "head", "d_model", "d_head"), "W_O": ("layer", "head", "d_head", "d_model"),
-    "ln2_g": ("layer", "d_model"), "ln2_b": ("layer", "d_model"),
-    "W_1": ("layer", "d_model", "d_mlp"), "b_1": ("layer", "d_mlp"),
-    "W_2": ("layer", "d_mlp", "d_model"), "b_2": ("layer", "d_model"),
-    "lnf_g": ("d_model",), "lnf_b": ("d_model",), "W_cls": ("d_model", "class"), "b_cls": ("class",),
+    **STACK_DIMS, "W_cls": ("d_model", "class"), "b_cls": ("class",),
 }
 
 
@@ -67,12 +59,6 @@ class TransformerInternals(NamedTuple):
     attn_out: list[torch.Tensor]  # per layer (S, B, T+1, d) attention block output (before the residual)
     cls: torch.Tensor  # (S, B, d) final CLS representation (after the last LayerNorm)
     logits: torch.Tensor  # (S, B, C)
-
-
-def seed_layer_norm(x: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """LayerNorm over the last axis with per-seed gain/bias (S, d); x is (S, ..., d)."""
-    shape = (x.shape[0],) + (1,) * (x.dim() - 2) + (x.shape[-1],)
-    return F.layer_norm(x, x.shape[-1:], eps=LN_EPS) * gain.view(shape) + bias.view(shape)
 
 
 @dataclass(frozen=True)
@@ -84,7 +70,7 @@ class Params:
     mlp_ratio: int = 4
 
 
-class SeedTransformer(nn.Module):
+class SeedTransformer(SeedStackModel):
     """Encoder of ``depth`` layers, ``n_heads`` heads, CLS token, learned positions, classifier on CLS."""
 
     records_gradients = True
@@ -97,15 +83,9 @@ class SeedTransformer(nn.Module):
         super().__init__()
         if (vocab is None) == (patch_dim is None):
             raise ValueError("give exactly one of vocab (token inputs) or patch_dim (patch inputs)")
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-        S, L, H, d = n_seeds, depth, n_heads, d_model
-        e, h = d_model // n_heads, mlp_ratio * d_model
-        self.S, self.L, self.H, self.d, self.e = S, L, H, d, e
-        self.d_head = e
+        self.init_sizes(n_seeds, d_model, n_heads, depth, tau)
         self.variant = variant
-        self.tau = math.sqrt(e) if tau is None else float(tau)  # tau = sqrt(d_head) by default
-        self.beta: float | None = None  # Heat Treatment: inverse temperature set per epoch
+        S, d = n_seeds, d_model
         if vocab is not None:
             self.W_E = nn.Parameter(torch.empty(S, vocab, d))
         else:
@@ -113,37 +93,8 @@ class SeedTransformer(nn.Module):
             self.b_patch = nn.Parameter(torch.zeros(S, d))
         self.cls = nn.Parameter(torch.empty(S, d))
         self.P = nn.Parameter(torch.empty(S, n_tokens + 1, d))
-        self.ln1_g, self.ln1_b = nn.Parameter(torch.ones(S, L, d)), nn.Parameter(torch.zeros(S, L, d))
-        self.W_Q = nn.Parameter(torch.empty(S, L, H, d, e))
-        self.W_K = nn.Parameter(torch.empty(S, L, H, d, e))
-        self.W_V = nn.Parameter(torch.empty(S, L, H, d, e))
-        self.W_O = nn.Parameter(torch.empty(S, L, H, e, d))
-        self.ln2_g, self.ln2_b = nn.Parameter(torch.ones(S, L, d)), nn.Parameter(torch.zeros(S, L, d))
-        self.W_1, self.b_1 = nn.Parameter(torch.empty(S, L, d, h)), nn.Parameter(torch.zeros(S, L, h))
-        self.W_2, self.b_2 = nn.Parameter(torch.empty(S, L, h, d)), nn.Parameter(torch.zeros(S, L, d))
-        self.lnf_g, self.lnf_b = nn.Parameter(torch.ones(S, d)), nn.Parameter(torch.zeros(S, d))
+        self.add_layer_stack(mlp_ratio)
         self.W_cls, self.b_cls = nn.Parameter(torch.empty(S, d, n_classes)), nn.Parameter(torch.zeros(S, n_classes))
-
-    # -- parameters ---------------------------------------------------------------------------------
-    def param_names(self) -> list[str]:
-        return [n for n, _ in self.named_parameters()]
-
-    @torch.no_grad()
-    def init_seeds(self, seeds: list[int]) -> None:
-        """Slot i from seed ``seeds[i]`` alone: matrices N(0, 0.02^2) (GPT-2 style), biases 0, gains 1."""
-        assert len(seeds) == self.S
-        for i, seed in enumerate(seeds):
-            g = seed_generator(seed, "init")
-            for name, p in self.named_parameters():
-                if name.startswith(("ln", "b_")):
-                    continue  # gains stay 1, biases 0
-                p[i].copy_(torch.randn(p[i].shape, generator=g) * 0.02)
-
-    @torch.no_grad()
-    def load_arrays(self, arrays: dict) -> None:
-        """Set parameters from arrays of shape (S, ...), e.g. a parent run's final weights."""
-        for name, p in self.named_parameters():
-            p.copy_(torch.as_tensor(np.asarray(arrays[name])))
 
     # -- forward ------------------------------------------------------------------------------------
     def _embed(self, x: torch.Tensor) -> torch.Tensor:
@@ -168,16 +119,6 @@ class SeedTransformer(nn.Module):
         out = torch.bmm(heads.permute(0, 1, 3, 2, 4).reshape(S, B * T, H * e), W_O)
         return weights, out.view(S, B, T, self.d)
 
-    def _project(self, zn: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
-        """(S, B, T, d) x per-head (S, H, d, e) -> (S, B, H, T, e), as one batched matmul."""
-        S, B, T, d = zn.shape
-        flat = torch.bmm(zn.reshape(S, B * T, d), W.permute(0, 2, 1, 3).reshape(S, d, self.H * self.e))
-        return flat.view(S, B, T, self.H, self.e).permute(0, 1, 3, 2, 4)
-
-    def temperature(self) -> float:
-        """tau, or 1/beta while Heat Treatment sets the inverse temperature."""
-        return 1.0 / self.beta if self.beta is not None else self.tau
-
     def internals(self, x: torch.Tensor) -> TransformerInternals:
         z = self._embed(x)
         attention, attn_out = [], []
@@ -185,11 +126,7 @@ class SeedTransformer(nn.Module):
             w, a = self._attention(z, layer)
             attention.append(w)
             attn_out.append(a)
-            z = z + a
-            zn = seed_layer_norm(z, self.ln2_g[:, layer], self.ln2_b[:, layer])
-            S, B, T, d = zn.shape
-            hidden = F.gelu(torch.bmm(zn.reshape(S, B * T, d), self.W_1[:, layer]) + self.b_1[:, layer, None])
-            z = z + (torch.bmm(hidden, self.W_2[:, layer]) + self.b_2[:, layer, None]).view(S, B, T, d)
+            z = self._mlp_residual(z + a, layer)
         cls = seed_layer_norm(z[:, :, 0], self.lnf_g, self.lnf_b)  # (S, B, d)
         logits = torch.einsum("sbd,sdc->sbc", cls, self.W_cls) + self.b_cls[:, None]
         return TransformerInternals(attention, attn_out, cls, logits)

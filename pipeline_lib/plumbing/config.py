@@ -137,6 +137,21 @@ class RunSpec:
     def attention(self) -> AttentionConfig:
         return self.run.attention
 
+    @functools.cached_property
+    def slots(self) -> tuple[dict, ...]:
+        """The trained slots (``RunConfig.slots``: cell x seed, cell-major), expanded once."""
+        return tuple(self.run.slots())
+
+    @property
+    def slot_seeds(self) -> list[int]:
+        """The seed of every slot (initialisation and data order): the run's seeds, once per sweep cell."""
+        return [s["run_seed"] for s in self.slots]
+
+    @functools.cached_property
+    def model_params(self):
+        """The model kind's ``Params`` of the model entry, converted once (imports the model plug-in)."""
+        return to_params(registry.load("model", self.model_kind).Params, self.model)
+
 
 def to_params(cls, raw: Mapping[str, Any]):
     """A plug-in's ``Params`` dataclass from its validated block: mappings (label -> run) become

@@ -137,7 +137,7 @@ def _optimizer_checks(name: str, run: dict) -> list[str]:
 
 def _online_checks(data: dict, name: str, run: dict) -> list[str]:
     """Online tasks draw fresh batches, so they need an integer batch size and start from scratch;
-    their trainer (pipeline_lib.online) takes SGD."""
+    their trainer (the engine with fresh samples, pipeline_lib.batches) takes SGD with values per slot."""
     key = f"runs.{name}"
     task = data["datasets"][run["dataset"]]["task"]
     if not _online(data, run):
@@ -154,7 +154,7 @@ def _online_checks(data: dict, name: str, run: dict) -> list[str]:
                         "allowed: null")
     if run["optimizer"]["name"] != "sgd":
         problems.append(f"config key '{key}.optimizer.name': runs of online task {task} are trained by SGD with a "
-                        f"learning rate per slot (pipeline_lib.online); got {run['optimizer']['name']}; allowed: sgd")
+                        f"learning rate per slot; got {run['optimizer']['name']}; allowed: sgd")
     return problems
 
 

@@ -130,6 +130,26 @@ def compare(golden: dict[str, dict], current: dict[str, dict]) -> dict[str, list
     return out
 
 
+def identical(before: Path, after: Path, only: str = "") -> dict[str, list[str]]:
+    """Bit-level comparison of two results folders (a restructure's before and after): every data
+    variable and coordinate of every HDF5 artifact present in ``before`` (under ``only``, e.g.
+    ``runs``) must be equal in ``after``, NaN where NaN. By kind: ``differ`` (artifact: variables),
+    ``missing`` (in ``before`` only), ``same`` (artifacts equal)."""
+    before, after = Path(before), Path(after)
+    out: dict[str, list[str]] = {"differ": [], "missing": [], "same": []}
+    for path in sorted((before / only).rglob("*.h5")):
+        rel = path.relative_to(before).as_posix()
+        if not (after / rel).exists():
+            out["missing"].append(rel)
+            continue
+        with read_dataset(path) as a, read_dataset(after / rel) as b:
+            names = sorted({*a.data_vars, *a.coords} | {*b.data_vars, *b.coords})
+            bad = [n for n in names if n not in a or n not in b
+                   or not np.array_equal(a[n].values, b[n].values, equal_nan=a[n].dtype.kind in "fc")]
+        out["differ" if bad else "same"].append(f"{rel}: {', '.join(bad)}" if bad else rel)
+    return out
+
+
 def write(results: Path, path: Path) -> int:
     data = digest(results)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -27,10 +27,13 @@ from ..recording import Recording
 
 
 def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
-              init_path: str | None = None, threads: int = 1, log_path: str | None = None) -> Recording:
+              init_path: str | None = None, threads: int = 1, log_path: str | None = None,
+              code: str | None = None) -> Recording:
     """Train all seeds of ``run`` and write its trajectory and weights (the run is resolved once
-    into a :class:`RunSpec` here and passed down)."""
+    into a :class:`RunSpec` here and passed down). ``code``: the run's code hash when the caller has
+    it (the rule's param, which Snakemake compares for reruns), else computed here."""
     spec = cfg.run_spec(run)
+    code = code or train_code(cfg, run)
     tune_allocator()
     torch.set_num_threads(max(1, threads))
     device = resolve_device(spec.device)
@@ -39,9 +42,9 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
     model = _initial_model(spec, init_path).to(device)
     tensors, (x_te, y_te) = _tensors(spec, ds)
     inputs = [dataset_path] + ([init_path] if spec.run.init_from else [])
-    ckpt = _checkpointing(cfg, spec, inputs, trajectory_path, log)
+    ckpt = _checkpointing(cfg, spec, inputs, trajectory_path, log, code)
     log.info(f"run {run}: {spec.model_kind} model, {len(spec.seeds)} seeds"
-             f"{f' x {len(run_seeds(spec)) // len(spec.seeds)} sweep cells' if spec.run.sweep else ''}, {spec.run.epochs} epochs from epoch "
+             f"{f' x {len(spec.slots) // len(spec.seeds)} sweep cells' if spec.run.sweep else ''}, {spec.run.epochs} epochs from epoch "
              f"{spec.start_epoch}, device {device}, threads {torch.get_num_threads()}, batch {spec.run.batch_size}, "
              f"attention {describe(spec.attention)}")
     rec = _train_with_progress(model, tensors, spec, device, ckpt, log, param_dims(spec))
@@ -50,7 +53,7 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
         embed_x = x_te[: spec.run.n_embed]
         embed = (snapshot_site(model, rec.weights, run_inputs(spec, embed_x), model.embed_site), embed_x,
                  y_te[: spec.run.n_embed])
-    attrs = provenance(cfg.run_slice(run), inputs, device=str(device), code=train_code(cfg, run))
+    attrs = provenance(cfg.run_slice(run), inputs, device=str(device), code=code)
     attrs.update(run=run, start_epoch=spec.start_epoch, init_from=spec.run.init_from or "", dataset=spec.dataset,
                  threads=torch.get_num_threads(), model_kind=spec.model_kind, attention=describe(spec.attention),
                  optimizer_state_elements=rec.optimizer_state["elements"],
@@ -70,18 +73,13 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
 
 
 def _initial_model(spec: RunSpec, init_path: str | None):
-    seeds = run_seeds(spec)
+    seeds = spec.slot_seeds
     model = build_run_model(spec, len(seeds))
     if spec.run.init_from:  # the parent's final weights, seed i from seed i
         model.load_arrays(snapshot_arrays(read_dataset(init_path, rule="train").sel(seed=list(spec.seeds)), -1))
     else:
         model.init_seeds(seeds)
     return model
-
-
-def run_seeds(spec: RunSpec) -> list[int]:
-    """The seed of every slot (initialisation and data order): the run's seeds, once per sweep cell."""
-    return [s["run_seed"] for s in spec.run.slots()]
 
 
 def _tensors(spec: RunSpec, ds) -> tuple[dict, tuple[np.ndarray, np.ndarray]]:
@@ -95,12 +93,13 @@ def _tensors(spec: RunSpec, ds) -> tuple[dict, tuple[np.ndarray, np.ndarray]]:
     return tensors, (x_te, y_te)
 
 
-def _checkpointing(cfg: Config, spec: RunSpec, inputs: list[str], trajectory_path: str, log) -> Checkpointing | None:
+def _checkpointing(cfg: Config, spec: RunSpec, inputs: list[str], trajectory_path: str, log,
+                   code: str) -> Checkpointing | None:
     if not spec.run.checkpoint_every:
         return None
     # the code hash too: a checkpoint written by other training code must not be continued by this one
     key = slice_hash({"config": cfg.run_slice(spec.name), "inputs": [file_hash(p) for p in inputs],
-                      "code": train_code(cfg, spec.name)})
+                      "code": code})
     ckpt = Checkpointing(resume_path(trajectory_path), spec.run.checkpoint_every, key)
     if ckpt.path.exists():
         log.info(f"found resume checkpoint {ckpt.path}; resuming from it if it matches this config and inputs")
@@ -120,7 +119,7 @@ def _train_with_progress(model, tensors: dict, spec: RunSpec, device, ckpt, log,
                      + f" ({time.perf_counter() - t0:.1f} s)")
 
     try:
-        rec = train_seeds(model, tensors, spec.run, run_seeds(spec), device, start_epoch=spec.start_epoch,
+        rec = train_seeds(model, tensors, spec.run, spec.slot_seeds, device, start_epoch=spec.start_epoch,
                           callback=callback, checkpoint=ckpt, param_dims=dims)
     except BaseException:
         log.exception("training failed")

@@ -1,5 +1,5 @@
-"""Stage `train_online`: train a run of an online task (fresh samples every step, see
-``pipeline_lib.online``); writes runs/<run>/trajectory.h5 and weights.h5 in the layout of stage
+"""Stage `train_online`: train a run of an online task (fresh samples every step: the engine's loop
+with the batch source :class:`~pipeline_lib.batches.FreshSamples`); writes runs/<run>/trajectory.h5 and weights.h5 in the layout of stage
 `train` ("epoch" = step).
 
 Without a sweep the ``seed`` axis holds the run's seeds. With one, it holds the slots (cell x seed,
@@ -17,8 +17,9 @@ from tqdm import tqdm
 
 from ..artifacts import slot_axis, trajectory_dataset, weights_dataset
 from ..attention import describe
+from ..batches import FreshSamples
+from ..engine import train_seeds
 from ..models import build_run_model, param_dims, run_inputs, seed_generator
-from ..online import train_online
 from ..plumbing import registry
 from ..plumbing.config import Config
 from ..plumbing.device import resolve_device
@@ -28,21 +29,24 @@ from ..plumbing.store import dataset_split, provenance, read_dataset, write_data
 
 
 def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
-                     threads: int = 1, log_path: str | None = None):
+                     threads: int = 1, log_path: str | None = None, code: str | None = None):
+    """Train all slots of online run ``run``; ``code``: the run's code hash when the caller has it
+    (the rule's param), else computed here."""
     spec = cfg.run_spec(run)
     torch.set_num_threads(max(1, threads))
     device = resolve_device(spec.device)
     log = job_logger(log_path)
     ds = read_dataset(dataset_path, rule="dataset")
-    slots = spec.run.slots()
-    seeds = [s["run_seed"] for s in slots]
+    slots, seeds = spec.slots, spec.slot_seeds
     model = build_run_model(spec, len(slots))
     model.init_seeds(seeds)
     model.to(device)
     x_te, y_te = dataset_split(ds, "test")
     data = {"x_test": run_inputs(spec, x_te), "y_test": torch.as_tensor(y_te, dtype=torch.long),
             "probe_x": run_inputs(spec, x_te[: spec.run.n_probe])}
-    sample = registry.load("task", spec.task).sampler(ds, [seed_generator(s, "data") for s in seeds])
+    generators = [seed_generator(s, "data") for s in seeds]
+    source = FreshSamples(registry.load("task", spec.task).sampler(ds, generators), spec.run.batch_size, generators,
+                          device)
     log.info(f"run {run}: {spec.model_kind} model, {len(slots)} slots ({len(spec.seeds)} seeds x "
              f"{len(slots) // len(spec.seeds)} sweep cells), {spec.run.epochs} steps of {spec.run.batch_size} fresh "
              f"samples, device {device}, threads {torch.get_num_threads()}")
@@ -56,7 +60,7 @@ def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: 
                      + f" ({time.perf_counter() - t0:.1f} s)")
 
     try:
-        rec = train_online(model, sample, data, spec.run, slots, device, callback)
+        rec = train_seeds(model, data, spec.run, seeds, device, callback=callback, source=source)
     except BaseException:
         log.exception("training failed")
         raise
@@ -64,7 +68,7 @@ def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: 
         bar.close()
     log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged slots: {int((rec.diverged_epoch >= 0).sum())}/{len(slots)}")
     ids, coords = slot_axis(spec)
-    attrs = provenance(cfg.run_slice(run), [dataset_path], device=str(device), code=train_code(cfg, run))
+    attrs = provenance(cfg.run_slice(run), [dataset_path], device=str(device), code=code or train_code(cfg, run))
     attrs.update(run=run, start_epoch=0, init_from="", dataset=spec.dataset, threads=torch.get_num_threads(),
                  model_kind=spec.model_kind, attention=describe(spec.attention), online=1,
                  swept=", ".join(k for k, _ in spec.run.sweep),

@@ -21,7 +21,7 @@ rule train:
         "../scripts/train.py"
 
 
-# Runs of online tasks (fresh samples every step, e.g. scan_snap): pipeline_lib.online's trainer.
+# Runs of online tasks (fresh samples every step, e.g. scan_snap): the engine's loop on fresh samples.
 rule train_online:
     input:
         dataset=lambda wc: P.dataset(CFG.runs[wc.run].dataset),

@@ -10,4 +10,5 @@ train_online_run(
     weights_path=snakemake.output.weights,
     threads=snakemake.threads,
     log_path=snakemake.log[0],
+    code=snakemake.params.code,
 )

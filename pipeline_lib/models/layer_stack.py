@@ -1,0 +1,104 @@
+"""The pre-LN layer stack that the encoder (``transformer``) and the decoder (``decoder``) share: its
+parameters with a leading seed axis, their initialisation and loading, the per-head projection and
+the MLP sublayer. Each model composes it: it registers the stack's parameters between its own
+(embedding before, classifier or unembedding after) and calls the shared pieces in its forward pass.
+
+Layer l: z += Attn(LN1(z)); z += MLP(LN2(z)) with a GELU MLP of width ``mlp_ratio * d``; the stack
+ends with a final LayerNorm (``lnf``). Every matrix is N(0, 0.02^2) from the slot's own seed
+(GPT-2 style), biases 0, gains 1.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import seed_generator
+
+LN_EPS = 1e-5
+
+# dims of the stack's parameters (after the leading seed axis), in the workflow's vocabulary of names
+STACK_DIMS = {
+    "ln1_g": ("layer", "d_model"), "ln1_b": ("layer", "d_model"),
+    "W_Q": ("layer", "head", "d_model", "d_head"), "W_K": ("layer", "head", "d_model", "d_head"),
+    "W_V": ("layer", "head", "d_model", "d_head"), "W_O": ("layer", "head", "d_head", "d_model"),
+    "ln2_g": ("layer", "d_model"), "ln2_b": ("layer", "d_model"),
+    "W_1": ("layer", "d_model", "d_mlp"), "b_1": ("layer", "d_mlp"),
+    "W_2": ("layer", "d_mlp", "d_model"), "b_2": ("layer", "d_model"),
+    "lnf_g": ("d_model",), "lnf_b": ("d_model",),
+}
+
+
+def seed_layer_norm(x: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """LayerNorm over the last axis with per-seed gain/bias (S, d); x is (S, ..., d)."""
+    shape = (x.shape[0],) + (1,) * (x.dim() - 2) + (x.shape[-1],)
+    return F.layer_norm(x, x.shape[-1:], eps=LN_EPS) * gain.view(shape) + bias.view(shape)
+
+
+class SeedStackModel(nn.Module):
+    """Base of a model built around the layer stack: sizes, temperature, parameter handling and the
+    stack's sublayers. A subclass registers its own parameters and calls :meth:`add_layer_stack`
+    where the stack's belong in the parameter order (the order of initialisation)."""
+
+    def init_sizes(self, n_seeds: int, d_model: int, n_heads: int, depth: int, tau: float | None) -> None:
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        self.S, self.L, self.H, self.d = n_seeds, depth, n_heads, d_model
+        self.e = self.d_head = d_model // n_heads
+        self.tau = math.sqrt(self.e) if tau is None else float(tau)  # tau = sqrt(d_head) by default
+        self.beta: float | None = None  # Heat Treatment: inverse temperature set per epoch
+
+    def add_layer_stack(self, mlp_ratio: int) -> None:
+        """Register the stack's parameters (:data:`STACK_DIMS`, in that order)."""
+        S, L, H, d, e, h = self.S, self.L, self.H, self.d, self.e, mlp_ratio * self.d
+        self.ln1_g, self.ln1_b = nn.Parameter(torch.ones(S, L, d)), nn.Parameter(torch.zeros(S, L, d))
+        self.W_Q = nn.Parameter(torch.empty(S, L, H, d, e))
+        self.W_K = nn.Parameter(torch.empty(S, L, H, d, e))
+        self.W_V = nn.Parameter(torch.empty(S, L, H, d, e))
+        self.W_O = nn.Parameter(torch.empty(S, L, H, e, d))
+        self.ln2_g, self.ln2_b = nn.Parameter(torch.ones(S, L, d)), nn.Parameter(torch.zeros(S, L, d))
+        self.W_1, self.b_1 = nn.Parameter(torch.empty(S, L, d, h)), nn.Parameter(torch.zeros(S, L, h))
+        self.W_2, self.b_2 = nn.Parameter(torch.empty(S, L, h, d)), nn.Parameter(torch.zeros(S, L, d))
+        self.lnf_g, self.lnf_b = nn.Parameter(torch.ones(S, d)), nn.Parameter(torch.zeros(S, d))
+
+    # -- parameters ---------------------------------------------------------------------------------
+    def param_names(self) -> list[str]:
+        return [n for n, _ in self.named_parameters()]
+
+    @torch.no_grad()
+    def init_seeds(self, seeds: list[int]) -> None:
+        """Slot i from seed ``seeds[i]`` alone: matrices N(0, 0.02^2) (GPT-2 style), biases 0, gains 1."""
+        assert len(seeds) == self.S
+        for i, seed in enumerate(seeds):
+            g = seed_generator(seed, "init")
+            for name, p in self.named_parameters():
+                if name.startswith(("ln", "b_")):
+                    continue  # gains stay 1, biases 0
+                p[i].copy_(torch.randn(p[i].shape, generator=g) * 0.02)
+
+    @torch.no_grad()
+    def load_arrays(self, arrays: dict) -> None:
+        """Set parameters from arrays of shape (S, ...), e.g. a parent run's final weights."""
+        for name, p in self.named_parameters():
+            p.copy_(torch.as_tensor(np.asarray(arrays[name])))
+
+    def temperature(self) -> float:
+        """tau, or 1/beta while Heat Treatment sets the inverse temperature."""
+        return 1.0 / self.beta if self.beta is not None else self.tau
+
+    # -- the stack's sublayers ----------------------------------------------------------------------
+    def _project(self, zn: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+        """(S, B, T, d) x per-head (S, H, d, e) -> (S, B, H, T, e), as one batched matmul."""
+        S, B, T, d = zn.shape
+        flat = torch.bmm(zn.reshape(S, B * T, d), W.permute(0, 2, 1, 3).reshape(S, d, self.H * self.e))
+        return flat.view(S, B, T, self.H, self.e).permute(0, 1, 3, 2, 4)
+
+    def _mlp_residual(self, z: torch.Tensor, layer: int) -> torch.Tensor:
+        """z + MLP(LN2(z)) of ``layer`` for the residual stream z (S, B, T, d)."""
+        zn = seed_layer_norm(z, self.ln2_g[:, layer], self.ln2_b[:, layer])
+        S, B, T, d = zn.shape
+        hidden = F.gelu(torch.bmm(zn.reshape(S, B * T, d), self.W_1[:, layer]) + self.b_1[:, layer, None])
+        return z + (torch.bmm(hidden, self.W_2[:, layer]) + self.b_2[:, layer, None]).view(S, B, T, d)
