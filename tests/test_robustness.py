@@ -190,11 +190,14 @@ def test_code_changes_rerun_exactly_what_they_compute(tmp_path, smoke_run):
     # each model kind is its own module: the transformer's runs and what reads them, no circuit job
     _append(repo / "pipeline_lib/models/transformer.py", "\n_A_CHANGE_TO_THE_TRANSFORMER = 1\n")
     jobs = _planned(work, repo)
-    # the 5 reasoning runs (3 Eureka arms, r_galore, r_matched), the 2 digits runs (the ViT builds on the
-    # transformer) and the shortest-path run (the decoder reuses the transformer's parameter handling)
-    assert jobs["train"] == 8 and jobs["probes"] == 3 and jobs["eureka"] == 2 and "dataset" not in jobs
+    # the 5 reasoning runs (3 Eureka arms, r_galore, r_matched) and the 2 digits runs (the ViT builds on the
+    # transformer), not the shortest-path run (its decoder shares only the layer stack)
+    assert jobs["train"] == 7 and jobs["probes"] == 3 and jobs["eureka"] == 2 and "dataset" not in jobs
     assert not {"fig5_accuracy", "interpolation", "param_embed", "fig4_embeddings"} & set(jobs)
     _restore(repo, "models/transformer.py")
+    _append(repo / "pipeline_lib/models/layer_stack.py", "\n_A_CHANGE_TO_THE_LAYER_STACK = 1\n")
+    assert _planned(work, repo)["train"] == 8  # those 7 and the shortest-path run
+    _restore(repo, "models/layer_stack.py")
     _append(repo / "pipeline_lib/models/vit.py", "\n_A_CHANGE_TO_THE_VIT = 1\n")
     jobs = _planned(work, repo)
     assert jobs["train"] == 2 and "dataset=digits" not in _dry_run_text(work, repo)  # the two digits runs
