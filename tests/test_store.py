@@ -156,3 +156,27 @@ def test_code_hash_follows_the_import_closure_less_the_plumbing():
     assert code_hash("pipeline_lib.stages.train") != code_hash("pipeline_lib.stages.figure")
     assert is_plumbing("pipeline_lib.plumbing.store") and is_plumbing("pipeline_lib")
     assert not is_plumbing("pipeline_lib.engine") and not is_plumbing("pipeline_lib.stages.train")
+
+
+def test_same_finds_equal_folders_and_names_what_differs(tmp_path):
+    """``python -m pipeline_lib same``: bit-equal artifacts (NaN where NaN) pass; one value moved by one
+    ulp, or an artifact missing from the second folder, is named."""
+    from pipeline_lib.plumbing.golden import identical
+
+    x = np.array([[0.1, np.nan], [1e-8, 3.0]], dtype=np.float32)
+    for folder in ("a", "b", "c"):
+        write_dataset(xr.Dataset({"w": (("seed", "k"), x), "n": ("seed", np.arange(2))}),
+                      tmp_path / folder / "runs" / "r" / "weights.h5")
+    write_dataset(xr.Dataset({"w": (("seed",), x[0])}), tmp_path / "a" / "runs" / "r" / "trajectory.h5")
+    write_dataset(xr.Dataset({"w": (("seed",), x[0])}), tmp_path / "b" / "runs" / "r" / "trajectory.h5")
+    moved = x.copy()
+    moved[1, 1] = np.nextafter(moved[1, 1], np.float32(4))
+    write_dataset(xr.Dataset({"w": (("seed", "k"), moved), "n": ("seed", np.arange(2))}),
+                  tmp_path / "c" / "runs" / "r" / "weights.h5")
+    same = identical(tmp_path / "a", tmp_path / "b")
+    assert same == {"differ": [], "missing": [], "same": ["runs/r/trajectory.h5", "runs/r/weights.h5"]}
+    diff = identical(tmp_path / "a", tmp_path / "c", only="runs")
+    assert diff["differ"] == ["runs/r/weights.h5: w"] and diff["missing"] == ["runs/r/trajectory.h5"]
+    cli = subprocess.run([sys.executable, "-m", "pipeline_lib", "same", str(tmp_path / "a"), str(tmp_path / "c")],
+                         capture_output=True, text=True)
+    assert cli.returncode == 1 and "differ: runs/r/weights.h5: w" in cli.stdout
