@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m pipeline_lib")
     sub = ap.add_subparsers(dest="command", required=True)
     lin = sub.add_parser("lineage", help="print the chain from an artifact back to its datasets, checked against disk")
@@ -34,7 +34,11 @@ def main(argv=None) -> int:
     eq.add_argument("--why", required=True, help="what the refactor changed")
     eq.add_argument("--verified", default="golden runs of the test config unchanged (tests/test_golden.py)",
                     help="how the numbers were shown unchanged (default: %(default)s)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     if args.command == "golden":
         return _golden(Path(args.results), Path(args.digests), args.write)
     if args.command == "same":
