@@ -55,7 +55,8 @@ class TrainingSet:
 
 class FreshSamples:
     """Fresh samples every step from ``sample(n) -> (x (S, n, ...), y (S, n))``, which draws with
-    ``generators`` (one per slot)."""
+    ``generators`` (one per slot). The step trains on the metrics pass's batch, so there is no
+    ``steps``."""
 
     steps_per_epoch = 1
     step_is_metrics_pass = True
@@ -68,6 +69,3 @@ class FreshSamples:
         """Step e's batch: its metrics are the step's training metrics, its loss the step's loss."""
         x, y = self.sample(self.batch)
         return x.to(self.device), y.to(self.device)
-
-    def steps(self):
-        raise RuntimeError("fresh samples train on the metrics pass's batch (step_is_metrics_pass)")

@@ -65,8 +65,7 @@ class SeedDecoder(SeedStackModel):
 
     def __init__(self, n_seeds: int, vocab: int, n_positions: int, n_classes: int, d_model: int, n_heads: int,
                  depth: int = 2, mlp_ratio: int = 4, tau: float | None = None):
-        super().__init__()
-        self.init_sizes(n_seeds, d_model, n_heads, depth, tau)
+        super().__init__(n_seeds, d_model, n_heads, depth, tau)
         self.pad = vocab - 1
         S, d = n_seeds, d_model
         self.W_E = nn.Parameter(torch.empty(S, vocab, d))
@@ -99,9 +98,7 @@ class SeedDecoder(SeedStackModel):
             else:
                 heads = F.scaled_dot_product_attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1),
                                                        is_causal=True, scale=1.0 / self.temperature()).view(q.shape)
-            W_O = self.W_O[:, layer].reshape(S, self.H * self.e, self.d)
-            z = z + torch.bmm(heads.permute(0, 1, 3, 2, 4).reshape(S, B * T, self.H * self.e), W_O).view(S, B, T, self.d)
-            z = self._mlp_residual(z, layer)
+            z = self._mlp_residual(z + self._heads_out(heads, layer), layer)
             if keep:
                 resid.append(z)
         return z, resid, attention

@@ -40,10 +40,12 @@ def seed_layer_norm(x: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor) -> 
 
 class SeedStackModel(nn.Module):
     """Base of a model built around the layer stack: sizes, temperature, parameter handling and the
-    stack's sublayers. A subclass registers its own parameters and calls :meth:`add_layer_stack`
-    where the stack's belong in the parameter order (the order of initialisation)."""
+    stack's sublayers. A subclass initialises it with the sizes, registers its own parameters and
+    calls :meth:`add_layer_stack` where the stack's belong in the parameter order (the order of
+    initialisation)."""
 
-    def init_sizes(self, n_seeds: int, d_model: int, n_heads: int, depth: int, tau: float | None) -> None:
+    def __init__(self, n_seeds: int, d_model: int, n_heads: int, depth: int, tau: float | None):
+        super().__init__()
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
         self.S, self.L, self.H, self.d = n_seeds, depth, n_heads, d_model
@@ -95,6 +97,12 @@ class SeedStackModel(nn.Module):
         S, B, T, d = zn.shape
         flat = torch.bmm(zn.reshape(S, B * T, d), W.permute(0, 2, 1, 3).reshape(S, d, self.H * self.e))
         return flat.view(S, B, T, self.H, self.e).permute(0, 1, 3, 2, 4)
+
+    def _heads_out(self, heads: torch.Tensor, layer: int) -> torch.Tensor:
+        """The heads' outputs (S, B, H, T, e) through ``layer``'s W_O, concatenated: (S, B, T, d)."""
+        S, B, H, T, e = heads.shape
+        W_O = self.W_O[:, layer].reshape(S, H * e, self.d)
+        return torch.bmm(heads.permute(0, 1, 3, 2, 4).reshape(S, B * T, H * e), W_O).view(S, B, T, self.d)
 
     def _mlp_residual(self, z: torch.Tensor, layer: int) -> torch.Tensor:
         """z + MLP(LN2(z)) of ``layer`` for the residual stream z (S, B, T, d)."""

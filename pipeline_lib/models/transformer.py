@@ -80,10 +80,9 @@ class SeedTransformer(SeedStackModel):
     def __init__(self, n_seeds: int, n_classes: int, n_tokens: int, d_model: int, n_heads: int, depth: int = 1,
                  mlp_ratio: int = 4, vocab: int | None = None, patch_dim: int | None = None,
                  variant: str = "softmax", tau: float | None = None):
-        super().__init__()
         if (vocab is None) == (patch_dim is None):
             raise ValueError("give exactly one of vocab (token inputs) or patch_dim (patch inputs)")
-        self.init_sizes(n_seeds, d_model, n_heads, depth, tau)
+        super().__init__(n_seeds, d_model, n_heads, depth, tau)
         self.variant = variant
         S, d = n_seeds, d_model
         if vocab is not None:
@@ -113,11 +112,7 @@ class SeedTransformer(SeedStackModel):
         q, k, v = (self._project(zn, W[:, layer]) for W in (self.W_Q, self.W_K, self.W_V))  # (S, B, H, T, e)
         scores = q @ k.transpose(-1, -2)  # raw q.k, (S, B, H, T, T)
         weights = attention_weights(scores, self.variant, self.temperature())
-        heads = weights @ v  # (S, B, H, T, e)
-        S, B, H, T, e = heads.shape
-        W_O = self.W_O[:, layer].reshape(S, H * e, self.d)
-        out = torch.bmm(heads.permute(0, 1, 3, 2, 4).reshape(S, B * T, H * e), W_O)
-        return weights, out.view(S, B, T, self.d)
+        return weights, self._heads_out(weights @ v, layer)
 
     def internals(self, x: torch.Tensor) -> TransformerInternals:
         z = self._embed(x)

@@ -6,17 +6,14 @@ and continues the parent's epoch count, so its epoch coordinate is the global ep
 from __future__ import annotations
 
 import contextlib
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from ..artifacts import slot_axis, snapshot_site, trajectory_dataset, weights_dataset
 from ..attention import describe
 from ..checkpointing import Checkpointing
-from ..engine import train_seeds
 from ..models import build_run_model, param_dims, run_inputs
 from ..plumbing.config import Config, RunSpec, slice_hash
 from ..plumbing.device import resolve_device, tune_allocator
@@ -24,6 +21,7 @@ from ..plumbing.jobs import train_code
 from ..plumbing.logs import job_logger
 from ..plumbing.store import dataset_split, file_hash, provenance, read_dataset, snapshot_arrays, write_dataset
 from ..recording import Recording
+from .progress import train_with_progress
 
 
 def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
@@ -47,7 +45,8 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
              f"{f' x {len(spec.slots) // len(spec.seeds)} sweep cells' if spec.run.sweep else ''}, {spec.run.epochs} epochs from epoch "
              f"{spec.start_epoch}, device {device}, threads {torch.get_num_threads()}, batch {spec.run.batch_size}, "
              f"attention {describe(spec.attention)}")
-    rec = _train_with_progress(model, tensors, spec, device, ckpt, log, param_dims(spec))
+    rec = train_with_progress(model, tensors, spec, device, log, start_epoch=spec.start_epoch, checkpoint=ckpt,
+                              param_dims=param_dims(spec))
     embed = None
     if spec.run.n_embed and model.embed_site is not None:  # e.g. z_A of fixed inputs at every snapshot (Fig. 4)
         embed_x = x_te[: spec.run.n_embed]
@@ -104,31 +103,6 @@ def _checkpointing(cfg: Config, spec: RunSpec, inputs: list[str], trajectory_pat
     if ckpt.path.exists():
         log.info(f"found resume checkpoint {ckpt.path}; resuming from it if it matches this config and inputs")
     return ckpt
-
-
-def _train_with_progress(model, tensors: dict, spec: RunSpec, device, ckpt, log, dims: dict | None = None) -> Recording:
-    """The engine's loop with a progress bar on a terminal and a plain line every log_every epochs."""
-    bar = tqdm(total=spec.run.epochs + 1, desc=spec.name, unit="epoch", disable=None, mininterval=1.0)
-    t0 = time.perf_counter()
-
-    def callback(epoch: int, metrics: dict | None) -> None:
-        bar.update(1)
-        if metrics is not None:
-            bar.set_postfix(loss=f"{metrics['train_loss']:.3f}", test_acc=f"{metrics['test_acc']:.3f}")
-            log.info(f"epoch {epoch}: " + " ".join(f"{k}={v:.4f}" for k, v in metrics.items())
-                     + f" ({time.perf_counter() - t0:.1f} s)")
-
-    try:
-        rec = train_seeds(model, tensors, spec.run, spec.slot_seeds, device, start_epoch=spec.start_epoch,
-                          callback=callback, checkpoint=ckpt, param_dims=dims)
-    except BaseException:
-        log.exception("training failed")
-        raise
-    finally:
-        bar.close()
-    n_div = int((rec.diverged_epoch >= 0).sum())
-    log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged slots: {n_div}/{len(rec.diverged_epoch)}")
-    return rec
 
 
 def resume_path(trajectory_path: str) -> Path:

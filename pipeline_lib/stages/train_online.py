@@ -10,15 +10,11 @@ no resume checkpoint is kept (an interrupted job simply reruns).
 """
 from __future__ import annotations
 
-import time
-
 import torch
-from tqdm import tqdm
 
 from ..artifacts import slot_axis, trajectory_dataset, weights_dataset
 from ..attention import describe
 from ..batches import FreshSamples
-from ..engine import train_seeds
 from ..models import build_run_model, param_dims, run_inputs, seed_generator
 from ..plumbing import registry
 from ..plumbing.config import Config
@@ -26,6 +22,7 @@ from ..plumbing.device import resolve_device
 from ..plumbing.jobs import train_code
 from ..plumbing.logs import job_logger
 from ..plumbing.store import dataset_split, provenance, read_dataset, write_dataset
+from .progress import train_with_progress
 
 
 def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
@@ -50,23 +47,7 @@ def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: 
     log.info(f"run {run}: {spec.model_kind} model, {len(slots)} slots ({len(spec.seeds)} seeds x "
              f"{len(slots) // len(spec.seeds)} sweep cells), {spec.run.epochs} steps of {spec.run.batch_size} fresh "
              f"samples, device {device}, threads {torch.get_num_threads()}")
-    bar = tqdm(total=spec.run.epochs + 1, desc=run, unit="step", disable=None, mininterval=1.0)
-    t0 = time.perf_counter()
-
-    def callback(step: int, metrics: dict | None) -> None:
-        bar.update(1)
-        if metrics is not None:
-            log.info(f"step {step}: " + " ".join(f"{k}={v:.4f}" for k, v in metrics.items())
-                     + f" ({time.perf_counter() - t0:.1f} s)")
-
-    try:
-        rec = train_seeds(model, data, spec.run, seeds, device, callback=callback, source=source)
-    except BaseException:
-        log.exception("training failed")
-        raise
-    finally:
-        bar.close()
-    log.info(f"done in {time.perf_counter() - t0:.1f} s; diverged slots: {int((rec.diverged_epoch >= 0).sum())}/{len(slots)}")
+    rec = train_with_progress(model, data, spec, device, log, unit="step", source=source)
     ids, coords = slot_axis(spec)
     attrs = provenance(cfg.run_slice(run), [dataset_path], device=str(device), code=code or train_code(cfg, run))
     attrs.update(run=run, start_epoch=0, init_from="", dataset=spec.dataset, threads=torch.get_num_threads(),
