@@ -78,9 +78,9 @@ def mean_interval(values: Iterable[float], level: float = 0.95) -> tuple[float, 
     m = float(v.mean())
     if v.size < 2:
         return m, math.nan, math.nan
-    from scipy.stats import t
+    from scipy.special import stdtrit  # Student's t quantile (scipy.stats.t.ppf's own; scipy.stats costs ~1 s)
 
-    half = float(t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    half = float(stdtrit(v.size - 1, 0.5 + level / 2) * v.std(ddof=1) / math.sqrt(v.size))
     return m, m - half, m + half
 
 

@@ -2,15 +2,24 @@
 and the log-spaced choice of epochs or snapshots."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
 def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (e.g. 4/10 -> (0.17, 0.69)), via scipy."""
-    from scipy.stats import binomtest  # scipy.stats costs ~0.8 s to import: only when needed
+    """Wilson score interval of a binomial proportion (e.g. 4/10 -> (0.17, 0.69)), written as Newcombe
+    (1998, method 3) gives it: centre (2np + z^2) / 2(n + z^2), half-width z sqrt(4npq + z^2) / 2(n + z^2),
+    clipped to 0 at k = 0 and 1 at k = n. Equal to scipy's ``binomtest(k, n).proportion_ci(method="wilson")``
+    (tested) without importing ``scipy.stats`` (~1 s of every figure job); ``ndtri`` is its normal quantile."""
+    from scipy.special import ndtri
 
-    ci = binomtest(successes, n).proportion_ci(confidence_level=level, method="wilson")
-    return float(ci.low), float(ci.high)
+    p = successes / n
+    z = float(ndtri(0.5 + 0.5 * level))
+    denom = 2 * (n + z**2)
+    centre = (2 * n * p + z**2) / denom
+    delta = z / denom * math.sqrt(4 * n * p * (1 - p) + z**2)
+    return (0.0 if successes == 0 else centre - delta), (1.0 if successes == n else centre + delta)
 
 
 def success_label(name: str, successes: int, n: int) -> str:

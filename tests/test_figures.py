@@ -30,6 +30,16 @@ def test_wilson_interval_matches_the_textbook_value():
     assert success_label("curriculum", 4, 10) == "curriculum 4/10 [0.17, 0.69]"
 
 
+def test_wilson_interval_equals_scipys_bit_for_bit():
+    from scipy.stats import binomtest  # the reference; the pipeline's own formula avoids importing scipy.stats
+
+    for n in (1, 2, 3, 7, 10, 31, 100):
+        for k in range(n + 1):
+            for level in (0.9, 0.95, 0.99):
+                ci = binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+                assert wilson_interval(k, n, level) == (float(ci.low), float(ci.high)), (k, n, level)
+
+
 def test_success_counts_treat_diverged_as_failure():
     assert success_counts(np.array([0.95, 0.9, 0.3, np.nan]), 0.9) == (2, 4)
 

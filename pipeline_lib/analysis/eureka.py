@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from ..attention import describe
 from ..plumbing.store import read_dataset
 from ..stats import wilson_interval
 
@@ -42,6 +41,8 @@ class Params:
 
 
 def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
+    from ..attention import describe  # here: the module imports torch, and figures load this one's Params
+
     labels = [lbl for lbl, _ in params.arms]
     seeds = sorted({s for _, run in params.arms for s in cfg.runs[run].seeds})
     per_seed = {v: np.full((len(labels), len(seeds)), np.nan) for v in ("eureka_epoch", "final_test_acc")}

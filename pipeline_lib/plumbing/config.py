@@ -106,6 +106,39 @@ class RunConfig:
 
 
 @dataclass(frozen=True)
+class TrainingPlan:
+    """What the engine's loop needs of a run, resolved once (:attr:`RunSpec.plan`; in tests
+    :meth:`of` a RunConfig): the slots it trains, each with its seed (initialisation and data order)
+    and optimizer values, the optimizer, batches, and what to record and log. Plain data: what the
+    values mean is the engine's (``pipeline_lib.engine``, ``recording``, ``slot_optim``)."""
+
+    name: str
+    epochs: int
+    slots: tuple[dict, ...]  # RunConfig.slots(): cell x seed, cell-major
+    optimizer: OptimizerConfig
+    sweep: tuple[tuple[str, Any], ...]
+    batch_size: int | str
+    attention: AttentionConfig
+    record_attention: ScheduleConfig
+    record_weights: ScheduleConfig
+    step_attention_epochs: int
+    log_every: int
+    per_slot: bool = False  # an optimizer with a value per slot even without a sweep (a stage's choice)
+
+    @property
+    def seeds(self) -> list[int]:
+        """The seed of every slot: the run's seeds, once per sweep cell."""
+        return [s["run_seed"] for s in self.slots]
+
+    @classmethod
+    def of(cls, run: RunConfig, slots: tuple[dict, ...] | None = None, per_slot: bool = False) -> "TrainingPlan":
+        return cls(per_slot=per_slot, name=run.name, epochs=run.epochs, slots=tuple(run.slots()) if slots is None else slots,
+                   optimizer=run.optimizer, sweep=run.sweep, batch_size=run.batch_size, attention=run.attention,
+                   record_attention=run.record_attention, record_weights=run.record_weights,
+                   step_attention_epochs=run.step_attention_epochs, log_every=run.log_every)
+
+
+@dataclass(frozen=True)
 class Entry:
     """A dataset or model entry: its plug-in (task family or model kind) and that plug-in's params."""
 
@@ -146,6 +179,11 @@ class RunSpec:
     def slot_seeds(self) -> list[int]:
         """The seed of every slot (initialisation and data order): the run's seeds, once per sweep cell."""
         return [s["run_seed"] for s in self.slots]
+
+    @functools.cached_property
+    def plan(self) -> TrainingPlan:
+        """What the engine's loop needs of this run (:class:`TrainingPlan`), its slots expanded once."""
+        return TrainingPlan.of(self.run, self.slots)
 
     @functools.cached_property
     def model_params(self):
@@ -281,6 +319,14 @@ def load_config(raw: Mapping[str, Any]) -> Config:
     for check in (config_checks.references, config_checks.semantics, config_checks.entry_references,
                   config_checks.entry_checks):
         fail(check(data))
+    data["device"] = resolve_device_setting(data["device"])
+    return checked_config(data)
+
+
+def checked_config(data: Mapping[str, Any]) -> Config:
+    """The :class:`Config` of a mapping that :func:`load_config` has validated (its ``Config.raw``: defaults
+    filled, device resolved), without validating it again. The Snakefile validates once and hands its jobs
+    that mapping as their ``config``, so a job's adapter script builds its Config in milliseconds."""
     runs = {}
     for n, r in data["runs"].items():
         base_keys = {f.name for f in fields(OptimizerConfig)}
@@ -303,7 +349,6 @@ def load_config(raw: Mapping[str, Any]) -> Config:
     datasets = {n: Entry(n, d["task"], {k: v for k, v in d.items() if k != "task"})
                 for n, d in data["datasets"].items()}
     models = {n: Entry(n, m["kind"], {k: v for k, v in m.items() if k != "kind"}) for n, m in data["models"].items()}
-    data["device"] = resolve_device_setting(data["device"])
     return Config(device=data["device"], runs=runs, datasets=datasets, models=models, raw=data)
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import hashlib
+import importlib.metadata
 import json
 import math
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Iterable
@@ -61,11 +63,22 @@ def git_commit() -> str:
         return "unknown"
 
 
+def torch_version() -> str:
+    """The installed torch's version, without importing torch where no stage needs it (~1 s of every
+    dataset, analysis and figure job): the imported module's, else the installed distribution's."""
+    if "torch" in sys.modules:
+        return str(sys.modules["torch"].__version__)
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        import torch
+
+        return str(torch.__version__)
+
+
 def provenance(config_slice: dict, inputs: Iterable[str | os.PathLike] = (), device: str = "cpu",
                code: str = "") -> dict:
     """The attrs every artifact carries (all str/number, so any HDF5 reader sees them)."""
-    import torch  # local: keeps `import pipeline_lib.plumbing.store` light for the Snakefile
-
     return {
         "config_json": canonical_json(config_slice),
         "config_hash": slice_hash(config_slice),
@@ -73,7 +86,7 @@ def provenance(config_slice: dict, inputs: Iterable[str | os.PathLike] = (), dev
         "code_hash": code,
         "pipeline_lib_version": __version__,
         "git_commit": git_commit(),
-        "torch_version": str(torch.__version__),
+        "torch_version": torch_version(),
         "device": str(device),
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }

@@ -37,6 +37,10 @@ try:
         config.update(replicate_config(CFG.raw))
         CFG = load_config(config)
     registry.check_report_categories(CFG.raw["figures"])
+    # The jobs' config: the validated mapping (defaults filled, device resolved), which their adapter
+    # scripts take as it is (config.checked_config) instead of validating it again in every job.
+    config.clear()
+    config.update(CFG.raw)
 except (ConfigError, registry.PluginError) as exc:
     raise WorkflowError(str(exc)) from None
 

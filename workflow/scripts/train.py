@@ -1,9 +1,9 @@
 # Thin adapter: Snakemake job -> pipeline_lib stage. Progress bar on the terminal, lines in the log.
-from pipeline_lib.plumbing.config import load_config
+from pipeline_lib.plumbing.config import checked_config
 from pipeline_lib.stages.train import train_run
 
 train_run(
-    load_config(snakemake.config),
+    checked_config(snakemake.config),
     snakemake.wildcards.run,
     dataset_path=snakemake.input.dataset,
     init_path=snakemake.input.get("init"),

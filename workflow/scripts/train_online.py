@@ -1,9 +1,9 @@
 # Thin adapter: Snakemake job -> pipeline_lib stage (runs of online tasks).
-from pipeline_lib.plumbing.config import load_config
+from pipeline_lib.plumbing.config import checked_config
 from pipeline_lib.stages.train_online import train_online_run
 
 train_online_run(
-    load_config(snakemake.config),
+    checked_config(snakemake.config),
     snakemake.wildcards.run,
     dataset_path=snakemake.input.dataset,
     trajectory_path=snakemake.output.trajectory,
