@@ -252,6 +252,7 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
     (the timing itself is never profiled) and add where the time goes and the ratio's ceiling."""
     from pipeline_lib.engine import train_seeds
     from pipeline_lib.models import seed_generator
+    from pipeline_lib.plumbing.config import TrainingPlan
     from pipeline_lib.plumbing.device import resolve_device, tune_allocator
 
     tune_allocator()
@@ -269,7 +270,7 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
 
     plain = [plain_module(model, i) for i in range(min(seeds, 2))] if baseline else []  # from the initialisation
     model.to(dev)
-    train_seeds(model, tensors, rc, list(rc.seeds), dev, callback=stamp)
+    train_seeds(model, tensors, TrainingPlan.of(rc), dev, callback=stamp)
     engine_s = (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)  # epochs 2..E+1: steps + evaluation
     row = {"model": model_name, "seeds": seeds, "batch": batch, "device": str(dev), "threads": threads,
            "epochs_timed": epochs, "steps_per_epoch": steps,
@@ -294,7 +295,7 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
         short = dataclasses.replace(rc, epochs=profile_epochs + 1)  # + the warm-up epoch, not recorded
         # the engine calls back after each epoch's evaluation, first before any step (wait=1 skips that)
         row["engine_profile"] = _profiled(
-            lambda cb: train_seeds(model, tensors, short, list(rc.seeds), dev, callback=cb), profile_epochs, seeds,
+            lambda cb: train_seeds(model, tensors, TrainingPlan.of(short), dev, callback=cb), profile_epochs, seeds,
             top, wait=1, cuda=cuda)
         if baseline:
             row["baseline_profile"] = _profiled(

@@ -50,29 +50,26 @@ class _Training:
         self.freezer.alive, self.freezer.diverged_epoch = st["alive"], st["diverged_epoch"]
 
 
-def _training(model, run_cfg, seeds, device, source, param_dims: Optional[dict] = None,
-              per_slot: bool = False) -> _Training:
+def _training(model, plan, device, source, param_dims: Optional[dict] = None) -> _Training:
     params = [getattr(model, n) for n in model.param_names()]
-    if per_slot or getattr(run_cfg, "sweep", ()) or getattr(run_cfg.optimizer, "lr_ratio", ()):  # values per slot
-        slots = run_cfg.slots()
-        if not len(slots) == len(seeds) == model.S:
-            raise ValueError(f"run {run_cfg.name!r}: {len(slots)} slots (sweep cells x seeds) but {len(seeds)} seeds "
-                             f"given and a model of {model.S}; train the run's slots (RunConfig.slots())")
-        opt = build_slot_optimizer(dict(zip(model.param_names(), params)), run_cfg.optimizer, slots)
+    if plan.per_slot or plan.sweep or plan.optimizer.lr_ratio:  # values per slot
+        if len(plan.slots) != model.S:
+            raise ValueError(f"run {plan.name!r}: {len(plan.slots)} slots (sweep cells x seeds) but a model of "
+                             f"{model.S}; build the model for the plan's slots")
+        opt = build_slot_optimizer(dict(zip(model.param_names(), params)), plan.optimizer, list(plan.slots))
     else:
-        opt = build_optimizer(params, run_cfg.optimizer,
+        opt = build_optimizer(params, plan.optimizer,
                               None if param_dims is None else [tuple(param_dims[n]) for n in model.param_names()])
-    warmup_steps = run_cfg.optimizer.warmup_epochs * source.steps_per_epoch
+    warmup_steps = plan.optimizer.warmup_epochs * source.steps_per_epoch
     sched = (torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup_steps))
              if warmup_steps else None)
-    return _Training(opt, sched, source, Freezer(params, len(seeds), device))
+    return _Training(opt, sched, source, Freezer(params, len(plan.slots), device))
 
 
 def train_seeds(
     model,
     data: dict,
-    run_cfg,
-    seeds: list[int],
+    plan,
     device: torch.device,
     start_epoch: int = 0,
     callback: Optional[Callable[[int, Optional[dict]], None]] = None,
@@ -80,7 +77,8 @@ def train_seeds(
     param_dims: Optional[dict] = None,
     source: "TrainingSet | FreshSamples | None" = None,
 ) -> Recording:
-    """Train ``model`` (already initialised, on ``device``) for ``run_cfg.epochs`` epochs.
+    """Train ``model`` (already initialised, on ``device``, a seed axis of the ``plan``'s slots) as the
+    :class:`~pipeline_lib.plumbing.config.TrainingPlan` says, for ``plan.epochs`` epochs.
 
     ``data`` holds input tensors x_test, probe_x (token ids or image patches), int64 labels y_test,
     and, unless a batch ``source`` is given, the training set x_train (N, ...), y_train (N,) (a
@@ -93,15 +91,15 @@ def train_seeds(
     saved every ``checkpoint.every`` epochs and a matching saved state is resumed from: the result
     equals an uninterrupted run's bit for bit (same device and thread count). ``param_dims`` (name ->
     dim names after the seed axis, the model kind's PARAM_DIMS) is passed to optimizer plug-ins. The
-    optimizer has a value per slot (``slot_optim``) under a sweep or per-parameter learning rates,
-    and always for fresh samples (an online task's runs are SGD with each slot's learning rates).
+    optimizer has a value per slot (``slot_optim``) under a sweep, per-parameter learning rates, or
+    where the plan asks for it (``plan.per_slot``).
     """
-    E = run_cfg.epochs
+    E = plan.epochs
     if source is None:
-        source = TrainingSet(data["x_train"], data["y_train"], run_cfg.batch_size, seeds, device)
+        source = TrainingSet(data["x_train"], data["y_train"], plan.batch_size, plan.seeds, device)
     x_te, y_te = data["x_test"].to(device), data["y_test"].to(device)
-    tr = _training(model, run_cfg, seeds, device, source, param_dims, per_slot=isinstance(source, FreshSamples))
-    rec = Recorder(model, data, run_cfg, start_epoch, device, source.steps_per_epoch)
+    tr = _training(model, plan, device, source, param_dims)
+    rec = Recorder(model, data, plan, start_epoch, device, source.steps_per_epoch)
     first = _resume(checkpoint, device, model, tr, rec)
     for e in range(first, E + 1):
         if checkpoint is not None and e > first and e % checkpoint.every == 0:
@@ -111,7 +109,7 @@ def train_seeds(
         rec.evaluate(model, e, x_te, y_te, tr.freezer)
         total = _train_metrics(model, rec, tr.freezer, start_epoch + e, e, source)
         if callback is not None:
-            callback(start_epoch + e, rec.log_line(e) if e % run_cfg.log_every == 0 or e == E else None)
+            callback(start_epoch + e, rec.log_line(e) if e % plan.log_every == 0 or e == E else None)
         if e == E:
             break
         on_grad = rec.grad_hook(model, e, source.steps_per_epoch)
@@ -124,7 +122,7 @@ def train_seeds(
             _minibatch_epoch(model, rec, tr, start_epoch + e + 1, on_grad, on_step)
     if rec.heat:  # after training the model holds the schedule's final temperature, its tau
         model.beta = None
-    out = rec.result(seeds, E, tr.freezer)
+    out = rec.result(plan.seeds, E, tr.freezer)
     out.optimizer_state = optimizer_state_size(tr.opt)
     return out
 

@@ -52,20 +52,20 @@ class Recorder:
     """What a run records, preallocated on the device and written into once per epoch (no host sync
     except at weight snapshots); its state is what a resume checkpoint saves besides the model's."""
 
-    def __init__(self, model, data: dict, run_cfg, start_epoch: int, device, steps_per_epoch: int = 1):
-        E = run_cfg.epochs
+    def __init__(self, model, data: dict, plan, start_epoch: int, device, steps_per_epoch: int = 1):
+        E = plan.epochs
         self.start_epoch = start_epoch
         self.probe_x = data["probe_x"].to(device)
         with torch.no_grad():
             probe_att = model.attention(self.probe_x)  # None: the model has no attention to record
         self.att_epochs = ([] if probe_att is None else
-                           [e - start_epoch for e in recorded_epochs(run_cfg.record_attention, start_epoch, start_epoch + E)])
-        self.snap_epochs = [e - start_epoch for e in recorded_epochs(run_cfg.record_weights, start_epoch, start_epoch + E)]
+                           [e - start_epoch for e in recorded_epochs(plan.record_attention, start_epoch, start_epoch + E)])
+        self.snap_epochs = [e - start_epoch for e in recorded_epochs(plan.record_weights, start_epoch, start_epoch + E)]
         self.att_index = {e: i for i, e in enumerate(self.att_epochs)}
         self.snap_index = {e: i for i, e in enumerate(self.snap_epochs)}
         self.loss_acc = loss_fn(model)
         self.steps_per_epoch = steps_per_epoch
-        self.step_epochs = 0 if probe_att is None else min(run_cfg.step_attention_epochs, E)
+        self.step_epochs = 0 if probe_att is None else min(plan.step_attention_epochs, E)
         self.stats_x = data["stats_x"].to(device) if "stats_x" in data and model.records_attention_histogram else None
         with torch.no_grad():
             self.state = {
@@ -81,7 +81,7 @@ class Recorder:
                 "grads": ({n: torch.full((E + 1, *getattr(model, n).shape[:-2]), float("nan"), device=device)
                            for n in ("W_Q", "W_K", "W_V")} if model.records_gradients else None),
             }
-        heat = run_cfg.attention.schedule == "heat_treatment"
+        heat = plan.attention.schedule == "heat_treatment"
         self.heat = heat
         self.temperature = np.array([1.0 / heat_treatment_beta(e, E, model.d_head) if heat else model.tau
                                      for e in range(E + 1)])

@@ -13,7 +13,14 @@ from pipeline_lib.engine import train_seeds
 from pipeline_lib.models.quadratic_mlp import QuadraticMLP
 from pipeline_lib.optimizers import galore_adam
 from pipeline_lib.optimizers.galore_adam import GaLoreAdam, build, is_matrix
-from pipeline_lib.plumbing.config import ConfigError, OptimizerConfig, RunConfig, ScheduleConfig, load_config
+from pipeline_lib.plumbing.config import (
+    ConfigError,
+    OptimizerConfig,
+    RunConfig,
+    ScheduleConfig,
+    TrainingPlan,
+    load_config,
+)
 from pipeline_lib.slot_optim import optimizer_state_size
 from pipeline_lib.tasks import modular_addition as ma
 
@@ -107,7 +114,8 @@ def _train(seeds, opt=None, epochs=30):
     torch.set_num_threads(1)
     model = QuadraticMLP(len(seeds), 7, 16)
     model.init_seeds(list(seeds))
-    rec = train_seeds(model, _tensors(), _rc(epochs, seeds, opt), list(seeds), torch.device("cpu"), param_dims=DIMS)
+    rec = train_seeds(model, _tensors(), TrainingPlan.of(_rc(epochs, seeds, opt)), torch.device("cpu"),
+                      param_dims=DIMS)
     return model, rec
 
 

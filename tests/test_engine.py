@@ -6,7 +6,7 @@ import torch
 
 from pipeline_lib.engine import train_seeds
 from pipeline_lib.models import build_run_model
-from pipeline_lib.plumbing.config import load_config
+from pipeline_lib.plumbing.config import TrainingPlan, load_config
 from pipeline_lib.plumbing.device import resolve_device
 from pipeline_lib.tasks.sma import sparse_modular_addition
 
@@ -29,7 +29,7 @@ def _train(cfg, rc, d, tensors, seeds, poison=None):
         with torch.no_grad():
             model.W_1[poison] = float("inf")
     rc = dataclasses.replace(rc, seeds=tuple(seeds))
-    return model, train_seeds(model, tensors, rc, seeds, torch.device("cpu"))
+    return model, train_seeds(model, tensors, TrainingPlan.of(rc), torch.device("cpu"))
 
 
 @pytest.mark.parametrize("batch_size", ["full", 32])
@@ -101,12 +101,12 @@ def test_interrupted_then_resumed_equals_uninterrupted_bitwise(smoke_raw, tmp_pa
     model.init_seeds([0, 1])
     rc2 = dataclasses.replace(rc, seeds=(0, 1))
     with pytest.raises(_Interrupt):
-        train_seeds(model, tensors, rc2, [0, 1], torch.device("cpu"), callback=stop_at_25, checkpoint=ck)
+        train_seeds(model, tensors, TrainingPlan.of(rc2), torch.device("cpu"), callback=stop_at_25, checkpoint=ck)
     assert torch.load(ck.path, weights_only=False)["epoch"] == 20
     fresh = build_run_model(cfg.run_spec(rc.name), 2)  # a new process would start from scratch
     fresh.init_seeds([0, 1])
     seen = []
-    resumed = train_seeds(fresh, tensors, rc2, [0, 1], torch.device("cpu"), callback=lambda e, _: seen.append(e),
+    resumed = train_seeds(fresh, tensors, TrainingPlan.of(rc2), torch.device("cpu"), callback=lambda e, _: seen.append(e),
                           checkpoint=ck)
     assert seen[0] == 20  # it really resumed instead of starting over
     for name in ("train_loss", "test_loss", "train_acc", "test_acc", "attention"):
@@ -122,10 +122,10 @@ def test_checkpoint_with_another_key_is_ignored(smoke_raw, tmp_path):
     model = build_run_model(cfg.run_spec(rc.name), 1)
     model.init_seeds([0])
     rc1 = dataclasses.replace(rc, seeds=(0,))
-    train_seeds(model, tensors, rc1, [0], torch.device("cpu"), checkpoint=Checkpointing(tmp_path / "ck.pt", 5, "old"))
+    train_seeds(model, tensors, TrainingPlan.of(rc1), torch.device("cpu"), checkpoint=Checkpointing(tmp_path / "ck.pt", 5, "old"))
     seen = []
     model.init_seeds([0])
-    train_seeds(model, tensors, rc1, [0], torch.device("cpu"), callback=lambda e, _: seen.append(e),
+    train_seeds(model, tensors, TrainingPlan.of(rc1), torch.device("cpu"), callback=lambda e, _: seen.append(e),
                 checkpoint=Checkpointing(tmp_path / "ck.pt", 5, "new"))
     assert seen[0] == 0
 

@@ -16,7 +16,7 @@ from pipeline_lib.models import build_run_model, run_inputs
 from pipeline_lib.models.circuit import CircuitModel
 from pipeline_lib.models.transformer import SeedTransformer
 from pipeline_lib.models.vit import patchify
-from pipeline_lib.plumbing.config import load_config
+from pipeline_lib.plumbing.config import TrainingPlan, load_config
 from pipeline_lib.plumbing.store import read_dataset
 from pipeline_lib.stats import wilson_interval as ratio_interval
 from pipeline_lib.tasks.eureka_reasoning import eureka_label, eureka_reasoning
@@ -92,7 +92,7 @@ def _reasoning_setup(smoke_raw, run, epochs, batch_size="full"):
 def test_engine_records_the_epochs_mean_qkv_gradient(smoke_raw, batch_size):
     cfg, rc, tensors, model = _reasoning_setup(smoke_raw, "r_softmax", 2, batch_size)
     start = {n: p.detach().clone() for n, p in model.named_parameters()}
-    rec = train_seeds(model, tensors, rc, list(rc.seeds), torch.device("cpu"))
+    rec = train_seeds(model, tensors, TrainingPlan.of(rc), torch.device("cpu"))
     assert rec.grads["W_Q"].shape == (2, 3, 1, 2)  # (seed, epoch, layer, head)
     assert np.isnan(rec.grads["W_Q"][:, -1]).all()  # no training step after the last epoch
     # recompute epoch 0's gradient summary from the initial weights, independently of the engine
@@ -122,7 +122,7 @@ def test_engine_follows_the_heat_treatment_schedule(smoke_raw):
         return orig(x)
 
     model.attention_histogram = spy
-    rec = train_seeds(model, tensors, rc, list(rc.seeds), torch.device("cpu"))
+    rec = train_seeds(model, tensors, TrainingPlan.of(rc), torch.device("cpu"))
     d_head = model.d_head  # d // n_heads of the reasoning_tf entry
     assert d_head == cfg.models["reasoning_tf"].params["d"] // cfg.models["reasoning_tf"].params["n_heads"]
     expected = [heat_treatment_beta(e, 10, d_head) for e in range(11)]
@@ -133,7 +133,7 @@ def test_engine_follows_the_heat_treatment_schedule(smoke_raw):
     plain = dataclasses.replace(rc, attention=dataclasses.replace(rc.attention, schedule="none"))
     model2 = build_run_model(cfg.run_spec("r_softmax"))
     model2.init_seeds(list(rc.seeds))
-    rec2 = train_seeds(model2, tensors, plain, list(rc.seeds), torch.device("cpu"))
+    rec2 = train_seeds(model2, tensors, TrainingPlan.of(plain), torch.device("cpu"))
     np.testing.assert_allclose(rec2.temperature, math.sqrt(d_head))
     assert not np.allclose(rec.test_loss, rec2.test_loss)  # the schedule changed the training
 
@@ -195,7 +195,7 @@ def test_a_longer_run_starts_exactly_as_the_shorter_one(smoke_raw):
     (same initialisation, same per-seed data order). Heat Treatment's schedule stretches with the run."""
     def run(name, epochs):
         cfg, rc, tensors, model = _reasoning_setup(smoke_raw, name, epochs, 64)
-        return train_seeds(model, tensors, rc, list(rc.seeds), torch.device("cpu"))
+        return train_seeds(model, tensors, TrainingPlan.of(rc), torch.device("cpu"))
 
     short, long = run("r_softmax", 6), run("r_softmax", 12)
     np.testing.assert_array_equal(long.test_acc[:, :7], short.test_acc)
@@ -215,14 +215,14 @@ def test_transformer_run_resumes_bit_identically_with_its_recordings(smoke_raw, 
             raise Stop
 
     cfg, rc, tensors, model = _reasoning_setup(smoke_raw, "r_ht", 10, 64)
-    reference = train_seeds(model, tensors, rc, list(rc.seeds), torch.device("cpu"))
+    reference = train_seeds(model, tensors, TrainingPlan.of(rc), torch.device("cpu"))
     ck = Checkpointing(tmp_path / "ck.pt", 5, "key")
     _, _, _, model = _reasoning_setup(smoke_raw, "r_ht", 10, 64)
     with pytest.raises(Stop):
-        train_seeds(model, tensors, rc, list(rc.seeds), torch.device("cpu"), callback=stop_at_7, checkpoint=ck)
+        train_seeds(model, tensors, TrainingPlan.of(rc), torch.device("cpu"), callback=stop_at_7, checkpoint=ck)
     _, _, _, fresh = _reasoning_setup(smoke_raw, "r_ht", 10, 64)
     seen = []
-    resumed = train_seeds(fresh, tensors, rc, list(rc.seeds), torch.device("cpu"),
+    resumed = train_seeds(fresh, tensors, TrainingPlan.of(rc), torch.device("cpu"),
                           callback=lambda e, _: seen.append(e), checkpoint=ck)
     assert seen[0] == 5
     for name in ("test_acc", "train_loss", "attention", "attention_hist", "temperature"):

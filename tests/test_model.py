@@ -138,9 +138,8 @@ def test_paper_code_draws_its_biases_after_the_shared_parameters():
 def test_paper_code_training_equals_the_reference_code_trained_seed_by_seed():
     """Adam, full batch, as the paper's code trains: our seed-batched engine vs one ReferenceCodeModel
     per seed with torch.optim.Adam and F.cross_entropy."""
-    import types
-
     from pipeline_lib.engine import train_seeds
+    from pipeline_lib.plumbing.config import AttentionConfig, OptimizerConfig, ScheduleConfig, TrainingPlan
 
     torch.manual_seed(0)
     m = CircuitModel(2, 4, 8, 6, tied_unembed=True, architecture="paper_code").double()
@@ -148,14 +147,12 @@ def test_paper_code_training_equals_the_reference_code_trained_seed_by_seed():
     refs = [ReferenceCodeModel(m, s) for s in range(2)]
     x = torch.randint(0, 4, (64, 8), generator=torch.Generator().manual_seed(3))
     y = x[:, :5].sum(1) % 4
-    run = types.SimpleNamespace(epochs=5, batch_size="full", step_attention_epochs=0, log_every=10,
-                                optimizer=types.SimpleNamespace(name="adam", lr=1e-2, betas=(0.9, 0.999),
-                                                                weight_decay=0.0, warmup_epochs=0),
-                                attention=types.SimpleNamespace(schedule="none"),
-                                record_attention=types.SimpleNamespace(dense_until=0, log_points=0, every=0),
-                                record_weights=types.SimpleNamespace(dense_until=0, log_points=0, every=0))
+    never = ScheduleConfig(dense_until=0, log_points=0, every=0)
+    plan = TrainingPlan(name="reference", epochs=5, slots=({"run_seed": 1}, {"run_seed": 2}),
+                        optimizer=OptimizerConfig(lr=1e-2), sweep=(), batch_size="full", attention=AttentionConfig(),
+                        record_attention=never, record_weights=never, step_attention_epochs=0, log_every=10)
     data = {"x_train": x, "y_train": y, "x_test": x[:8], "y_test": y[:8], "probe_x": x[:2]}
-    train_seeds(m, data, run, [1, 2], torch.device("cpu"))
+    train_seeds(m, data, plan, torch.device("cpu"))
     for s, ref in enumerate(refs):
         opt = torch.optim.Adam(ref.parameters(), lr=1e-2)
         for _ in range(5):

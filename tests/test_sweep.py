@@ -8,7 +8,7 @@ import torch
 from pipeline_lib.checkpointing import Checkpointing
 from pipeline_lib.engine import train_seeds
 from pipeline_lib.models import build_run_model
-from pipeline_lib.plumbing.config import ConfigError, load_config
+from pipeline_lib.plumbing.config import ConfigError, TrainingPlan, load_config
 from pipeline_lib.slot_optim import SlotAdam, SlotSGD
 from pipeline_lib.tasks.sma import sparse_modular_addition
 
@@ -99,7 +99,7 @@ def _sweep_setup(smoke_raw, sweep, batch_size=32, epochs=6, seeds=(0, 1), optimi
 def _train(cfg, tensors, rc, seeds, checkpoint=None, callback=None):
     model = build_run_model(cfg.run_spec("scratch_p4"), len(seeds))
     model.init_seeds(seeds)
-    return model, train_seeds(model, tensors, rc, seeds, torch.device("cpu"), checkpoint=checkpoint, callback=callback)
+    return model, train_seeds(model, tensors, TrainingPlan.of(rc), torch.device("cpu"), checkpoint=checkpoint, callback=callback)
 
 
 @pytest.mark.parametrize("optimizer", [{"name": "adam", "lr": 1e-2}, {"name": "sgd", "lr": 0.1, "momentum": 0.9}])

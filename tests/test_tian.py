@@ -15,7 +15,14 @@ from pipeline_lib.engine import train_seeds
 from pipeline_lib.models import seed_generator
 from pipeline_lib.models.joma import JomaModel
 from pipeline_lib.models.scan_snap import ScanSnapModel
-from pipeline_lib.plumbing.config import ConfigError, OptimizerConfig, RunConfig, ScheduleConfig, load_config
+from pipeline_lib.plumbing.config import (
+    ConfigError,
+    OptimizerConfig,
+    RunConfig,
+    ScheduleConfig,
+    TrainingPlan,
+    load_config,
+)
 from pipeline_lib.tasks import joma as joma_task
 from pipeline_lib.tasks import scan_snap as ss_task
 
@@ -40,7 +47,7 @@ def _train_scan_snap(rc, init="zero", params=SS):
     gens = [seed_generator(s, "data") for s in seeds]
     source = FreshSamples(ss_task.sampler(ds, gens), rc.batch_size, gens, torch.device("cpu"))
     rec = train_seeds(model, {"x_test": x, "y_test": torch.as_tensor(ds.y.values), "probe_x": x[:4]},
-                      rc, seeds, torch.device("cpu"), source=source)
+                      TrainingPlan.of(rc, tuple(slots), per_slot=True), torch.device("cpu"), source=source)
     return ds, model, rec
 
 

@@ -7,14 +7,15 @@ import time
 from tqdm import tqdm
 
 from ..engine import train_seeds
-from ..plumbing.config import RunSpec
+from ..plumbing.config import TrainingPlan
 from ..recording import Recording
 
 
-def train_with_progress(model, data: dict, spec: RunSpec, device, log, unit: str = "epoch", **engine) -> Recording:
+def train_with_progress(model, data: dict, plan: TrainingPlan, device, log, unit: str = "epoch",
+                        **engine) -> Recording:
     """The engine's loop (``engine.train_seeds`` with the ``engine`` keywords) with a progress bar on a
     terminal and a plain line every log_every epochs (``unit``: "step" for a run of fresh samples)."""
-    bar = tqdm(total=spec.run.epochs + 1, desc=spec.name, unit=unit, disable=None, mininterval=1.0)
+    bar = tqdm(total=plan.epochs + 1, desc=plan.name, unit=unit, disable=None, mininterval=1.0)
     t0 = time.perf_counter()
 
     def callback(epoch: int, metrics: dict | None) -> None:
@@ -25,7 +26,7 @@ def train_with_progress(model, data: dict, spec: RunSpec, device, log, unit: str
                      + f" ({time.perf_counter() - t0:.1f} s)")
 
     try:
-        rec = train_seeds(model, data, spec.run, spec.slot_seeds, device, callback=callback, **engine)
+        rec = train_seeds(model, data, plan, device, callback=callback, **engine)
     except BaseException:
         log.exception("training failed")
         raise

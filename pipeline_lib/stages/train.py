@@ -45,7 +45,7 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
              f"{f' x {len(spec.slots) // len(spec.seeds)} sweep cells' if spec.run.sweep else ''}, {spec.run.epochs} epochs from epoch "
              f"{spec.start_epoch}, device {device}, threads {torch.get_num_threads()}, batch {spec.run.batch_size}, "
              f"attention {describe(spec.attention)}")
-    rec = train_with_progress(model, tensors, spec, device, log, start_epoch=spec.start_epoch, checkpoint=ckpt,
+    rec = train_with_progress(model, tensors, spec.plan, device, log, start_epoch=spec.start_epoch, checkpoint=ckpt,
                               param_dims=param_dims(spec))
     embed = None
     if spec.run.n_embed and model.embed_site is not None:  # e.g. z_A of fixed inputs at every snapshot (Fig. 4)

@@ -10,6 +10,8 @@ no resume checkpoint is kept (an interrupted job simply reruns).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from ..artifacts import slot_axis, trajectory_dataset, weights_dataset
@@ -47,7 +49,9 @@ def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: 
     log.info(f"run {run}: {spec.model_kind} model, {len(slots)} slots ({len(spec.seeds)} seeds x "
              f"{len(slots) // len(spec.seeds)} sweep cells), {spec.run.epochs} steps of {spec.run.batch_size} fresh "
              f"samples, device {device}, threads {torch.get_num_threads()}")
-    rec = train_with_progress(model, data, spec, device, log, unit="step", source=source)
+    # an online task's runs are SGD with each slot's learning rates (the slot optimizer, sweep or not)
+    plan = dataclasses.replace(spec.plan, per_slot=True)
+    rec = train_with_progress(model, data, plan, device, log, unit="step", source=source)
     ids, coords = slot_axis(spec)
     attrs = provenance(cfg.run_slice(run), [dataset_path], device=str(device), code=code or train_code(cfg, run))
     attrs.update(run=run, start_epoch=0, init_from="", dataset=spec.dataset, threads=torch.get_num_threads(),
