@@ -1,14 +1,24 @@
+import contextlib
 import copy
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 import yaml
+
+# The suite runs more processes than cores (pytest-xdist workers beside the smoke run's jobs): OpenMP threads
+# that spin while they wait for work (libgomp's default) then take the cores from the processes that have
+# some (a k-means test: 0.5 s alone, 12 s in the suite). Idle threads sleep instead; thread counts, and so
+# the numbers, are unchanged. Set before any test imports torch or scikit-learn; the snakemake runs inherit it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = REPO / ".test" / "config" / "config.yaml"
@@ -21,42 +31,81 @@ def _needs_smoke(item) -> bool:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Tests by level: a test that reads the smoke run is a workflow test (it needs the real snakemake
-    CLI) even where its module does not say so, so ``-m "not workflow"`` never starts the smoke run."""
+    CLI) even where its module does not say so, so ``-m "not workflow"`` never starts the smoke run. The
+    tests that do not read it run first, those marked ``long`` first of each kind (their own snakemake runs, the SLURM jobs' waiting), so that the
+    smoke DAG builds meanwhile (here, before pytest-xdist hands the order to its workers)."""
     for item in items:
         if _needs_smoke(item) and not item.get_closest_marker("workflow"):
             item.add_marker(pytest.mark.workflow)
+    # the longest of each kind first, so that the last test to end is a short one
+    items.sort(key=lambda i: (_needs_smoke(i), i.get_closest_marker("long") is None))
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session):
-    """Once the selection is final: if a selected test reads the smoke run, start it now in the
-    background and run the tests that do not read it first (their own snakemake runs, the SLURM
-    jobs' waiting), so that the smoke DAG builds meanwhile instead of before them."""
-    items = session.items
-    if not any(_needs_smoke(i) for i in items):
+    """Once the selection is final: if a selected test reads the smoke run, start it in the background,
+    once per test session: under pytest-xdist the first worker to create the session's folder starts
+    it and every worker waits for its exit status file (``smoke_run``)."""
+    if not any(_needs_smoke(i) for i in session.items):
         return
-    items[:] = [i for i in items if not _needs_smoke(i)] + [i for i in items if _needs_smoke(i)]
-    work = Path(tempfile.mkdtemp(prefix="smoke-"))
+    work = _smoke_dir(session.config)
+    _SMOKE.update(work=work)
+    try:
+        work.mkdir()
+    except FileExistsError:  # another worker of this session started it
+        return
     (work / "config").mkdir()
     shutil.copy(SMOKE, work / "config" / "config.yaml")
     shutil.copy(SMOKE, work / "smoke.yaml")
-    log = open(work.parent / f"{work.name}.log", "w+")
-    _SMOKE.update(work=work, log=log, t0=time.perf_counter(),
-                  proc=subprocess.Popen(_snakemake_cmd(work), stdout=log, stderr=subprocess.STDOUT, cwd=work,
-                                        env=dict(os.environ, PYTHONPATH=str(REPO))))
+    (work.parent / f"{work.name}.started").write_text(str(time.time()))
+    # the exit status is written once the run has ended (renamed into place: a reader never sees it half)
+    script = (f'{shlex.join(_snakemake_cmd(work))} > {shlex.quote(str(_log(work)))} 2>&1; '
+              f'echo $? > {shlex.quote(str(_rc(work)))}.tmp && mv {shlex.quote(str(_rc(work)))}.tmp '
+              f'{shlex.quote(str(_rc(work)))}')
+    proc = subprocess.Popen(["sh", "-c", script], cwd=work, start_new_session=True,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+    (work.parent / f"{work.name}.pid").write_text(str(proc.pid))
+    _SMOKE.update(proc=proc)
+
+
+def pytest_configure(config):
+    """One id for the test session, which pytest-xdist hands its workers (``--testrunuid``)."""
+    if not hasattr(config, "workerinput") and not getattr(config.option, "testrunuid", None):
+        config.option.testrunuid = uuid.uuid4().hex
+
+
+def _smoke_dir(config) -> Path:
+    """The session's smoke folder: one name for the controller and every worker of a pytest-xdist run."""
+    run_id = getattr(config, "workerinput", {}).get("testrunuid") or config.option.testrunuid
+    return Path(tempfile.gettempdir()) / f"smoke-{run_id}"
+
+
+def _log(work: Path) -> Path:
+    return work.parent / f"{work.name}.log"
+
+
+def _rc(work: Path) -> Path:
+    return work.parent / f"{work.name}.rc"
 
 
 def pytest_sessionfinish(session):
-    if "proc" in _SMOKE:
-        if _SMOKE["proc"].poll() is None:  # interrupted: stop the background run
-            _SMOKE["proc"].kill()
-            _SMOKE["proc"].wait()
-        _SMOKE["log"].close()
-        shutil.rmtree(_SMOKE["work"], ignore_errors=True)
-        Path(_SMOKE["log"].name).unlink(missing_ok=True)
+    """The process that ran the session (not an xdist worker: others may still read the run) stops a
+    smoke run still going (an interrupted session) and removes it."""
+    if hasattr(session.config, "workerinput"):
+        return
+    work = _smoke_dir(session.config)
+    if not work.exists():
+        return
+    pid = work.parent / f"{work.name}.pid"
+    if pid.exists() and not _rc(work).exists():
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.killpg(int(pid.read_text()), signal.SIGKILL)
+    shutil.rmtree(work, ignore_errors=True)
+    for extra in (pid, _log(work), _rc(work), work.parent / f"{work.name}.started"):
+        extra.unlink(missing_ok=True)
 
 
-_SMOKE: dict = {}  # the background smoke run of this session (pytest_collection_finish)
+_SMOKE: dict = {}  # this process's view of the session's smoke run (pytest_collection_finish)
 
 
 def load_yaml(path):
@@ -83,17 +132,18 @@ def smoke_run():
     """A finished smoke run, laid out as a checkout's real results would be: the smoke config is the
     working directory's ``config/config.yaml`` (so plain ``snakemake`` runs it, with the same dataset
     and run names as the default config), and also ``smoke.yaml`` for tests that pass it explicitly.
-    Started at the end of collection (``pytest_collection_finish``); this waits for it."""
-    proc = _SMOKE["proc"]
-    try:
-        proc.wait(timeout=1800)  # ~1.5 min on 2 free cores; slow or busy machines need more
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
-    log = _SMOKE["log"]
-    log.seek(0)
-    assert proc.returncode == 0, log.read()[-8000:]
-    return _SMOKE["work"], time.perf_counter() - _SMOKE["t0"]
+    Started at the end of collection (``pytest_collection_finish``); this waits for it (the seconds:
+    how long it took)."""
+    work = _SMOKE["work"]
+    deadline = time.time() + 1800  # ~2.5 min on 2 free cores; slow or busy machines need more
+    while not _rc(work).exists():
+        if time.time() > deadline:
+            pytest.fail(f"the smoke run did not end within 30 min; its log: {_log(work)}")
+        time.sleep(0.5)
+    rc = int(_rc(work).read_text())
+    assert rc == 0, _log(work).read_text()[-8000:]
+    started = float((work.parent / f"{work.name}.started").read_text())
+    return work, _rc(work).stat().st_mtime - started
 
 
 def _snakemake_cmd(workdir, *args) -> list[str]:

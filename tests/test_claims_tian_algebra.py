@@ -87,9 +87,10 @@ def trajectory(acc, epochs=(0, 1000, 2000, 3000, 4000, 5000), loss=None) -> xr.D
 
 # -- default-config shape: every declared id scored ---------------------------------------------------------------
 
-@pytest.fixture
-def default_builds(tmp_path):
-    """Each figure built from synthetic artifacts named as in config/config.yaml."""
+@pytest.fixture(scope="module")
+def default_builds(tmp_path_factory):
+    """Each figure built from synthetic artifacts named as in config/config.yaml (once: the tests only read them)."""
+    tmp_path = tmp_path_factory.mktemp("default_builds")
     paths, figs = Paths(str(tmp_path)), DEFAULT["figures"]
     runs = {r: _run(dataset=f"modadd_d{r[-2:]}") for r in figs["cogo_table"]["runs"]}
     for r in figs["cogo_table"]["runs"]:

@@ -50,6 +50,7 @@ def plugin_dir(tmp_path_factory):
     return target
 
 
+@pytest.mark.long
 def test_smoke_dag_on_slurm_with_gpu_requests(slurm_cluster, plugin_dir, tmp_path):
     shutil.copy(SMOKE, tmp_path / "smoke.yaml")
     # the targets come first: `--default-resources` takes every word after it up to the next flag

@@ -93,15 +93,15 @@ def test_editing_the_finetune_reruns_only_it_and_its_figure(smoke_run):
     raw["runs"]["curriculum_p2_p4"]["epochs"] = 35
     edited = work / "edited.yaml"
     edited.write_text(yaml.safe_dump(raw))
-    jobs = planned_jobs(snakemake(work, "-n", configfile=edited))  # keys re-sorted by safe_dump too
+    plan = snakemake(work, "-n", configfile=edited)  # keys re-sorted by safe_dump too
+    jobs = planned_jobs(plan)
     # the finetune, and what reads it: the three interpolations it is an end of (the cross-arm one, its same-arm
     # control and the shifted cross-arm one), param_embed, its probes, its attention entropy, the figures, and
     # the claims ledger (it reads the figures' sidecars)
     assert jobs == {"train": 1, "interpolation": 3, "param_embed": 1, "probes": 1, "attention_sparsity": 1,
                     "fig2_attention_graph": 1, "fig3_attention_heatmap": 1, "fig5_accuracy": 1, "fig6_interpolation": 1,
                     "fig7_param_tsne": 1, "attention_entropy": 1, "claims": 1, "all": 1}
-    out = snakemake(work, "-n", configfile=edited).stdout
-    assert "wildcards: run=curriculum_p2_p4" in out and "run=pretrain_p2" not in out
+    assert "wildcards: run=curriculum_p2_p4" in plan.stdout and "run=pretrain_p2" not in plan.stdout
 
 
 def test_figure_target_by_name_rebuilds_only_that_figure(smoke_run):
@@ -197,6 +197,6 @@ def test_adding_a_probed_run_plans_only_its_probe(smoke_run):
     raw["analyses"]["probes"]["runs"].append("r_galore")  # a run no figure reads the probes of
     edited = work / "probes.yaml"
     edited.write_text(yaml.safe_dump(raw))
-    assert planned_jobs(snakemake(work, "-n", configfile=edited)) == {"probes": 1, "all": 1}
-    out = snakemake(work, "-n", configfile=edited).stdout
-    assert "name=r_galore" in out and "name=pretrain_p2" not in out
+    plan = snakemake(work, "-n", configfile=edited)
+    assert planned_jobs(plan) == {"probes": 1, "all": 1}
+    assert "name=r_galore" in plan.stdout and "name=pretrain_p2" not in plan.stdout

@@ -14,15 +14,23 @@ pytestmark = pytest.mark.workflow
 RUNS = ("scratch_p4", "pretrain_p2", "curriculum_p2_p4", "scratch_p4_code")
 
 
-@pytest.fixture(scope="module")
-def fig5_slice(tmp_path_factory):
+@pytest.mark.long
+def test_the_ledger_and_a_replicate_of_the_fig5_slice(tmp_path):
+    """One test, two checks on one run of the slice (under pytest-xdist a module fixture would run in every
+    worker that takes one of its tests)."""
+    work = _fig5_slice(tmp_path)
+    _the_default_target_writes_the_ledger_from_the_figures_scores(work)
+    _a_replicate_uses_other_seeds_and_data_and_writes_only_under_its_folder(work)
+
+
+def _fig5_slice(tmp_path):
     raw = load_yaml(SMOKE)
     keep = {r: raw["runs"][r] for r in RUNS}
     cfg = {"device": "cpu", "datasets": {d: raw["datasets"][d] for d in {r["dataset"] for r in keep.values()}},
            "models": {m: raw["models"][m] for m in {r["model"] for r in keep.values()}}, "runs": keep,
            "figures": {"fig5_accuracy": raw["figures"]["fig5_accuracy"]}}
-    work = tmp_path_factory.mktemp("claims")
-    (work / "config").mkdir()
+    work = tmp_path / "claims"
+    (work / "config").mkdir(parents=True)
     (work / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
     res = snakemake(work)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
@@ -34,8 +42,7 @@ def _rows(path):
         return {r["id"]: r for r in csv.DictReader(fh)}
 
 
-def test_the_default_target_writes_the_ledger_from_the_figures_scores(fig5_slice):
-    work = fig5_slice
+def _the_default_target_writes_the_ledger_from_the_figures_scores(work):
     rows = _rows(work / "results" / "claims.csv")
     side = json.loads((work / "results" / "figures" / "fig5_accuracy.json").read_text())
     fig5 = {cid: s for cid, s in side["claims"].items()}
@@ -46,8 +53,7 @@ def test_the_default_target_writes_the_ledger_from_the_figures_scores(fig5_slice
     assert (work / "results" / "claims.md").read_text().startswith("# Claims")
 
 
-def test_a_replicate_uses_other_seeds_and_data_and_writes_only_under_its_folder(fig5_slice):
-    work = fig5_slice
+def _a_replicate_uses_other_seeds_and_data_and_writes_only_under_its_folder(work):
     before = {p: h for p, h in hash_tree(work / "results").items() if not p.startswith("replication/")}
     res = snakemake(work, "--config", "replicate=true")
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
