@@ -108,3 +108,25 @@ def test_the_equivalence_record_is_well_formed():
         canonical(new, seen)  # raises on a cycle
     with pytest.raises(ValueError, match="cycle"):
         canonical("a", {"a": "b", "b": "a"})
+
+
+def test_code_hashes_are_remembered_per_source_tree(tmp_path, monkeypatch):
+    """The disk layer of code_hash: a file per source tree under the user's cache folder, read back by the next
+    process; what it holds for the checkout equals what is computed (a stale entry would name another tree)."""
+    import json
+
+    from pipeline_lib.plumbing import codehash
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = codehash._DiskCache()
+    assert cache.get("pipeline_lib.stages.train") is None
+    cache.put("pipeline_lib.stages.train", codehash.compute_code_hash("pipeline_lib.stages.train"))
+    cache.save()
+    (saved,) = (tmp_path / "pipeline_lib" / "code_hashes").glob("*.json")
+    assert json.loads(saved.read_text()) == {"pipeline_lib.stages.train": codehash.code_hash("pipeline_lib.stages.train")}
+    assert codehash._DiskCache().get("pipeline_lib.stages.train") == codehash.code_hash("pipeline_lib.stages.train")
+    for i in range(codehash._DiskCache.KEEP + 3):  # other source trees: the oldest files go
+        (saved.parent / f"{i:032d}.json").write_text("{}")
+    cache.put("x", "y")
+    cache.save()
+    assert len(list(saved.parent.glob("*.json"))) == codehash._DiskCache.KEEP and saved.exists()

@@ -19,15 +19,20 @@ rerun nothing; any other edit of the closure (a number, an operator, a name) rer
 closure holds it. A refactor that changes code but provably not numbers is recorded in
 :mod:`pipeline_lib.plumbing.equivalence` so that it reruns nothing either.
 
-Hashes and parsed trees are cached per process: a dry run of the default DAG asks for the same
-few closures many times.
+Hashes and parsed trees are cached per process (a dry run of the default DAG asks for the same few
+closures many times), and the hashes also on disk for the same source files (:func:`code_hash`).
 """
 from __future__ import annotations
 
 import ast
+import atexit
+import contextlib
 import copy
 import functools
 import hashlib
+import json
+import os
+import sys
 from pathlib import Path
 
 from .equivalence import canonical
@@ -220,6 +225,65 @@ SCRIPTS_DIR = PACKAGE_DIR.parent / "workflow" / "scripts"
 
 @functools.lru_cache(maxsize=None)
 def code_hash(*modules: str, script: str | None = None) -> str:
+    """:func:`compute_code_hash`, remembered across processes for the same sources (:class:`_DiskCache`):
+    every ``snakemake`` start asks for the same closures, which cost most of a second to parse."""
+    key = " ".join(modules) + (f" script={script}" if script else "")
+    found = _DISK.get(key)
+    if found is None:
+        found = _DISK.put(key, compute_code_hash(*modules, script=script))
+    return found
+
+
+class _DiskCache:
+    """Code hashes by closure, in a JSON file named by a digest of every source file they can depend on
+    (the package's and the adapter scripts' Python files with their paths, the equivalence record, the
+    Python version, whose syntax trees differ): another source tree is another file, so nothing stale is
+    read. Under the user's cache folder; where it cannot be read or written, nothing is remembered."""
+
+    KEEP = 32  # files (source trees) kept; the oldest go first
+
+    def __init__(self):
+        self.path: Path | None = None
+        self.known: dict[str, str] = {}
+        self.new = False
+
+    def _open(self) -> None:
+        if self.path is not None:
+            return
+        h = hashlib.sha256(repr(sys.version_info[:2]).encode())
+        for f in sorted([*PACKAGE_DIR.rglob("*.py"), *SCRIPTS_DIR.glob("*.py"), *PACKAGE_DIR.rglob("*.json")]):
+            h.update(str(f.relative_to(PACKAGE_DIR.parent)).encode() + b"\0" + f.read_bytes() + b"\0")
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        self.path = root / "pipeline_lib" / "code_hashes" / f"{h.hexdigest()[:32]}.json"
+        with contextlib.suppress(OSError, ValueError):
+            self.known = json.loads(self.path.read_text())
+        atexit.register(self.save)
+
+    def get(self, key: str) -> str | None:
+        self._open()
+        return self.known.get(key)
+
+    def put(self, key: str, value: str) -> str:
+        self.known[key], self.new = value, True
+        return value
+
+    def save(self) -> None:
+        if not self.new or self.path is None:
+            return
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.known, sort_keys=True))
+            os.replace(tmp, self.path)
+            for old in sorted(self.path.parent.glob("*.json"), key=lambda f: f.stat().st_mtime)[: -self.KEEP]:
+                old.unlink(missing_ok=True)
+        self.new = False
+
+
+_DISK = _DiskCache()
+
+
+def compute_code_hash(*modules: str, script: str | None = None) -> str:
     """Hash of what the given modules' closures compute (:func:`closure_modules`): the set of their
     normalised top-level statements and of what their names bind (:func:`module_parts`), so neither the
     module that holds a function nor the order of definitions enters it; with ``script``, the rule's
