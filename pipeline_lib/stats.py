@@ -14,6 +14,8 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float,
     (tested) without importing ``scipy.stats`` (~1 s of every figure job); ``ndtri`` is its normal quantile."""
     from scipy.special import ndtri
 
+    if not (n >= 1 and 0 <= successes <= n and 0 < level < 1):
+        raise ValueError(f"Wilson interval of {successes}/{n} at level {level}: needs n >= 1, 0 <= k <= n, 0 < level < 1")
     p = successes / n
     z = float(ndtri(0.5 + 0.5 * level))
     denom = 2 * (n + z**2)

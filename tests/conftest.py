@@ -19,6 +19,8 @@ import yaml
 # some (a k-means test: 0.5 s alone, 12 s in the suite). Idle threads sleep instead; thread counts, and so
 # the numbers, are unchanged. Set before any test imports torch or scikit-learn; the snakemake runs inherit it.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# The code-hash cache of the suite's snakemake runs (dozens of edited source trees) is its own, not the user's.
+os.environ.setdefault("PIPELINE_LIB_CACHE", os.path.join(tempfile.gettempdir(), "pipeline_lib-tests-cache"))
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = REPO / ".test" / "config" / "config.yaml"
@@ -58,10 +60,14 @@ def pytest_collection_finish(session):
     shutil.copy(SMOKE, work / "config" / "config.yaml")
     shutil.copy(SMOKE, work / "smoke.yaml")
     (work.parent / f"{work.name}.started").write_text(str(time.time()))
-    # the exit status is written once the run has ended (renamed into place: a reader never sees it half)
-    script = (f'{shlex.join(_snakemake_cmd(work))} > {shlex.quote(str(_log(work)))} 2>&1; '
-              f'echo $? > {shlex.quote(str(_rc(work)))}.tmp && mv {shlex.quote(str(_rc(work)))}.tmp '
-              f'{shlex.quote(str(_rc(work)))}')
+    # the exit status is written once the run has ended (renamed into place: a reader never sees it half);
+    # the run is killed if the process that ran the test session dies (a killed or cancelled pytest: its own
+    # session's signals do not reach this process group)
+    owner = os.getppid() if hasattr(session.config, "workerinput") else os.getpid()
+    rc = shlex.quote(str(_rc(work)))
+    script = (f'{shlex.join(_snakemake_cmd(work))} > {shlex.quote(str(_log(work)))} 2>&1 & run=$!; '
+              f'while kill -0 $run 2>/dev/null; do kill -0 {owner} 2>/dev/null || kill -KILL 0; sleep 1; done; '
+              f'wait $run; echo $? > {rc}.tmp && mv {rc}.tmp {rc}')
     proc = subprocess.Popen(["sh", "-c", script], cwd=work, start_new_session=True,
                             env=dict(os.environ, PYTHONPATH=str(REPO)))
     (work.parent / f"{work.name}.pid").write_text(str(proc.pid))
@@ -101,7 +107,7 @@ def pytest_sessionfinish(session):
         with contextlib.suppress(ProcessLookupError, ValueError):
             os.killpg(int(pid.read_text()), signal.SIGKILL)
     shutil.rmtree(work, ignore_errors=True)
-    for extra in (pid, _log(work), _rc(work), work.parent / f"{work.name}.started"):
+    for extra in (pid, _log(work), _rc(work), work.parent / f"{work.name}.rc.tmp", work.parent / f"{work.name}.started"):
         extra.unlink(missing_ok=True)
 
 
@@ -117,6 +123,13 @@ def load_yaml(path):
 def smoke_raw():
     """The smoke config as a raw dict (a fresh copy per test)."""
     return copy.deepcopy(load_yaml(SMOKE))
+
+
+def copy_run(src: Path, dst: Path) -> Path:
+    """A copy of a finished run (modification times kept, as `cp -a`), without what a snakemake run of another
+    test may be writing there at the time (locks, incomplete markers, logs)."""
+    shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns("locks", "incomplete", "log"))
+    return dst
 
 
 def hash_tree(root: Path) -> dict[str, str]:

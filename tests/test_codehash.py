@@ -111,22 +111,34 @@ def test_the_equivalence_record_is_well_formed():
 
 
 def test_code_hashes_are_remembered_per_source_tree(tmp_path, monkeypatch):
-    """The disk layer of code_hash: a file per source tree under the user's cache folder, read back by the next
-    process; what it holds for the checkout equals what is computed (a stale entry would name another tree)."""
+    """The disk layer of code_hash: a file per source tree under $PIPELINE_LIB_CACHE, read back by the next
+    process; a tree that changes while a process runs writes nothing; the oldest trees' files go."""
     import json
+    import os
 
     from pipeline_lib.plumbing import codehash
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("PIPELINE_LIB_CACHE", str(tmp_path))
+    train = codehash.compute_code_hash("pipeline_lib.stages.train")
     cache = codehash._DiskCache()
     assert cache.get("pipeline_lib.stages.train") is None
-    cache.put("pipeline_lib.stages.train", codehash.compute_code_hash("pipeline_lib.stages.train"))
+    cache.put("pipeline_lib.stages.train", train)
     cache.save()
-    (saved,) = (tmp_path / "pipeline_lib" / "code_hashes").glob("*.json")
-    assert json.loads(saved.read_text()) == {"pipeline_lib.stages.train": codehash.code_hash("pipeline_lib.stages.train")}
-    assert codehash._DiskCache().get("pipeline_lib.stages.train") == codehash.code_hash("pipeline_lib.stages.train")
-    for i in range(codehash._DiskCache.KEEP + 3):  # other source trees: the oldest files go
-        (saved.parent / f"{i:032d}.json").write_text("{}")
+    (saved,) = (tmp_path / "code_hashes").glob("*.json")
+    assert json.loads(saved.read_text()) == {"pipeline_lib.stages.train": train}
+    assert codehash._DiskCache().get("pipeline_lib.stages.train") == train
+    for i in range(codehash._DiskCache.KEEP + 3):  # other source trees, all older than this one's file
+        other = saved.parent / f"{i:032d}.json"
+        other.write_text("{}")
+        os.utime(other, (i, i))
     cache.put("x", "y")
     cache.save()
     assert len(list(saved.parent.glob("*.json"))) == codehash._DiskCache.KEEP and saved.exists()
+    assert not (saved.parent / f"{0:032d}.json").exists()
+    monkeypatch.setattr(codehash, "_tree_digest", lambda: "another tree")  # the sources changed meanwhile
+    cache.put("z", "w")
+    cache.save()
+    assert "z" not in json.loads(saved.read_text())
+    monkeypatch.setenv("PIPELINE_LIB_NO_CODE_CACHE", "1")
+    off = codehash._DiskCache()
+    assert off.get("pipeline_lib.stages.train") is None and off.path is None

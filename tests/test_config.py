@@ -250,3 +250,22 @@ def test_cogo_paper_config_is_the_talks_sweep():
     ds = sorted(default.params("task", default.runs[r].dataset).d for r in default.analyses["fourier"].runs
                 if default.runs[r].optimizer.name == "adam")
     assert ds[0] == 23 and len(set(ds)) >= 2 and all(d % 2 for d in ds)
+
+
+def test_the_training_plan_carries_the_runs_values_and_its_slots_seeds(smoke_raw):
+    """TrainingPlan.of is plumbing (in no code hash): pin it as a field-for-field copy of the run's values."""
+    import dataclasses
+
+    from pipeline_lib.plumbing.config import TrainingPlan
+
+    smoke_raw["runs"]["scratch_p4"].update(sweep={"lr": [1e-3, 1e-2]}, batch_size=32)  # a sweep of mini-batches
+    smoke_raw.update(analyses={}, figures={})  # (no analysis reads a swept run of this task)
+    cfg = load_config(smoke_raw)
+    rc = cfg.runs["scratch_p4"]
+    plan = cfg.run_spec("scratch_p4").plan
+    for f in dataclasses.fields(TrainingPlan):
+        if f.name not in ("slots", "per_slot"):
+            assert getattr(plan, f.name) == getattr(rc, f.name), f.name
+    assert plan.slots == tuple(rc.slots()) and not plan.per_slot
+    assert plan.seeds == [s["run_seed"] for s in rc.slots()] == list(rc.seeds) * 2
+    assert TrainingPlan.of(rc) == plan

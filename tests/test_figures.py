@@ -38,6 +38,9 @@ def test_wilson_interval_equals_scipys_bit_for_bit():
             for level in (0.9, 0.95, 0.99):
                 ci = binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
                 assert wilson_interval(k, n, level) == (float(ci.low), float(ci.high)), (k, n, level)
+    for bad in ((1, 0), (3, 2), (-1, 2)):
+        with pytest.raises(ValueError, match="Wilson"):
+            wilson_interval(*bad)
 
 
 def test_success_counts_treat_diverged_as_failure():

@@ -1,11 +1,10 @@
 """Golden runs: every artifact of the test config's smoke run against its stored digests
 (``tests/golden/test_config.json``), and a finished run that moves folder plans nothing."""
 import json
-import shutil
 
 import pytest
 
-from conftest import REPO, snakemake
+from conftest import REPO, copy_run, snakemake
 from pipeline_lib.plumbing import golden
 
 pytestmark = pytest.mark.workflow
@@ -51,7 +50,7 @@ def test_the_comparison_names_the_stage_that_moved(smoke_run):
 def test_a_finished_run_moved_to_another_folder_plans_nothing(smoke_run, tmp_path):
     work, _ = smoke_run
     moved = tmp_path / "elsewhere" / "run"
-    shutil.copytree(work, moved, symlinks=True)  # copy2: modification times kept, as `cp -a` or `mv`
+    copy_run(work, moved)  # modification times kept, as `cp -a` or `mv`
     plan = snakemake(moved, "-n")
     assert plan.returncode == 0, plan.stderr[-3000:]
     assert "Nothing to be done" in plan.stdout + plan.stderr, (plan.stdout + plan.stderr)[-3000:]

@@ -8,18 +8,18 @@ import xarray as xr
 import yaml
 from test_workflow import planned_jobs
 
-from conftest import REPO, SMOKE, hash_tree, snakemake
+from conftest import REPO, SMOKE, copy_run, hash_tree, snakemake
 from pipeline_lib.plumbing.device import resolve_device_setting
 
 pytestmark = pytest.mark.workflow
 
 
-def test_the_test_config_never_touches_the_real_results(smoke_run):
+def test_the_test_config_never_touches_the_real_results(smoke_run, tmp_path):
     """The default DAG in miniature ran in `work` (its results/ are the 'real' ones, with the same
     dataset and run names as the test config); then the test config runs as the README says,
     `snakemake --directory .test`: it plans every output under .test/, and building one of them
     leaves every real file byte-identical."""
-    work, _ = smoke_run
+    work = copy_run(smoke_run[0], tmp_path / "work")  # the shared run stays as it is for the other tests
     before = hash_tree(work / "results")
     assert len(before) > 100
     (work / ".test" / "config").mkdir(parents=True)

@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 import yaml
 
-from conftest import REPO
+from conftest import REPO, copy_run
 from pipeline_lib.plumbing.config import load_config
 from pipeline_lib.plumbing.store import ArtifactError
 from pipeline_lib.stages.dataset import build_dataset
@@ -248,6 +248,4 @@ def _copy_repo_and_run(tmp_path, smoke_run):
             shutil.copytree(src, repo / part, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(src, repo / part)
-    work = tmp_path / "work"
-    shutil.copytree(smoke_run[0], work, symlinks=True)
-    return repo, work
+    return repo, copy_run(smoke_run[0], tmp_path / "work")

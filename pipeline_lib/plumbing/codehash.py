@@ -56,7 +56,9 @@ def module_file(module: str) -> Path:
 
 @functools.lru_cache(maxsize=None)
 def parse(path: Path) -> ast.Module:
-    """The syntax tree of a source file, parsed once per process (the registry reads it too)."""
+    """The syntax tree of a source file, parsed once per process (the registry reads it too); the disk
+    cache of code hashes names the source tree first (:class:`_DiskCache`)."""
+    _DISK._open()
     return ast.parse(path.read_text(), str(path))
 
 
@@ -238,23 +240,30 @@ class _DiskCache:
     """Code hashes by closure, in a JSON file named by a digest of every source file they can depend on
     (the package's and the adapter scripts' Python files with their paths, the equivalence record, the
     Python version, whose syntax trees differ): another source tree is another file, so nothing stale is
-    read. Under the user's cache folder; where it cannot be read or written, nothing is remembered."""
+    read. The digest is taken before this process parses any source (:func:`parse` opens the cache), and
+    taken again before writing: a tree that changed meanwhile writes nothing. Under
+    ``$PIPELINE_LIB_CACHE`` (default ``~/.cache/pipeline_lib``); ``PIPELINE_LIB_NO_CODE_CACHE=1`` turns it
+    off, and where the folder cannot be read or written nothing is remembered."""
 
     KEEP = 32  # files (source trees) kept; the oldest go first
 
     def __init__(self):
         self.path: Path | None = None
+        self.opened = False
         self.known: dict[str, str] = {}
         self.new = False
 
     def _open(self) -> None:
-        if self.path is not None:
+        if self.opened:
             return
-        h = hashlib.sha256(repr(sys.version_info[:2]).encode())
-        for f in sorted([*PACKAGE_DIR.rglob("*.py"), *SCRIPTS_DIR.glob("*.py"), *PACKAGE_DIR.rglob("*.json")]):
-            h.update(str(f.relative_to(PACKAGE_DIR.parent)).encode() + b"\0" + f.read_bytes() + b"\0")
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        self.path = root / "pipeline_lib" / "code_hashes" / f"{h.hexdigest()[:32]}.json"
+        self.opened = True
+        if os.environ.get("PIPELINE_LIB_NO_CODE_CACHE"):
+            return
+        try:
+            root = Path(os.environ.get("PIPELINE_LIB_CACHE") or Path.home() / ".cache" / "pipeline_lib")
+            self.path = root / "code_hashes" / f"{_tree_digest()}.json"
+        except (OSError, RuntimeError):  # an unreadable source file, no home folder: remember nothing
+            return
         with contextlib.suppress(OSError, ValueError):
             self.known = json.loads(self.path.read_text())
         atexit.register(self.save)
@@ -270,14 +279,25 @@ class _DiskCache:
     def save(self) -> None:
         if not self.new or self.path is None:
             return
-        with contextlib.suppress(OSError):
+        self.new = False
+        with contextlib.suppress(OSError, RuntimeError):
+            if f"{_tree_digest()}.json" != self.path.name:  # the sources changed while this process ran
+                return
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp = self.path.with_name(f".{self.path.stem}.{os.getpid()}.{id(self)}.tmp")
             tmp.write_text(json.dumps(self.known, sort_keys=True))
             os.replace(tmp, self.path)
-            for old in sorted(self.path.parent.glob("*.json"), key=lambda f: f.stat().st_mtime)[: -self.KEEP]:
+            others = [f for f in self.path.parent.glob("*.json") if f != self.path]
+            for old in sorted(others, key=lambda f: f.stat().st_mtime)[: max(0, len(others) - self.KEEP + 1)]:
                 old.unlink(missing_ok=True)
-        self.new = False
+
+
+def _tree_digest() -> str:
+    h = hashlib.sha256(repr((sys.implementation.cache_tag, sys.version_info[:2])).encode())
+    files = [*PACKAGE_DIR.rglob("*.py"), *SCRIPTS_DIR.glob("*.py"), *PACKAGE_DIR.rglob("*.json")]
+    for f in sorted(f for f in files if f.is_file()):
+        h.update(str(f.relative_to(PACKAGE_DIR.parent)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:32]
 
 
 _DISK = _DiskCache()
