@@ -34,8 +34,9 @@ def _needs_smoke(item) -> bool:
 def pytest_collection_modifyitems(config, items):
     """Tests by level: a test that reads the smoke run is a workflow test (it needs the real snakemake
     CLI) even where its module does not say so, so ``-m "not workflow"`` never starts the smoke run. The
-    tests that do not read it run first, those marked ``long`` first of each kind (their own snakemake runs, the SLURM jobs' waiting), so that the
-    smoke DAG builds meanwhile (here, before pytest-xdist hands the order to its workers)."""
+    tests that do not read it run first (their own snakemake runs, the SLURM jobs' waiting), so that the
+    smoke DAG builds meanwhile, and those marked ``long`` first of each kind (here, before pytest-xdist
+    hands the order to its workers)."""
     for item in items:
         if _needs_smoke(item) and not item.get_closest_marker("workflow"):
             item.add_marker(pytest.mark.workflow)
@@ -59,19 +60,18 @@ def pytest_collection_finish(session):
     (work / "config").mkdir()
     shutil.copy(SMOKE, work / "config" / "config.yaml")
     shutil.copy(SMOKE, work / "smoke.yaml")
-    (work.parent / f"{work.name}.started").write_text(str(time.time()))
+    _side(work, "started").write_text(str(time.time()))
     # the exit status is written once the run has ended (renamed into place: a reader never sees it half);
     # the run is killed if the process that ran the test session dies (a killed or cancelled pytest: its own
     # session's signals do not reach this process group)
     owner = os.getppid() if hasattr(session.config, "workerinput") else os.getpid()
-    rc = shlex.quote(str(_rc(work)))
-    script = (f'{shlex.join(_snakemake_cmd(work))} > {shlex.quote(str(_log(work)))} 2>&1 & run=$!; '
+    rc = shlex.quote(str(_side(work, "rc")))
+    script = (f'{shlex.join(_snakemake_cmd(work))} > {shlex.quote(str(_side(work, "log")))} 2>&1 & run=$!; '
               f'while kill -0 $run 2>/dev/null; do kill -0 {owner} 2>/dev/null || kill -KILL 0; sleep 1; done; '
               f'wait $run; echo $? > {rc}.tmp && mv {rc}.tmp {rc}')
     proc = subprocess.Popen(["sh", "-c", script], cwd=work, start_new_session=True,
                             env=dict(os.environ, PYTHONPATH=str(REPO)))
-    (work.parent / f"{work.name}.pid").write_text(str(proc.pid))
-    _SMOKE.update(proc=proc)
+    _side(work, "pid").write_text(str(proc.pid))
 
 
 def pytest_configure(config):
@@ -86,12 +86,11 @@ def _smoke_dir(config) -> Path:
     return Path(tempfile.gettempdir()) / f"smoke-{run_id}"
 
 
-def _log(work: Path) -> Path:
-    return work.parent / f"{work.name}.log"
+SIDES = ("started", "pid", "log", "rc.tmp", "rc")  # beside the folder: start time, process, output, exit status
 
 
-def _rc(work: Path) -> Path:
-    return work.parent / f"{work.name}.rc"
+def _side(work: Path, what: str) -> Path:
+    return work.parent / f"{work.name}.{what}"
 
 
 def pytest_sessionfinish(session):
@@ -102,13 +101,12 @@ def pytest_sessionfinish(session):
     work = _smoke_dir(session.config)
     if not work.exists():
         return
-    pid = work.parent / f"{work.name}.pid"
-    if pid.exists() and not _rc(work).exists():
+    if _side(work, "pid").exists() and not _side(work, "rc").exists():
         with contextlib.suppress(ProcessLookupError, ValueError):
-            os.killpg(int(pid.read_text()), signal.SIGKILL)
+            os.killpg(int(_side(work, "pid").read_text()), signal.SIGKILL)
     shutil.rmtree(work, ignore_errors=True)
-    for extra in (pid, _log(work), _rc(work), work.parent / f"{work.name}.rc.tmp", work.parent / f"{work.name}.started"):
-        extra.unlink(missing_ok=True)
+    for what in SIDES:
+        _side(work, what).unlink(missing_ok=True)
 
 
 _SMOKE: dict = {}  # this process's view of the session's smoke run (pytest_collection_finish)
@@ -149,14 +147,14 @@ def smoke_run():
     how long it took)."""
     work = _SMOKE["work"]
     deadline = time.time() + 1800  # ~2.5 min on 2 free cores; slow or busy machines need more
-    while not _rc(work).exists():
+    while not _side(work, "rc").exists():
         if time.time() > deadline:
-            pytest.fail(f"the smoke run did not end within 30 min; its log: {_log(work)}")
+            pytest.fail(f"the smoke run did not end within 30 min; its log: {_side(work, 'log')}")
         time.sleep(0.5)
-    rc = int(_rc(work).read_text())
-    assert rc == 0, _log(work).read_text()[-8000:]
-    started = float((work.parent / f"{work.name}.started").read_text())
-    return work, _rc(work).stat().st_mtime - started
+    rc = int(_side(work, "rc").read_text())
+    assert rc == 0, _side(work, "log").read_text()[-8000:]
+    started = float(_side(work, "started").read_text())
+    return work, _side(work, "rc").stat().st_mtime - started
 
 
 def _snakemake_cmd(workdir, *args) -> list[str]:

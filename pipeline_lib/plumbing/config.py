@@ -178,7 +178,7 @@ class RunSpec:
     @property
     def slot_seeds(self) -> list[int]:
         """The seed of every slot (initialisation and data order): the run's seeds, once per sweep cell."""
-        return [s["run_seed"] for s in self.slots]
+        return self.plan.seeds
 
     @functools.cached_property
     def plan(self) -> TrainingPlan:
