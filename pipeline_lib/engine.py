@@ -23,23 +23,29 @@ from .batches import FreshSamples, TrainingSet
 from .checkpointing import Checkpointing, load_checkpoint, save_checkpoint
 from .freezer import Freezer
 from .losses import evaluate_set
+from .lr_schedule import lr_factor
 from .recording import Recorder, Recording
 from .slot_optim import build_optimizer, build_slot_optimizer, optimizer_state_size
 
 
 @dataclass
 class _Training:
-    """The optimizer side of a run: optimizer, warm-up schedule, batch source (its data order), freezer."""
+    """The optimizer side of a run: optimizer, learning-rate schedule, batch source (its data order),
+    freezer, and the model's drop-path sampler (None: it drops nothing)."""
 
     opt: torch.optim.Optimizer
     sched: Optional[torch.optim.lr_scheduler.LambdaLR]
     source: "TrainingSet | FreshSamples"
     freezer: "Freezer"
+    drop: Optional[object] = None
 
     def state_dict(self) -> dict:
-        return {"optimizer": self.opt.state_dict(), "scheduler": self.sched.state_dict() if self.sched else None,
-                "data_gens": [g.get_state() for g in self.source.generators], "alive": self.freezer.alive,
-                "diverged_epoch": self.freezer.diverged_epoch}
+        st = {"optimizer": self.opt.state_dict(), "scheduler": self.sched.state_dict() if self.sched else None,
+              "data_gens": [g.get_state() for g in self.source.generators], "alive": self.freezer.alive,
+              "diverged_epoch": self.freezer.diverged_epoch}
+        if self.drop is not None:
+            st["drop_gens"] = [g.get_state() for g in self.drop.generators]
+        return st
 
     def load_state_dict(self, st: dict) -> None:
         self.opt.load_state_dict(st["optimizer"])
@@ -47,6 +53,9 @@ class _Training:
             self.sched.load_state_dict(st["scheduler"])
         for g, gs in zip(self.source.generators, st["data_gens"]):
             g.set_state(gs)
+        if self.drop is not None:
+            for g, gs in zip(self.drop.generators, st["drop_gens"]):
+                g.set_state(gs)
         self.freezer.alive, self.freezer.diverged_epoch = st["alive"], st["diverged_epoch"]
 
 
@@ -59,11 +68,16 @@ def _training(model, plan, device, source, param_dims: Optional[dict] = None) ->
         opt = build_slot_optimizer(dict(zip(model.param_names(), params)), plan.optimizer, list(plan.slots))
     else:
         opt = build_optimizer(params, plan.optimizer,
-                              None if param_dims is None else [tuple(param_dims[n]) for n in model.param_names()])
-    warmup_steps = plan.optimizer.warmup_epochs * source.steps_per_epoch
-    sched = (torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup_steps))
-             if warmup_steps else None)
-    return _Training(opt, sched, source, Freezer(params, len(plan.slots), device))
+                              None if param_dims is None else [tuple(param_dims[n]) for n in model.param_names()],
+                              model.param_names())
+    factor = lr_factor(plan.optimizer, plan.epochs, source.steps_per_epoch)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, factor) if factor is not None else None
+    sampler = getattr(model, "drop_path_sampler", None)
+    drop = sampler(plan.seeds) if sampler is not None else None
+    if drop is not None and source.step_is_metrics_pass:
+        raise ValueError(f"run {plan.name!r}: the model's drop_path needs mini-batch steps (its training metrics "
+                         "pass is also its step here); allowed: drop_path 0, or an integer batch_size")
+    return _Training(opt, sched, source, Freezer(params, len(plan.slots), device), drop)
 
 
 def train_seeds(
@@ -143,8 +157,9 @@ def _train_metrics(model, rec: Recorder, freezer: "Freezer", epoch: int, e: int,
     step's, its loss (summed over the alive seeds) is returned for the backward pass."""
     x, y = source.metrics_batch()
     if source.step_is_metrics_pass:
-        loss_s, acc_s = rec.loss_acc(model(x), y)
-        total = freezer.observe(loss_s, epoch)
+        logits = model(x)
+        loss_s, acc_s = rec.loss_acc(logits, y)
+        total = freezer.observe(rec.objective(logits, y)[0] if rec.smoothed else loss_s, epoch)
         rec.train_metrics(e, loss_s, acc_s, freezer)
         return total
     with torch.no_grad():
@@ -159,11 +174,22 @@ def _minibatch_epoch(model, rec: Recorder, tr: _Training, epoch_after: int, on_g
     """One epoch of the source's mini-batch steps; ``on_step(j)`` is called after step j (the
     Recorder's per-step attention)."""
     for j, (x, y, scale) in enumerate(tr.source.steps()):  # scale: the step's weight in the epoch's mean gradient
-        loss_s, _ = rec.loss_acc(model(x), y)
+        loss_s, _ = rec.objective(_forward(model, x, tr.drop), y)
         _step(tr.opt, tr.sched, tr.freezer, tr.freezer.observe(loss_s, epoch_after),
               None if on_grad is None else (lambda s=scale: on_grad(s)))
         if on_step is not None:
             on_step(j)
+
+
+def _forward(model, x: torch.Tensor, drop) -> torch.Tensor:
+    """A training step's forward pass, with the drop-path sampler ``drop`` (if any) set on the model for it alone."""
+    if drop is None:
+        return model(x)
+    model.dropper = drop
+    try:
+        return model(x)
+    finally:
+        model.dropper = None
 
 
 def _step(opt, sched, freezer: Freezer, loss: torch.Tensor, on_grad: Optional[Callable] = None) -> None:

@@ -15,15 +15,33 @@ def loss_fn(model) -> Callable:
     return getattr(model, "loss_acc", per_seed_loss_acc)
 
 
-def per_seed_loss_acc(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean cross-entropy and accuracy per seed. logits (S, B, V); y (B,) or (S, B)."""
+def objective_fn(model, label_smoothing: float = 0.0) -> Callable:
+    """The per-seed (loss, accuracy) that training steps descend: the model's (:func:`loss_fn`), or with
+    ``label_smoothing`` > 0 the label-smoothed cross-entropy (a model with a loss of its own refuses it)."""
+    if not label_smoothing:
+        return loss_fn(model)
+    if hasattr(model, "loss_acc"):
+        raise ValueError(f"config key 'label_smoothing': the model ({type(model).__name__}) trains on a loss of its "
+                         "own, not cross-entropy; allowed: 0")
+    return lambda logits, y: per_seed_loss_acc(logits, y, label_smoothing)
+
+
+def per_seed_loss_acc(logits: torch.Tensor, y: torch.Tensor,
+                      label_smoothing: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean cross-entropy and accuracy per seed. logits (S, B, V); y (B,) or (S, B). With
+    ``label_smoothing`` s the target is (1 - s) one-hot + s uniform, as torch's ``cross_entropy(...,
+    label_smoothing=s)`` and timm's ``LabelSmoothingCrossEntropy``: (1 - s) NLL + s mean_v(-log p_v)."""
     S, B, V = logits.shape
     y = y.expand(S, B)
     if small_last(logits):  # cross-entropy with the class axis in front: see attention.softmax_last
         log_p = torch.log_softmax(logits.movedim(-1, 0).contiguous(), dim=0)  # (V, S, B)
-        loss = -log_p.gather(0, y[None]).squeeze(0).mean(1)
+        nll = -log_p.gather(0, y[None]).squeeze(0)
+        if label_smoothing:
+            nll = (1 - label_smoothing) * nll - label_smoothing * log_p.mean(0)
+        loss = nll.mean(1)
     else:
-        loss = F.cross_entropy(logits.reshape(S * B, V), y.reshape(S * B), reduction="none").view(S, B).mean(1)
+        loss = F.cross_entropy(logits.reshape(S * B, V), y.reshape(S * B), reduction="none",
+                               label_smoothing=label_smoothing).view(S, B).mean(1)
     acc = (logits.argmax(-1) == y).float().mean(1)
     return loss, acc
 

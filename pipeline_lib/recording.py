@@ -9,7 +9,7 @@ import torch
 
 from .attention import heat_treatment_beta
 from .freezer import Freezer
-from .losses import evaluate_set, loss_fn
+from .losses import evaluate_set, loss_fn, objective_fn
 
 
 @dataclass
@@ -63,7 +63,9 @@ class Recorder:
         self.snap_epochs = [e - start_epoch for e in recorded_epochs(plan.record_weights, start_epoch, start_epoch + E)]
         self.att_index = {e: i for i, e in enumerate(self.att_epochs)}
         self.snap_index = {e: i for i, e in enumerate(self.snap_epochs)}
-        self.loss_acc = loss_fn(model)
+        self.loss_acc = loss_fn(model)  # what is recorded
+        self.objective = objective_fn(model, plan.label_smoothing)  # what the steps descend
+        self.smoothed = bool(plan.label_smoothing)
         self.steps_per_epoch = steps_per_epoch
         self.step_epochs = 0 if probe_att is None else min(plan.step_attention_epochs, E)
         self.stats_x = data["stats_x"].to(device) if "stats_x" in data and model.records_attention_histogram else None

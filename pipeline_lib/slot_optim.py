@@ -40,10 +40,12 @@ class _SlotOptimizer(torch.optim.Optimizer):
     moments for a resume; the hyperparameters come from the config). A group's ``lr`` (1.0) is a
     factor on every slot's learning rate, which torch's schedulers (the warm-up) set."""
 
-    def __init__(self, named: dict[str, torch.nn.Parameter], slots: list[dict], defaults: dict):
+    def __init__(self, named: dict[str, torch.nn.Parameter], slots: list[dict], defaults: dict,
+                 no_decay: tuple[str, ...] = ()):
         lrs = slot_lrs(list(named), slots)
         groups = [{"params": [p], "name": n, "lr": 1.0, "slot_lr": _per_slot(lrs[n], p),
-                   "slot_wd": _per_slot([s["weight_decay"] for s in slots], p)} for n, p in named.items()]
+                   "slot_wd": _per_slot([0.0 if n in no_decay else s["weight_decay"] for s in slots], p)}
+                  for n, p in named.items()]
         super().__init__(groups, defaults)
         self.any_wd = any(s["weight_decay"] for s in slots)
 
@@ -59,8 +61,8 @@ class SlotAdam(_SlotOptimizer):
     learning rate and a weight decay per slot; betas and eps are shared."""
 
     def __init__(self, named: dict[str, torch.nn.Parameter], slots: list[dict], betas=(0.9, 0.999), eps: float = 1e-8,
-                 decoupled: bool = False):
-        super().__init__(named, slots, {"betas": tuple(betas), "eps": eps})
+                 decoupled: bool = False, no_decay: tuple[str, ...] = ()):
+        super().__init__(named, slots, {"betas": tuple(betas), "eps": eps}, no_decay)
         self.decoupled = decoupled
 
     @torch.no_grad()
@@ -92,8 +94,8 @@ class SlotSGD(_SlotOptimizer):
     """SGD with momentum (torch's rule: buf = m buf + g, the first buf = g; p -= lr buf) and weight
     decay (g + wd p), each with a value per slot; ``addcmul`` rounds as torch's ``add(alpha=...)``."""
 
-    def __init__(self, named: dict[str, torch.nn.Parameter], slots: list[dict]):
-        super().__init__(named, slots, {})
+    def __init__(self, named: dict[str, torch.nn.Parameter], slots: list[dict], no_decay: tuple[str, ...] = ()):
+        super().__init__(named, slots, {}, no_decay)
         for g in self.param_groups:
             g["slot_momentum"] = _per_slot([s["momentum"] for s in slots], g["params"][0])
         self.any_momentum = any(s["momentum"] for s in slots)
@@ -116,24 +118,37 @@ class SlotSGD(_SlotOptimizer):
 def build_slot_optimizer(named: dict[str, torch.nn.Parameter], opt_cfg, slots: list[dict]) -> torch.optim.Optimizer:
     """The slot optimizer for the run's optimizer name (adam, adamw or sgd)."""
     if opt_cfg.name in ("adam", "adamw"):
-        return SlotAdam(named, slots, opt_cfg.betas, decoupled=opt_cfg.name == "adamw")
+        return SlotAdam(named, slots, opt_cfg.betas, decoupled=opt_cfg.name == "adamw",
+                        no_decay=opt_cfg.no_weight_decay)
     if opt_cfg.name == "sgd":
-        return SlotSGD(named, slots)
+        return SlotSGD(named, slots, opt_cfg.no_weight_decay)
     raise ValueError(f"config key 'optimizer.name': a sweep or per-parameter learning rates need an elementwise "
                      f"optimizer with a value per slot; got {opt_cfg.name!r}; allowed: adam, adamw, sgd")
 
 
-def build_optimizer(params, opt_cfg, dims: Optional[list] = None) -> torch.optim.Optimizer:
+def build_optimizer(params, opt_cfg, dims: Optional[list] = None,
+                    names: Optional[list[str]] = None) -> torch.optim.Optimizer:
     """torch's Adam, AdamW or SGD; any other name is an optimizer plug-in of ``pipeline_lib/optimizers``
     (its ``build(params, opt_cfg, dims)``, ``dims``: each parameter's dim names after the seed axis;
-    the run's code hash includes that module, see ``jobs.train_code``)."""
+    the run's code hash includes that module, see ``jobs.train_code``). The parameters ``names``d in
+    ``opt_cfg.no_weight_decay`` form a second group without weight decay (torch's optimizers only)."""
     name = opt_cfg.name
     if name not in BUILTIN_OPTIMIZERS:
         from .plumbing import registry  # looks the plug-in up by name
 
         if dims is None:
             raise ValueError(f"optimizer {name!r} needs the parameters' dim names (train_seeds(param_dims=...))")
+        if opt_cfg.no_weight_decay:
+            raise ValueError(f"config key 'optimizer.no_weight_decay': optimizer {name!r} takes one weight decay; "
+                             "allowed with adam, adamw, sgd")
         return registry.load("optimizer", name).build(params, opt_cfg, dims)
+    if opt_cfg.no_weight_decay:
+        if names is None:
+            raise ValueError("optimizer.no_weight_decay needs the parameters' names")
+        skip = set(opt_cfg.no_weight_decay)
+        groups = [{"params": [p for n, p in zip(names, params) if n not in skip]},
+                  {"params": [p for n, p in zip(names, params) if n in skip], "weight_decay": 0.0}]
+        params = [g for g in groups if g["params"]]
     # foreach: one call per operation for all parameters instead of a Python loop over them (the
     # per-step overhead of mini-batch training); the same arithmetic, equal bit for bit (checked for
     # Adam, AdamW and SGD with and without momentum and weight decay).

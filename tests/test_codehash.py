@@ -71,7 +71,7 @@ def test_a_function_moved_to_another_module_reruns_nothing(tmp_path, baseline):
 
 def test_a_one_character_numeric_change_in_the_engine_reruns_exactly_the_jobs_that_import_it(tmp_path, baseline):
     pkg = _copy(tmp_path)
-    _edit(pkg / "engine.py", "(step + 1) / warmup_steps", "(step + 2) / warmup_steps")  # one character
+    _edit(pkg / "engine.py", "e % checkpoint.every == 0", "e % checkpoint.every == 1")  # one character
     cfg = load_config_file(REPO / CONFIGS[0])
     uses_engine = {job for job, modules in jobs.job_modules(cfg).items()
                    if any("pipeline_lib.engine" in codehash.closure_modules(m) for m in modules)}

@@ -50,8 +50,9 @@ def test_declaration_and_params_mirror_the_config_schema(kind, name):
                                if isinstance(expected, dict) else expected), key  # config.to_params' conversion
         elif key in COMMON[kind]:  # a common key the plug-in redeclares to make it optional (scan_snap's d)
             assert key not in plug.schema.get("required", []), key
-        elif kind == "optimizer" and key not in plug.schema.get("required", []):
-            # an optimizer's keys carry no schema default (other runs' config slices must not change): Params has it
+        elif kind in ("optimizer", "model") and key not in plug.schema.get("required", []):
+            # a key added to a kind carries no schema default (the config slices of runs that do not set it must
+            # not change, or they would rerun): Params has it, and the description says it
             shown = f"{default:g}" if isinstance(default, (int, float)) else str(default)
             assert default is not dataclasses.MISSING and f"default {shown}" in sub["description"], key
         else:

@@ -6,6 +6,11 @@ the MLP sublayer. Each model composes it: it registers the stack's parameters be
 Layer l: z += Attn(LN1(z)); z += MLP(LN2(z)) with a GELU MLP of width ``mlp_ratio * d``; the stack
 ends with a final LayerNorm (``lnf``). Every matrix is N(0, 0.02^2) from the slot's own seed
 (GPT-2 style), biases 0, gains 1.
+
+Drop-path (stochastic depth, timm's ``DropPath`` as the Eureka paper's reference ViT uses it): while the
+engine trains with a :class:`DropPath` sampler set on the model, each residual branch of layer l is
+zeroed per example with probability p_l and otherwise scaled by 1 / (1 - p_l), p_l rising linearly from
+0 at the first layer to ``drop_path`` at the last (timm's rule: a one-layer stack drops nothing).
 """
 from __future__ import annotations
 
@@ -32,6 +37,27 @@ STACK_DIMS = {
 }
 
 
+class DropPath:
+    """The per-example keep masks of stochastic depth for the slots of a run: one generator per slot,
+    seeded by the slot's seed alone (a slot's masks do not depend on the others), drawn on the CPU in
+    the order the layers ask for them; its generators' states are saved with a resume checkpoint."""
+
+    def __init__(self, rates: list[float], seeds: list[int]):
+        self.rates = rates
+        self.generators = [seed_generator(s, "droppath") for s in seeds]
+
+    def mask(self, layer: int, batch: int) -> torch.Tensor:
+        """(S, B) floats: 0 for a dropped branch, 1 / (1 - p) for a kept one (timm: floor(keep + U) / keep)."""
+        keep = 1.0 - self.rates[layer]
+        u = torch.stack([torch.rand(batch, generator=g) for g in self.generators])
+        return torch.floor(keep + u) / keep
+
+
+def drop_path_rates(drop_path: float, depth: int) -> list[float]:
+    """Per-layer drop probabilities: timm's ``linspace(0, drop_path, depth)``."""
+    return torch.linspace(0, drop_path, depth).tolist()
+
+
 def seed_layer_norm(x: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """LayerNorm over the last axis with per-seed gain/bias (S, d); x is (S, ..., d)."""
     shape = (x.shape[0],) + (1,) * (x.dim() - 2) + (x.shape[-1],)
@@ -52,6 +78,8 @@ class SeedStackModel(nn.Module):
         self.e = self.d_head = d_model // n_heads
         self.tau = math.sqrt(self.e) if tau is None else float(tau)  # tau = sqrt(d_head) by default
         self.beta: float | None = None  # Heat Treatment: inverse temperature set per epoch
+        self.drop_rates = [0.0] * depth  # drop-path probability per layer (drop_path_rates)
+        self.dropper: DropPath | None = None  # set by the engine around its training steps
 
     def add_layer_stack(self, mlp_ratio: int) -> None:
         """Register the stack's parameters (:data:`STACK_DIMS`, in that order)."""
@@ -87,6 +115,10 @@ class SeedStackModel(nn.Module):
         for name, p in self.named_parameters():
             p.copy_(torch.as_tensor(np.asarray(arrays[name])))
 
+    def drop_path_sampler(self, seeds: list[int]) -> DropPath | None:
+        """The drop-path masks' sampler for training slots of these seeds (None: the model drops nothing)."""
+        return DropPath(self.drop_rates, seeds) if any(self.drop_rates) else None
+
     def temperature(self) -> float:
         """tau, or 1/beta while Heat Treatment sets the inverse temperature."""
         return 1.0 / self.beta if self.beta is not None else self.tau
@@ -109,4 +141,13 @@ class SeedStackModel(nn.Module):
         zn = seed_layer_norm(z, self.ln2_g[:, layer], self.ln2_b[:, layer])
         S, B, T, d = zn.shape
         hidden = F.gelu(torch.bmm(zn.reshape(S, B * T, d), self.W_1[:, layer]) + self.b_1[:, layer, None])
-        return z + (torch.bmm(hidden, self.W_2[:, layer]) + self.b_2[:, layer, None]).view(S, B, T, d)
+        return z + self._dropped((torch.bmm(hidden, self.W_2[:, layer]) + self.b_2[:, layer, None]).view(S, B, T, d),
+                                 layer)
+
+    def _dropped(self, branch: torch.Tensor, layer: int) -> torch.Tensor:
+        """A residual branch (S, B, ...) of ``layer`` under drop-path: only in a training step (a sampler
+        set, gradients on) and where the layer's rate is not 0; otherwise the branch itself."""
+        if self.dropper is None or not self.drop_rates[layer] or not torch.is_grad_enabled():
+            return branch
+        m = self.dropper.mask(layer, branch.shape[1]).to(branch.device, branch.dtype)
+        return branch * m.view(*m.shape, *([1] * (branch.dim() - 2)))

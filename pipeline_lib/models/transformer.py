@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..attention import attention_weights, resolved_tau
-from .layer_stack import STACK_DIMS, SeedStackModel, seed_layer_norm
+from .layer_stack import STACK_DIMS, SeedStackModel, drop_path_rates, seed_layer_norm
 
 NAME = "transformer"
 CONFIG = """
@@ -32,6 +32,13 @@ properties:
   n_heads: {description: "Attention heads per layer (d must be divisible by it).", type: integer, minimum: 1, default: 4}
   depth: {description: "Number of layers.", type: integer, minimum: 1, default: 1}
   mlp_ratio: {description: "Hidden width of the MLP as a multiple of d.", type: integer, minimum: 1, default: 4}
+  drop_path:
+    description: >
+      Drop-path (stochastic depth) rate of the last layer in training steps, rising linearly from 0 at
+      the first (timm's rule, as the Eureka reference ViT: a one-layer model drops nothing); default 0.
+    type: number
+    minimum: 0
+    exclusiveMaximum: 1
 """
 CHECKS = [
     ["n_heads", "d % n_heads == 0", "d={d} is not divisible by n_heads={n_heads}; allowed: a divisor of d"],
@@ -68,6 +75,7 @@ class Params:
     n_heads: int = 4
     depth: int = 1
     mlp_ratio: int = 4
+    drop_path: float = 0.0
 
 
 class SeedTransformer(SeedStackModel):
@@ -79,11 +87,12 @@ class SeedTransformer(SeedStackModel):
 
     def __init__(self, n_seeds: int, n_classes: int, n_tokens: int, d_model: int, n_heads: int, depth: int = 1,
                  mlp_ratio: int = 4, vocab: int | None = None, patch_dim: int | None = None,
-                 variant: str = "softmax", tau: float | None = None):
+                 variant: str = "softmax", tau: float | None = None, drop_path: float = 0.0):
         if (vocab is None) == (patch_dim is None):
             raise ValueError("give exactly one of vocab (token inputs) or patch_dim (patch inputs)")
         super().__init__(n_seeds, d_model, n_heads, depth, tau)
         self.variant = variant
+        self.drop_rates = drop_path_rates(drop_path, depth)
         S, d = n_seeds, d_model
         if vocab is not None:
             self.W_E = nn.Parameter(torch.empty(S, vocab, d))
@@ -121,7 +130,7 @@ class SeedTransformer(SeedStackModel):
             w, a = self._attention(z, layer)
             attention.append(w)
             attn_out.append(a)
-            z = self._mlp_residual(z + a, layer)
+            z = self._mlp_residual(z + self._dropped(a, layer), layer)
         cls = seed_layer_norm(z[:, :, 0], self.lnf_g, self.lnf_b)  # (S, B, d)
         logits = torch.einsum("sbd,sdc->sbc", cls, self.W_cls) + self.b_cls[:, None]
         return TransformerInternals(attention, attn_out, cls, logits)
@@ -204,7 +213,7 @@ def build(params: Params, n_seeds: int, shape: dict, attention) -> SeedTransform
     vocab = params.vocab if params.vocab is not None else shape["tokens"]
     return SeedTransformer(n_seeds, shape["classes"], shape["T"], params.d, params.n_heads, params.depth,
                            params.mlp_ratio, vocab=vocab, variant=attention.variant,
-                           tau=resolved_tau(attention, params.d // params.n_heads))
+                           tau=resolved_tau(attention, params.d // params.n_heads), drop_path=params.drop_path)
 
 
 def as_inputs(x: np.ndarray, params: Params | None = None) -> torch.Tensor:

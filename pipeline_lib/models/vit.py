@@ -18,6 +18,13 @@ properties:
   depth: {description: "Number of layers.", type: integer, minimum: 1, default: 1}
   mlp_ratio: {description: "Hidden width of the MLP as a multiple of d.", type: integer, minimum: 1, default: 4}
   patch: {description: "Side of the square image patches (the 16x16 image must be divisible by it).", type: integer, minimum: 1, default: 4}
+  drop_path:
+    description: >
+      Drop-path (stochastic depth) rate of the last layer in training steps, rising linearly from 0 at
+      the first (timm's rule, as the Eureka reference ViT); default 0.
+    type: number
+    minimum: 0
+    exclusiveMaximum: 1
 """
 CHECKS = [
     ["n_heads", "d % n_heads == 0", "d={d} is not divisible by n_heads={n_heads}; allowed: a divisor of d"],
@@ -39,6 +46,7 @@ class Params:
     depth: int = 1
     mlp_ratio: int = 4
     patch: int = 4
+    drop_path: float = 0.0
 
 
 def build(params: Params, n_seeds: int, shape: dict, attention) -> SeedTransformer:
@@ -46,7 +54,7 @@ def build(params: Params, n_seeds: int, shape: dict, attention) -> SeedTransform
     n_patches = (IMAGE_SIDE // params.patch) ** 2
     return SeedTransformer(n_seeds, shape["classes"], n_patches, params.d, params.n_heads, params.depth,
                            params.mlp_ratio, patch_dim=params.patch ** 2, variant=attention.variant,
-                           tau=resolved_tau(attention, params.d // params.n_heads))
+                           tau=resolved_tau(attention, params.d // params.n_heads), drop_path=params.drop_path)
 
 
 def as_inputs(x: np.ndarray, params: Params) -> torch.Tensor:

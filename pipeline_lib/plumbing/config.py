@@ -54,6 +54,11 @@ class OptimizerConfig:
     betas: tuple[float, float] = (0.9, 0.999)
     momentum: float = 0.0
     warmup_epochs: int = 0
+    schedule: str = "constant"  # constant | cosine (pipeline_lib.lr_schedule)
+    min_lr: float = 0.0  # the cosine schedule's floor
+    warmup_lr: float = 0.0  # the cosine schedule's first warm-up rate
+    cooldown_epochs: int = 0  # the cosine schedule's last epochs, held at min_lr
+    no_weight_decay: tuple[str, ...] = ()  # parameters trained without weight decay
     lr_ratio: tuple[tuple[str, float], ...] = ()  # parameter name -> multiple of lr (pipeline_lib.slot_optim)
     options: tuple[tuple[str, Any], ...] = ()  # an optimizer plug-in's own keys (e.g. galore_adam's rank)
 
@@ -86,6 +91,7 @@ class RunConfig:
     step_attention_epochs: int = 0
     log_every: int = 500
     checkpoint_every: int = 500
+    label_smoothing: float = 0.0  # of the training objective's cross-entropy (metrics stay unsmoothed)
     # ('lr', (...)), ('lr_ratio.<param>', (...)), ('weight_decay', (...)), ('momentum', (...)): a grid of slots
     sweep: tuple[tuple[str, Any], ...] = ()
 
@@ -123,6 +129,7 @@ class TrainingPlan:
     record_weights: ScheduleConfig
     step_attention_epochs: int
     log_every: int
+    label_smoothing: float = 0.0
     per_slot: bool = False  # an optimizer with a value per slot even without a sweep (a stage's choice)
 
     @property
@@ -135,7 +142,8 @@ class TrainingPlan:
         return cls(per_slot=per_slot, name=run.name, epochs=run.epochs, slots=tuple(run.slots()) if slots is None else slots,
                    optimizer=run.optimizer, sweep=run.sweep, batch_size=run.batch_size, attention=run.attention,
                    record_attention=run.record_attention, record_weights=run.record_weights,
-                   step_attention_epochs=run.step_attention_epochs, log_every=run.log_every)
+                   step_attention_epochs=run.step_attention_epochs, log_every=run.log_every,
+                   label_smoothing=run.label_smoothing)
 
 
 @dataclass(frozen=True)
@@ -331,7 +339,8 @@ def checked_config(data: Mapping[str, Any]) -> Config:
     for n, r in data["runs"].items():
         base_keys = {f.name for f in fields(OptimizerConfig)}
         opt = {k: v for k, v in r["optimizer"].items() if k in base_keys}
-        opt.update(betas=tuple(r["optimizer"]["betas"]), lr_ratio=tuple(sorted(r["optimizer"].get("lr_ratio", {}).items())),
+        opt.update(betas=tuple(r["optimizer"]["betas"]), no_weight_decay=tuple(r["optimizer"].get("no_weight_decay", ())),
+                   lr_ratio=tuple(sorted(r["optimizer"].get("lr_ratio", {}).items())),
                    options=tuple(sorted((k, v) for k, v in r["optimizer"].items() if k not in base_keys)))
         sweep = r.get("sweep", {})
         sweep = tuple(([("lr", tuple(sweep["lr"]))] if "lr" in sweep else [])
@@ -345,7 +354,7 @@ def checked_config(data: Mapping[str, Any]) -> Config:
             record_attention=ScheduleConfig(**r["record_attention"]),
             record_weights=ScheduleConfig(**r["record_weights"]), step_attention_epochs=r["step_attention_epochs"],
             log_every=r["log_every"],
-            checkpoint_every=r["checkpoint_every"], sweep=sweep)
+            checkpoint_every=r["checkpoint_every"], label_smoothing=r.get("label_smoothing", 0.0), sweep=sweep)
     datasets = {n: Entry(n, d["task"], {k: v for k, v in d.items() if k != "task"})
                 for n, d in data["datasets"].items()}
     models = {n: Entry(n, m["kind"], {k: v for k, v in m.items() if k != "kind"}) for n, m in data["models"].items()}

@@ -132,6 +132,23 @@ def _optimizer_checks(name: str, run: dict) -> list[str]:
         for key in sorted(set(plug.schema.get("properties", {})) & set(opt) - own):
             problems.append(f"config key 'runs.{name}.optimizer.{key}' belongs to optimizer {other}; this run's "
                             f"optimizer is {opt['name']}")
+    return problems + _schedule_checks(name, run)
+
+
+def _schedule_checks(name: str, run: dict) -> list[str]:
+    """The cosine schedule's keys only with it, a floor at most the rate, and epochs left to decay over."""
+    opt, key = run["optimizer"], f"runs.{name}.optimizer"
+    if opt.get("schedule", "constant") != "cosine":
+        return [f"config key '{key}.{k}' belongs to the cosine schedule; this run's schedule is "
+                f"{opt.get('schedule', 'constant')}; allowed: optimizer.schedule: cosine"
+                for k in ("min_lr", "warmup_lr", "cooldown_epochs") if k in opt]
+    problems = [f"config key '{key}.{k}': {opt[k]} exceeds the learning rate {opt['lr']}; allowed <= lr"
+                for k in ("min_lr", "warmup_lr") if opt.get(k, 0.0) > opt["lr"]]
+    decay = run["epochs"] - opt.get("cooldown_epochs", 0)
+    if decay <= opt["warmup_epochs"]:
+        problems.append(f"config key '{key}.cooldown_epochs': {run['epochs']} epochs leave {decay} epochs after the "
+                        f"cool-down, not more than the {opt['warmup_epochs']} warm-up epochs; allowed: "
+                        "warmup_epochs + cooldown_epochs < epochs")
     return problems
 
 
@@ -178,6 +195,9 @@ def _sweep_checks(data: dict, name: str, run: dict) -> list[str]:
         where = "optimizer.lr_ratio" if k in run["optimizer"].get("lr_ratio", {}) else "sweep.lr_ratio"
         problems.append(f"config key '{key}.{where}.{k}': the model (kind {data['models'][run['model']]['kind']}) "
                         f"has no parameter {k}; allowed: {', '.join(sorted(names))}")
+    for k in sorted(set(run["optimizer"].get("no_weight_decay", ())) - names):
+        problems.append(f"config key '{key}.optimizer.no_weight_decay': the model (kind "
+                        f"{data['models'][run['model']]['kind']}) has no parameter {k}; allowed: {', '.join(sorted(names))}")
     if "sweep" not in run:
         return problems
     if "momentum" in run["sweep"] and opt != "sgd":
