@@ -43,6 +43,7 @@ class _SlotOptimizer(torch.optim.Optimizer):
     def __init__(self, named: dict[str, torch.nn.Parameter], slots: list[dict], defaults: dict,
                  no_decay: tuple[str, ...] = ()):
         lrs = slot_lrs(list(named), slots)
+        _check_names(set(no_decay), list(named))
         groups = [{"params": [p], "name": n, "lr": 1.0, "slot_lr": _per_slot(lrs[n], p),
                    "slot_wd": _per_slot([0.0 if n in no_decay else s["weight_decay"] for s in slots], p)}
                   for n, p in named.items()]
@@ -126,6 +127,12 @@ def build_slot_optimizer(named: dict[str, torch.nn.Parameter], opt_cfg, slots: l
                      f"optimizer with a value per slot; got {opt_cfg.name!r}; allowed: adam, adamw, sgd")
 
 
+def _check_names(skip: set, names: list[str]) -> None:
+    if skip - set(names):
+        raise ValueError(f"config key 'optimizer.no_weight_decay' names {sorted(skip - set(names))}, which the model "
+                         f"does not have; allowed: {names}")
+
+
 def build_optimizer(params, opt_cfg, dims: Optional[list] = None,
                     names: Optional[list[str]] = None) -> torch.optim.Optimizer:
     """torch's Adam, AdamW or SGD; any other name is an optimizer plug-in of ``pipeline_lib/optimizers``
@@ -146,6 +153,7 @@ def build_optimizer(params, opt_cfg, dims: Optional[list] = None,
         if names is None:
             raise ValueError("optimizer.no_weight_decay needs the parameters' names")
         skip = set(opt_cfg.no_weight_decay)
+        _check_names(skip, names)
         groups = [{"params": [p for n, p in zip(names, params) if n not in skip]},
                   {"params": [p for n, p in zip(names, params) if n in skip], "weight_decay": 0.0}]
         params = [g for g in groups if g["params"]]

@@ -50,7 +50,7 @@ def test_declaration_and_params_mirror_the_config_schema(kind, name):
                                if isinstance(expected, dict) else expected), key  # config.to_params' conversion
         elif key in COMMON[kind]:  # a common key the plug-in redeclares to make it optional (scan_snap's d)
             assert key not in plug.schema.get("required", []), key
-        elif kind in ("optimizer", "model") and key not in plug.schema.get("required", []):
+        elif kind in ("optimizer", "model", "task") and key not in plug.schema.get("required", []):
             # a key added to a kind carries no schema default (the config slices of runs that do not set it must
             # not change, or they would rerun): Params has it, and the description says it
             shown = f"{default:g}" if isinstance(default, (int, float)) else str(default)
@@ -68,7 +68,8 @@ def test_compute_and_build_signatures(kind):
 
 
 @pytest.mark.parametrize("dataset", load_yaml(SMOKE)["datasets"])
-def test_task_generates_what_it_declares(smoke, dataset):
+def test_task_generates_what_it_declares(smoke, dataset, monkeypatch):
+    monkeypatch.chdir(SMOKE.parents[1])  # the test config's paths (e.g. the MNIST stand-ins) are relative to .test
     entry = smoke.datasets[dataset]
     plug, module = registry.plugin("task", entry.plugin), registry.load("task", entry.plugin)
     ds = module.generate(smoke.params("task", dataset))
@@ -97,8 +98,9 @@ def _runs_per_model(raw):
 
 
 @pytest.mark.parametrize("run", _runs_per_model(load_yaml(SMOKE)))
-def test_model_kind_follows_the_protocol(smoke, run):
+def test_model_kind_follows_the_protocol(smoke, run, monkeypatch):
     """Declared capabilities, parameter dims, sites, and S batched seeds = S models of one seed."""
+    monkeypatch.chdir(SMOKE.parents[1])  # the test config's paths are relative to .test
     spec = smoke.run_spec(run)
     plug, module = registry.plugin("model", spec.model_kind), registry.load("model", spec.model_kind)
     data = registry.load("task", spec.task).generate(smoke.params("task", spec.dataset))

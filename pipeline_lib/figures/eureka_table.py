@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from .. import claims
 from ..plumbing.store import read_dataset
-from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
+from .eureka_arms import BASE, EXPERIMENTS, HOTTER, INTERVENTIONS
 from .tables import table_figure, write_table
 
 NAME = "eureka_table"
@@ -218,6 +218,28 @@ CLAIMS = [
      "test": "reproduced if the t intervals are disjoint with 'NormSoftmax+HT' earlier; partial if only its mean is"
              " earlier; not reproduced if no 'NormSoftmax+HT' seed reaches the threshold (claims.exceeds on negated"
              " epochs)"},
+    {"id": "eureka.table.reasoning_tau_40_lowers_ratio",
+     "claim": "a higher temperature, tau = 1/0.025, lowers the Eureka-ratio below Softmax's (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "a lower Eureka-ratio than Softmax at tau = sqrt(d_head) (Table 1's values are not recorded in this "
+                  "repository)",
+     "statistic": "share of the 'Softmax tau=1/0.025' seeds whose test accuracy ever exceeds the Eureka threshold "
+                  "(analyses.eureka.reasoning), with its Wilson 95% interval",
+     "control": "the same share of arm 'Softmax' (only the temperature differs); when no Softmax seed reaches the "
+                "threshold no ratio can be lower and the claim is not run",
+     "test": "reproduced if the Wilson intervals are disjoint with 'Softmax tau=1/0.025' below; partial if only its share is "
+             "lower (claims.exceeds with the arms swapped); not run when no Softmax seed reaches the threshold"},
+    {"id": "eureka.table.reasoning_tau_13_lowers_ratio",
+     "claim": "a higher temperature, tau = 1/0.075, lowers the Eureka-ratio below Softmax's (reasoning task)",
+     "source": "Hoffmann et al., Eureka-Moments in Transformers (arXiv 2310.12956), Sec. 5.3, Table 1",
+     "reference": "a lower Eureka-ratio than Softmax at tau = sqrt(d_head) (Table 1's values are not recorded in this "
+                  "repository)",
+     "statistic": "share of the 'Softmax tau=1/0.075' seeds whose test accuracy ever exceeds the Eureka threshold "
+                  "(analyses.eureka.reasoning), with its Wilson 95% interval",
+     "control": "the same share of arm 'Softmax' (only the temperature differs); when no Softmax seed reaches the "
+                "threshold no ratio can be lower and the claim is not run",
+     "test": "reproduced if the Wilson intervals are disjoint with 'Softmax tau=1/0.075' below; partial if only its share is "
+             "lower (claims.exceeds with the arms swapped); not run when no Softmax seed reaches the threshold"},
 ]
 
 ARMS = INTERVENTIONS  # label of each intervention arm, by the claim ids' key
@@ -282,7 +304,24 @@ def score_claims(stats: dict, params: Params) -> dict:
                 continue
             out[f"eureka.table.{exp}_{key}_raises_ratio"] = ratio_score(arms[arm], arms[BASE])
             out[f"eureka.table.{exp}_{key}_earlier_eureka"] = epoch_score(arms[arm], arms[BASE])
+        for key, arm in HOTTER.items() if exp == "reasoning" else ():  # the rows run on the reasoning task only
+            if arm not in arms or BASE not in arms:
+                out[f"eureka.table.{exp}_{key}_lowers_ratio"] = claims.not_run(
+                    f"arms {arm!r} and {BASE!r} of experiment {exp!r} not both in the table")
+                continue
+            out[f"eureka.table.{exp}_{key}_lowers_ratio"] = lower_ratio_score(arms[arm], arms[BASE])
     return out
+
+
+def lower_ratio_score(arm: dict, base: dict) -> dict:
+    """The arm's Eureka-ratio below the control's (disjoint Wilson intervals); a control at zero is said."""
+    p, lo, hi = claims.rate(arm["n_eureka"], arm["n_seeds"])
+    p0, lo0, _ = claims.rate(base["n_eureka"], base["n_seeds"])
+    if base["n_eureka"] == 0:  # no ratio can be lower: this regime cannot show the claim
+        return claims.score(p, (lo, hi), arm["n_seeds"], claims.fmt_rate(BASE, 0, base["n_seeds"])
+                            + " (no Softmax seed reaches the threshold: no ratio can be lower)", "not run")
+    return claims.score(p, (lo, hi), arm["n_seeds"], claims.fmt_rate(BASE, base["n_eureka"], base["n_seeds"]),
+                        claims.exceeds(p0, lo0, p, hi))
 
 
 def ratio_score(arm: dict, base: dict) -> dict:

@@ -17,7 +17,7 @@ properties:
   n_heads: {description: "Attention heads per layer (d must be divisible by it).", type: integer, minimum: 1, default: 4}
   depth: {description: "Number of layers.", type: integer, minimum: 1, default: 1}
   mlp_ratio: {description: "Hidden width of the MLP as a multiple of d.", type: integer, minimum: 1, default: 4}
-  patch: {description: "Side of the square image patches (the 16x16 image must be divisible by it).", type: integer, minimum: 1, default: 4}
+  patch: {description: "Side of the square image patches (the image's side must be divisible by it).", type: integer, minimum: 1, default: 4}
   drop_path:
     description: >
       Drop-path (stochastic depth) rate of the last layer in training steps, rising linearly from 0 at
@@ -28,14 +28,14 @@ properties:
 """
 CHECKS = [
     ["n_heads", "d % n_heads == 0", "d={d} is not divisible by n_heads={n_heads}; allowed: a divisor of d"],
-    ["patch", "T == 256 and 16 % patch == 0",
-     "the 16x16 image of dataset '{dataset}' is not divisible into {patch}x{patch} patches; allowed 1, 2, 4, 8, 16"],
+    ["patch", "round(T ** 0.5) ** 2 == T and round(T ** 0.5) % patch == 0",
+     "the square image of dataset '{dataset}' ({T} pixels) is not divisible into {patch}x{patch} patches; "
+     "allowed: a divisor of the image's side"],
 ]
 ARCH = "(T, classes)"
 SITES = "[f'attn_out_{layer}' for layer in range(depth)] + ['cls']"
 RECORDS = ["attention", "qkv_gradients", "attention_hist"]
 
-IMAGE_SIDE = 16  # the digits task's images are 16 x 16
 PARAM_DIMS = TRANSFORMER_PARAM_DIMS  # the same parameters (W_patch, b_patch in place of W_E)
 
 
@@ -50,21 +50,29 @@ class Params:
 
 
 def build(params: Params, n_seeds: int, shape: dict, attention) -> SeedTransformer:
-    """The model of a run over 16x16 images cut into patches (not initialised)."""
-    n_patches = (IMAGE_SIDE // params.patch) ** 2
+    """The model of a run over square images (``shape["T"]`` pixels) cut into patches (not initialised)."""
+    n_patches = (image_side(shape["T"]) // params.patch) ** 2
     return SeedTransformer(n_seeds, shape["classes"], n_patches, params.d, params.n_heads, params.depth,
                            params.mlp_ratio, patch_dim=params.patch ** 2, variant=attention.variant,
                            tau=resolved_tau(attention, params.d // params.n_heads), drop_path=params.drop_path)
 
 
 def as_inputs(x: np.ndarray, params: Params) -> torch.Tensor:
-    """Dataset ``x`` (n, 256) -> image patches (n, patches, patch * patch)."""
+    """Dataset ``x`` (n, side * side) -> image patches (n, patches, patch * patch)."""
     return patchify(x, params.patch)
 
 
+def image_side(pixels: int) -> int:
+    """The side of a square image of ``pixels`` pixels (16 for the digits task, 56 for the MNIST one)."""
+    side = round(pixels ** 0.5)
+    if side * side != pixels:
+        raise ValueError(f"{pixels} pixels are not a square image")
+    return side
+
+
 def patchify(images: np.ndarray, patch: int) -> torch.Tensor:
-    """(n, 256) flattened 16x16 images with values 0..16 -> (n, patches, patch*patch) floats in [0, 1],
-    patches in row-major order."""
-    n, side = images.shape[0], IMAGE_SIDE
+    """(n, side * side) flattened square images with values 0..16 -> (n, patches, patch*patch) floats in
+    [0, 1], patches in row-major order."""
+    n, side = images.shape[0], image_side(images.shape[1])
     x = torch.as_tensor(np.asarray(images), dtype=torch.float32).view(n, side // patch, patch, side // patch, patch)
     return (x.permute(0, 1, 3, 2, 4).reshape(n, (side // patch) ** 2, patch * patch) / 16.0).contiguous()

@@ -195,7 +195,7 @@ def _sweep_checks(data: dict, name: str, run: dict) -> list[str]:
         where = "optimizer.lr_ratio" if k in run["optimizer"].get("lr_ratio", {}) else "sweep.lr_ratio"
         problems.append(f"config key '{key}.{where}.{k}': the model (kind {data['models'][run['model']]['kind']}) "
                         f"has no parameter {k}; allowed: {', '.join(sorted(names))}")
-    for k in sorted(set(run["optimizer"].get("no_weight_decay", ())) - names):
+    for k in sorted(set(run["optimizer"].get("no_weight_decay", ())) - names if names else ()):  # else: at training
         problems.append(f"config key '{key}.optimizer.no_weight_decay': the model (kind "
                         f"{data['models'][run['model']]['kind']}) has no parameter {k}; allowed: {', '.join(sorted(names))}")
     if "sweep" not in run:
