@@ -1,4 +1,4 @@
-"""Command line: ``python -m pipeline_lib lineage <artifact>``, ``publish [results]``, ``golden [results]``,
+"""Command line: ``python -m pipeline_lib lineage <artifact>``, ``runs [results]``, ``publish [results]``, ``golden [results]``,
 ``same BEFORE AFTER``, ``equivalent --since REV --why TEXT`` (the engine's benchmark: ``python benchmarks/bench.py``)."""
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     eq.add_argument("--why", required=True, help="what the refactor changed")
     eq.add_argument("--verified", default="golden runs of the test config unchanged (tests/test_golden.py)",
                     help="how the numbers were shown unchanged (default: %(default)s)")
+    runs = sub.add_parser("runs", help="list the trained runs of a results folder with their final metrics")
+    runs.add_argument("results", nargs="?", default="results", help="the results folder (default: results)")
+    runs.add_argument("--json", action="store_true", help="machine-readable output")
     return ap
 
 
@@ -62,6 +65,15 @@ def main(argv=None) -> int:
         except FileNotFoundError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        return 0
+    if args.command == "runs":
+        from .api import format_runs, runs
+
+        if not Path(args.results).is_dir():
+            print(f"error: {args.results} is not a results folder", file=sys.stderr)
+            return 2
+        rows = runs(args.results)
+        print(json.dumps(rows, indent=2) if args.json else format_runs(rows))
         return 0
     if args.command == "lineage":
         from .plumbing.lineage import format_lineage, lineage, root_of

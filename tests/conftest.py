@@ -60,6 +60,7 @@ def pytest_collection_finish(session):
     (work / "config").mkdir()
     shutil.copy(SMOKE, work / "config" / "config.yaml")
     shutil.copy(SMOKE, work / "smoke.yaml")
+    shutil.copytree(SMOKE.parents[1] / "data", work / "data")  # the MNIST stand-ins the test config reads
     _side(work, "started").write_text(str(time.time()))
     # the exit status is written once the run has ended (renamed into place: a reader never sees it half);
     # the run is killed if the process that ran the test session dies (a killed or cancelled pytest: its own

@@ -3,7 +3,6 @@ distribution is not named pipeline_lib (the index's pipeline-lib is another proj
 name is free was checked with `pip index versions` when it was chosen), and the licence is there."""
 import re
 
-import pytest
 import yaml
 from packaging.requirements import Requirement
 
@@ -14,10 +13,7 @@ CONDA_NAMES = {"torch": "pytorch"}
 
 
 def _pyproject():
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        tomllib = pytest.importorskip("tomli")
+    import tomllib
     with open(REPO / "pyproject.toml", "rb") as fh:
         return tomllib.load(fh)["project"]
 
@@ -62,3 +58,17 @@ def test_distribution_is_not_named_like_the_import_package_and_has_a_licence():
     # "pipeline_lib" would be read by pip as pipeline-lib, an unrelated project on the package index
     assert re.sub(r"[-_.]+", "-", project["name"]).lower() != "pipeline-lib"
     assert project["license"] == "MIT" and (REPO / "LICENSE").read_text().startswith("MIT License")
+
+
+def test_the_python_bound_admits_no_python_that_snakemake_refuses_and_the_readme_states_it():
+    from importlib.metadata import metadata
+
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    ours = _pyproject()["requires-python"]
+    lowest = min(Version(f"3.{minor}") for minor in range(6, 20) if Version(f"3.{minor}") in SpecifierSet(ours))
+    # the snakemake major version we allow (9) needs the Python its metadata names: ours must not go below it
+    assert lowest in SpecifierSet(metadata("snakemake")["Requires-Python"]), (ours, metadata("snakemake")["Requires-Python"])
+    readme = (REPO / "README.md").read_text()
+    assert f"Python ≥ {lowest}" in readme and "Python ≥ 3.10" not in readme

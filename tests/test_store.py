@@ -180,3 +180,15 @@ def test_same_finds_equal_folders_and_names_what_differs(tmp_path):
     cli = subprocess.run([sys.executable, "-m", "pipeline_lib", "same", str(tmp_path / "a"), str(tmp_path / "c")],
                          capture_output=True, text=True)
     assert cli.returncode == 1 and "differ: runs/r/weights.h5: w" in cli.stdout
+
+
+def test_provenance_names_the_version_of_every_library_that_computes_a_number():
+    import importlib.metadata
+    import json
+
+    from pipeline_lib.plumbing.store import COMPUTING_LIBRARIES, provenance
+
+    versions = json.loads(provenance({"a": 1})["library_versions"])
+    assert set(versions) == {"python", *COMPUTING_LIBRARIES}
+    for name in ("numpy", "scipy", "scikit-learn", "xarray"):
+        assert versions[name] == importlib.metadata.version(name)

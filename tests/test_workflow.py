@@ -50,7 +50,8 @@ def test_smoke_produces_artifacts_and_figure(smoke_run):
         assert [i["path"] for i in inputs] == ["results/datasets/sma_p4_T12.h5",
                                                "results/runs/pretrain_p2/weights.h5"]
         assert json.loads(ds.attrs["config_json"])["run"]["init_from"] == "pretrain_p2"
-        for key in ("config_hash", "git_commit", "torch_version", "device", "created_at", "pipeline_lib_version"):
+        for key in ("config_hash", "git_commit", "torch_version", "library_versions", "device", "created_at",
+                    "pipeline_lib_version"):
             assert ds.attrs[key]
     with xr.open_dataset(res / "runs" / "curriculum_p2_p4" / "weights.h5", engine="h5netcdf") as w, \
          xr.open_dataset(res / "runs" / "pretrain_p2" / "weights.h5", engine="h5netcdf") as parent:

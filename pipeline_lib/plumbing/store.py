@@ -76,6 +76,22 @@ def torch_version() -> str:
         return str(torch.__version__)
 
 
+# the libraries whose code computes an artifact's numbers (training, t-SNE, k-means, probes, intervals, files)
+COMPUTING_LIBRARIES = ("torch", "numpy", "scipy", "scikit-learn", "xarray", "h5py", "h5netcdf", "matplotlib")
+
+
+def library_versions() -> str:
+    """JSON of the installed version of every library in :data:`COMPUTING_LIBRARIES` and of Python, read
+    from the installed distributions (no import); torch's as :func:`torch_version` gives it."""
+    out = {"python": sys.version.split()[0]}
+    for name in COMPUTING_LIBRARIES:
+        try:
+            out[name] = torch_version() if name == "torch" else importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return json.dumps(out, sort_keys=True)
+
+
 def provenance(config_slice: dict, inputs: Iterable[str | os.PathLike] = (), device: str = "cpu",
                code: str = "") -> dict:
     """The attrs every artifact carries (all str/number, so any HDF5 reader sees them)."""
@@ -87,6 +103,7 @@ def provenance(config_slice: dict, inputs: Iterable[str | os.PathLike] = (), dev
         "pipeline_lib_version": __version__,
         "git_commit": git_commit(),
         "torch_version": torch_version(),
+        "library_versions": library_versions(),
         "device": str(device),
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
