@@ -269,3 +269,24 @@ def test_the_training_plan_carries_the_runs_values_and_its_slots_seeds(smoke_raw
     assert plan.slots == tuple(rc.slots()) and not plan.per_slot
     assert plan.seeds == [s["run_seed"] for s in rc.slots()] == list(rc.seeds) * 2
     assert TrainingPlan.of(rc) == plan
+
+
+def test_a_global_seed_count_sets_every_counted_run_and_keeps_curricula_consistent():
+    raw = load_yaml(REPO / "config" / "config.yaml")
+    default = load_config(load_yaml(REPO / "config" / "config.yaml"))
+    raw["seeds"] = 3
+    cfg = load_config(raw)
+    counted = [n for n, r in load_yaml(REPO / "config" / "config.yaml")["runs"].items()
+               if not isinstance(r.get("seeds"), list)]
+    assert counted and all(cfg.runs[n].seeds == (0, 1, 2) for n in counted)
+    listed = [n for n in cfg.runs if n not in counted]
+    assert listed and all(cfg.runs[n].seeds == default.runs[n].seeds for n in listed)  # explicit lists kept
+    for name, run in cfg.runs.items():  # every finetune starts from a parent that trained its seeds
+        if run.init_from:
+            assert set(run.seeds) <= set(cfg.runs[run.init_from].seeds), name
+    assert cfg.run_slice("scratch_p4")["run"]["seeds"] == 3  # the jobs' params follow: those runs rerun
+    assert default.run_slice("scratch_p4") == load_config(dict(load_yaml(REPO / "config" / "config.yaml"),
+                                                               seeds=None)).run_slice("scratch_p4")
+    raw["seeds"] = 0
+    with pytest.raises(ConfigError, match="config key 'seeds'"):
+        load_config(raw)

@@ -72,3 +72,19 @@ def test_the_python_bound_admits_no_python_that_snakemake_refuses_and_the_readme
     assert lowest in SpecifierSet(metadata("snakemake")["Requires-Python"]), (ours, metadata("snakemake")["Requires-Python"])
     readme = (REPO / "README.md").read_text()
     assert f"Python ≥ {lowest}" in readme and "Python ≥ 3.10" not in readme
+
+
+def test_the_lock_file_pins_every_dependency_within_its_bounds():
+    from packaging.version import Version
+
+    pins = {}
+    for line in (REPO / "requirements.lock").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = Version(version)
+    project = _pyproject()
+    for line in [*project["dependencies"], *project["optional-dependencies"]["dev"]]:
+        req = Requirement(line)
+        name = re.sub(r"[-_.]+", "-", req.name).lower()
+        assert name in pins, f"{req.name} is not pinned in requirements.lock"
+        assert req.specifier.contains(pins[name], prereleases=True), (req.name, str(pins[name]), str(req.specifier))

@@ -323,12 +323,23 @@ def _analysis_params(kind: str, block: Mapping[str, Any]):
 def load_config(raw: Mapping[str, Any]) -> Config:
     """Validate a raw config mapping and return the frozen :class:`Config` (raises ConfigError, or
     registry.PluginError naming the file of a malformed plug-in)."""
-    data = validate_raw(raw)
+    data = with_global_seeds(validate_raw(raw))
     for check in (config_checks.references, config_checks.semantics, config_checks.entry_references,
                   config_checks.entry_checks):
         fail(check(data))
     data["device"] = resolve_device_setting(data["device"])
     return checked_config(data)
+
+
+def with_global_seeds(data: dict) -> dict:
+    """A validated mapping with its top-level ``seeds`` (if set) as the seed count of every run whose
+    ``seeds`` is a count; runs with an explicit list of seeds keep it."""
+    n = data.get("seeds")
+    if n is not None:
+        for run in data["runs"].values():
+            if isinstance(run.get("seeds"), int):
+                run["seeds"] = n
+    return data
 
 
 def checked_config(data: Mapping[str, Any]) -> Config:
