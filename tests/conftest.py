@@ -124,6 +124,15 @@ def smoke_raw():
     return copy.deepcopy(load_yaml(SMOKE))
 
 
+def merged(base: dict, extra: dict) -> dict:
+    """``extra`` added to ``base`` as Snakemake adds a --configfile to the default config (mappings merged key
+    by key, everything else replaced)."""
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = merged(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return out
+
+
 def copy_run(src: Path, dst: Path) -> Path:
     """A copy of a finished run (modification times kept, as `cp -a`), without what a snakemake run of another
     test may be writing there at the time (locks, incomplete markers, logs)."""

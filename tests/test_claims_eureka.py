@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from conftest import REPO, load_yaml
+from conftest import REPO, load_yaml, merged
 from pipeline_lib import claims
 from pipeline_lib.figures import eureka_accuracy as acc
 from pipeline_lib.figures import eureka_attention_distribution as dist
@@ -23,17 +23,8 @@ MODULES = {"eureka_accuracy": acc, "eureka_table": table, "eureka_qkv_gradients"
 LEVEL = 0.55  # the planted no-first-step accuracy
 
 
-def _merged(base: dict, extra: dict) -> dict:
-    """``extra`` added to ``base`` as Snakemake adds a --configfile to the default config (mappings merged,
-    everything else replaced)."""
-    out = dict(base)
-    for k, v in extra.items():
-        out[k] = _merged(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
-    return out
-
-
 # the default config with config/eureka_table1.yaml added: the config whose figures score every Eureka claim
-DEFAULT = _merged(load_yaml(REPO / "config" / "config.yaml"), load_yaml(REPO / "config" / "eureka_table1.yaml"))
+DEFAULT = merged(load_yaml(REPO / "config" / "config.yaml"), load_yaml(REPO / "config" / "eureka_table1.yaml"))
 EXPERIMENTS = {exp: [label for label in DEFAULT["analyses"]["eureka"][exp]["arms"]]
                for exp in DEFAULT["figures"]["eureka_table"]["experiments"] if exp in table.EXPERIMENTS}
 
