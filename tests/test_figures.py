@@ -313,3 +313,17 @@ def test_fig3_draws_a_per_step_row_and_fig4_one_row_per_setting():
     panel = {"title": "t", "z": rng.normal(size=(20, 2)), "color": rng.integers(0, 4, 20), "clusters": 2}
     fig = plot_fig4_embeddings([panel] * 6, ncols=2)
     assert sum(ax.get_xlabel() == "z_A[0]" for ax in fig.axes) == 6  # 3 rows of 2 panels
+
+
+def test_run_curves_reads_every_run_of_the_config_and_a_run_added_later(smoke_raw):
+    from pipeline_lib.plumbing.config import load_config
+    from pipeline_lib.plumbing.jobs import figure_inputs
+
+    cfg = load_config(smoke_raw)
+    inputs = set(figure_inputs(cfg, "run_curves"))
+    assert {str(cfg.paths.trajectory(r)) for r in cfg.runs} <= inputs
+    smoke_raw["runs"]["my_new_run"] = dict(smoke_raw["runs"]["scratch_p4"])
+    grown = set(figure_inputs(load_config(smoke_raw), "run_curves"))
+    assert grown - inputs == {str(cfg.paths.trajectory("my_new_run"))}
+    smoke_raw["figures"]["run_curves"] = {"runs": ["scratch_p4"]}
+    assert set(figure_inputs(load_config(smoke_raw), "run_curves")) == {str(cfg.paths.trajectory("scratch_p4"))}

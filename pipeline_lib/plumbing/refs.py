@@ -6,7 +6,8 @@ otherwise: any of ``trajectory``, ``weights``, ``dataset``, ``analysis/<kind>`` 
 analysis's artifact of the run), ``x-ref: dataset``, and ``x-ref: analysis/<kind>`` (an entry of
 ``analyses.<kind>``: its ``artifact`` by default, or with ``x-reads`` what it names for the runs
 that entry references). ``x-requires`` is a JSON schema each referenced run must satisfy (checked in
-``config_checks``).
+``config_checks``). ``x-all-runs: true`` on a property lets its value ``all`` reference every run of the
+config (so a run added to the config is read without being listed).
 """
 from __future__ import annotations
 
@@ -35,6 +36,10 @@ def reads(schema: Mapping, target: str, default_reads: tuple[str, ...] = ("traje
 def refs(raw: Mapping, path: str, schema: Mapping, value: Any, default_reads=("trajectory",)) -> Iterator[Ref]:
     """Every reference in ``value`` that its schema marks with ``x-ref``, with its key path."""
     if not isinstance(schema, Mapping) or value is None:
+        return
+    if schema.get("x-all-runs") and value == "all":  # every run of the config (e.g. the run_curves figure)
+        for name in raw.get("runs", {}):
+            yield Ref(path, "run", name, reads(schema, "run", default_reads))
         return
     if "x-ref" in schema and isinstance(value, str):
         yield Ref(path, schema["x-ref"], value, reads(schema, schema["x-ref"], default_reads),
