@@ -66,7 +66,6 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                      "summary": f"{params.run}: no solved seed (train and test accuracy 1), nothing to analyse"}
     x = np.maximum(an.snapshot.values, 1)
     fig, axes = style.figure(ncols=3, width=3.4)
-    fig.subplots_adjust(wspace=0.6)  # room for the middle panel's second axis
     ax = axes[0, 0]
     ep = np.maximum(traj.epoch.values, 1)
     style.seeds_and_median(ax, ep, traj.train_loss, style.ARM_COLORS[0], label="train")

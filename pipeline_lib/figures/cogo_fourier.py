@@ -102,7 +102,6 @@ def order_stats(an: xr.Dataset) -> dict:
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     fig, axes = style.figure(ncols=4, width=3.6, height=2.9)
-    fig.subplots_adjust(wspace=0.45)
     first = read_dataset(paths.analysis("fourier", params.runs[0]), rule="fourier")
     solved = first.seed.values[first.solved.values.astype(bool)]
     seed = params.seed if params.seed is not None else int(solved[0]) if len(solved) else int(first.seed.values[0])

@@ -94,7 +94,6 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     ans = [read_dataset(paths.analysis("edge_correlation", run), rule="edge_correlation") for run in params.runs]
     K = ans[0].sizes["component"]
     fig, axes = style.figure(ncols=K + 1, width=3.0, height=2.6)
-    fig.subplots_adjust(wspace=0.35)
     bins = np.linspace(0, 1, 21)
     stats: dict = {"runs": list(params.runs), "threshold": params.threshold, "sources": {}}
     for source, color in COLORS.items():

@@ -341,5 +341,4 @@ def plot_eureka_accuracy(rows: dict[str, dict[str, xr.Dataset]], chance: dict[st
     axes[0][0].legend(loc="lower right", fontsize=7)
     fig.text(0.5, -0.02, "dashed: chance without the first step (from the data); dotted: Eureka threshold",
              ha="center", va="top", fontsize=8)
-    fig.tight_layout()
     return fig

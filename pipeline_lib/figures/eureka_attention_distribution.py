@@ -243,5 +243,4 @@ def plot_eureka_attention_distribution(rows: dict[str, dict[str, xr.Dataset]], n
         for c in range(len(arms), ncols):
             axes[r][c].axis("off")
         axes[r][0].set_ylabel("fraction of weights")
-    fig.tight_layout()
     return fig

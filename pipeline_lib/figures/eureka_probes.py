@@ -237,5 +237,4 @@ def plot_eureka_probes(rows: dict[str, dict[str, xr.Dataset]], target: str = "st
             axes[r][c].axis("off")
         axes[r][0].set_ylabel("probe accuracy")
     axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
     return fig

@@ -219,5 +219,4 @@ def plot_eureka_qkv_gradients(rows: dict[str, dict[str, xr.Dataset]]) -> Figure:
             ax.set_title(f"{exp}: mean |grad {name}|", fontsize=8)
             ax.set_xlabel("epoch")
     axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
     return fig

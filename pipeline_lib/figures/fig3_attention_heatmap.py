@@ -318,7 +318,5 @@ def plot_fig3_attention_heatmap(arms: dict[str, xr.DataArray], k: int, switches:
         ax.set_xlabel("epoch")
         ax.set_title(label)
     axes[0][0].set_ylabel("position")
-    if steps:
-        fig.subplots_adjust(hspace=0.55)  # room for the top row's x label under the bottom row's titles
     fig.colorbar(mesh, ax=axes.ravel().tolist(), label="attention", shrink=0.9)
     return fig

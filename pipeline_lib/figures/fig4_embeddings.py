@@ -216,5 +216,4 @@ def plot_fig4_embeddings(panels: list[dict], ncols: int | None = None) -> Figure
         ax.set_xlabel("z_A[0]")
         ax.set_ylabel("z_A[1]")
         fig.colorbar(sc, ax=ax, label="sum of the first k tokens", fraction=0.05)
-    fig.subplots_adjust(wspace=0.55, hspace=0.45)  # room for each panel's colorbar label and title
     return fig

@@ -177,7 +177,6 @@ def arm_stats(cfg, run: str, paths, seeds: list[int]) -> tuple[dict, object]:
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     n = len(params.comparisons)
     fig, axes = style.figure(ncols=2, nrows=n, width=4.0, height=3.4)
-    fig.subplots_adjust(hspace=0.75)
     stats: dict = {}
     for row, (label, pair) in enumerate(params.comparisons):
         stats[label] = {}

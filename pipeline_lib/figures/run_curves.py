@@ -67,7 +67,6 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         for k in (0, 1):
             axes[j // params.per_row, 2 * (j % params.per_row) + k].set_visible(False)
     axes[0, 0].legend(fontsize=6)
-    fig.set_layout_engine("constrained")
     stats["summary"] = f"{len(runs)} runs; median final test accuracy per run: " + ", ".join(
         f"{r} {s['final_test_acc_median']:.3f}" for r, s in stats["runs"].items())
     return fig, stats

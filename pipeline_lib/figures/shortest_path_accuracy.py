@@ -53,7 +53,6 @@ class Params:
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     fig, axes = style.figure(ncols=3, width=3.6, height=2.9)
-    fig.subplots_adjust(wspace=0.35)
     stats: dict = {"runs": {}}
     for i, run in enumerate(params.runs):
         color = style.ARM_COLORS[i % len(style.ARM_COLORS)]

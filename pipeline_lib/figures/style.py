@@ -20,7 +20,9 @@ RC = {"font.size": 9, "axes.spines.top": False, "axes.spines.right": False, "fig
 def figure(ncols: int = 1, nrows: int = 1, width: float = 3.4, height: float = 2.8) -> tuple[Figure, np.ndarray]:
     """A figure of nrows x ncols panels of ``width`` x ``height`` inches each; axes always 2-D."""
     with matplotlib.rc_context(RC):
-        fig = Figure(figsize=(width * ncols, height * nrows))
+        # constrained layout: each panel's labels, ticks and colour bars get the room they need, so no text
+        # of one panel runs into another (tests/test_figure_layout.py checks every figure of the test config)
+        fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
         axes = fig.subplots(nrows, ncols, squeeze=False)  # spines and dpi are read from RC here
     return fig, axes
 
