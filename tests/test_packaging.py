@@ -3,6 +3,8 @@ distribution is not named pipeline_lib (the index's pipeline-lib is another proj
 name is free was checked with `pip index versions` when it was chosen), and the licence is there."""
 import re
 
+import pytest
+
 import yaml
 from packaging.requirements import Requirement
 
@@ -88,3 +90,16 @@ def test_the_lock_file_pins_every_dependency_within_its_bounds():
         name = re.sub(r"[-_.]+", "-", req.name).lower()
         assert name in pins, f"{req.name} is not pinned in requirements.lock"
         assert req.specifier.contains(pins[name], prereleases=True), (req.name, str(pins[name]), str(req.specifier))
+
+
+def test_a_package_installed_away_from_its_checkout_says_what_to_do(monkeypatch, tmp_path):
+    from pipeline_lib.plumbing import config_schema
+    from pipeline_lib.plumbing.errors import ConfigError
+
+    monkeypatch.setattr(config_schema, "SCHEMA_PATH", tmp_path / "workflow" / "schemas" / "config.schema.yaml")
+    config_schema.schema.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match=r"pip install -e \."):
+            config_schema.schema()
+    finally:
+        config_schema.schema.cache_clear()

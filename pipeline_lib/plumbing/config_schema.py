@@ -37,6 +37,10 @@ def _entry_schema(kind: str, key: str, description: str, common: dict, required:
 @functools.lru_cache(maxsize=1)
 def schema() -> dict:
     registry.check_rule_names()
+    if not SCHEMA_PATH.exists():  # e.g. `pip install .`: the package copied away from its checkout
+        raise ConfigError(f"pipeline_lib at {Path(__file__).resolve().parents[1]} has no checkout around it (the "
+                          f"config schema {SCHEMA_PATH} is missing): it was installed without the workflow, as "
+                          "`pip install .` does; install it from the checkout you run with `pip install -e .`")
     with open(SCHEMA_PATH) as fh:
         base = yaml.safe_load(fh)
     base["$defs"]["dataset"] = _entry_schema(
