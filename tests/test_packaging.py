@@ -4,7 +4,6 @@ name is free was checked with `pip index versions` when it was chosen), and the 
 import re
 
 import pytest
-
 import yaml
 from packaging.requirements import Requirement
 
