@@ -10,7 +10,7 @@ from conftest import REPO
 
 def test_snakefmt_check():
     pytest.importorskip("snakefmt")
-    res = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "Snakefile", "workflow/rules"],
+    res = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "Snakefile", "workflow/Snakefile", "workflow/rules"],
                          cwd=REPO, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
 
