@@ -141,6 +141,25 @@ def test_attention_entropy_reports_the_planted_entropies(paths):
     assert stats["flat"]["decreased"] is False and "1/2 runs" in stats["summary"]
 
 
+def test_run_curves_joins_a_curriculum_and_reports_the_planted_final_accuracies(paths, cfg):
+    from pipeline_lib.figures import run_curves
+
+    start = cfg.start_epoch("curriculum_p2_p4")
+    for run, epochs, acc in (("pretrain_p2", np.arange(0, start + 1), 0.9),
+                             ("curriculum_p2_p4", np.arange(start, start + 11), 0.6)):
+        seeds = list(cfg.runs[run].seeds)
+        ones = np.ones((len(seeds), len(epochs)))
+        write_dataset(xr.Dataset({"train_loss": (("seed", "epoch"), ones), "test_loss": (("seed", "epoch"), 2 * ones),
+                                  "train_acc": (("seed", "epoch"), acc * ones),
+                                  "test_acc": (("seed", "epoch"), acc * ones)},
+                                 coords={"seed": seeds, "epoch": epochs}), paths.trajectory(run))
+    stats = _build(run_curves, run_curves.Params(runs=("pretrain_p2", "curriculum_p2_p4"), per_row=1), paths, cfg)
+    assert stats["runs"]["pretrain_p2"]["final_test_acc_median"] == pytest.approx(0.9)
+    assert stats["runs"]["curriculum_p2_p4"] == {"seeds": len(cfg.runs["curriculum_p2_p4"].seeds), "epochs": start + 10,
+                                                 "switches": [start], "final_test_acc_median": pytest.approx(0.6),
+                                                 "final_test_loss_median": pytest.approx(2.0)}
+
+
 def test_cogo_dynamics_reports_the_planted_structure_and_loss_epochs(paths):
     from pipeline_lib.figures import cogo_dynamics
 
