@@ -5,8 +5,5 @@
 include: "workflow/Snakefile"
 
 
-# Snakemake takes its default target from the main Snakefile: the workflow's `all`.
-rule default:
-    default_target: True
-    input:
-        rules.all.input,
+# Snakemake keeps the main file's default target across an include: the workflow's `all` is it.
+workflow.default_target = "all"

@@ -63,7 +63,8 @@ def test_configfile_merges_into_the_default_and_replace_replaces(smoke_run, tmp_
     extra = tmp_path / "extra.yaml"
     extra.write_text(yaml.safe_dump({"runs": {"scratch_extra": {"dataset": "sma_p4_T12", "model": "circuit_d32",
                                                                  "epochs": 5, "seeds": 2}}}))
-    assert planned_jobs(snakemake(work, "-n", configfile=extra)) == {"train": 1, "all": 1}
+    # the new run, and every run's curves (and the ledger, which reads every figure's sidecar)
+    assert planned_jobs(snakemake(work, "-n", configfile=extra)) == {"train": 1, "run_curves": 1, "claims": 1, "all": 1}
     replaced = snakemake(work, "-n", "--replace-workflow-config", configfile=only_device)
     assert replaced.returncode != 0 and "missing a required key" in replaced.stdout + replaced.stderr
 

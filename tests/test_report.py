@@ -43,7 +43,8 @@ def test_native_report_files_every_figure_under_its_paper_with_caption_and_numbe
     assert set(categories) == {"Easing Optimization Paths — a Circuit Perspective", "Eureka-Moments in Transformers",
                                "Tian — training dynamics of attention (Scan&Snap, JoMA)",
                                "Tian — algebraic structure of solutions (CoGO, GaLore)",
-                               "Tian — shortest-path transformer and the Spectral Line Navigator", "Claims"}
+                               "Tian — shortest-path transformer and the Spectral Line Navigator", "Claims",
+                               "Every run"}  # run_curves: every run's curves, under no paper
     papers = {c["paper"] for c in registry.declared_claims().values()}
     assert set(categories["Claims"]) == papers  # one table per paper, under its name
     for paper in papers:  # ... whose caption lists the paper's claims, each with its verdict
