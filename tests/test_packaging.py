@@ -1,6 +1,7 @@
 """environment.yml and pyproject.toml name the same dependencies with the same versions, the
 distribution is not named pipeline_lib (the index's pipeline-lib is another project; that the new
 name is free was checked with `pip index versions` when it was chosen), and the licence is there."""
+import os
 import re
 
 import pytest
@@ -102,3 +103,56 @@ def test_a_package_installed_away_from_its_checkout_says_what_to_do(monkeypatch,
             config_schema.schema()
     finally:
         config_schema.schema.cache_clear()
+
+
+def _runtime_expected() -> dict[str, str]:
+    """pyproject's runtime dependencies by conda name, without the workflow engine (the main process
+    runs Snakemake; a job only needs what pipeline_lib imports)."""
+    dev = {CONDA_NAMES.get(Requirement(line).name, Requirement(line).name)
+           for line in _pyproject()["optional-dependencies"]["dev"]}
+    return {k: v for k, v in _expected().items() if k not in dev | {"snakemake", "pygments"}}
+
+
+def test_the_rules_environment_names_the_runtime_dependencies_of_pyproject():
+    env = yaml.safe_load((REPO / "workflow" / "envs" / "pipeline.yaml").read_text())
+    assert env["channels"][0] == "conda-forge" and not any(isinstance(d, dict) for d in env["dependencies"])
+    deps = {}
+    for dep in env["dependencies"]:
+        name, spec = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(.*)", dep).groups()
+        deps[name] = ",".join(sorted(s.strip() for s in spec.split(",") if s.strip()))
+    expected = _runtime_expected()
+    assert expected.pop("python") in deps.pop("python").split(",")
+    assert deps == expected
+
+
+@pytest.mark.workflow
+def test_every_rule_names_the_one_environment_and_the_lint_is_clean():
+    import subprocess
+    import sys
+    smk = [REPO / "Snakefile", *sorted((REPO / "workflow").rglob("*.smk")), REPO / "workflow" / "Snakefile"]
+    rules = sum(len(re.findall(r"(?m)^\s*rule\b", p.read_text())) for p in smk)
+    conda = [m for p in smk for m in re.findall(r"(?m)^\s*conda:\n\s*(\S+)", p.read_text())]
+    assert conda and set(conda) == {'"../envs/pipeline.yaml"'}
+    assert len(conda) == rules - 1  # every rule but `all`, which runs nothing
+    lint = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=REPO, capture_output=True, text=True)
+    assert lint.returncode == 0 and "Lints for" not in lint.stdout + lint.stderr, lint.stdout + lint.stderr
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("snakefile", ["Snakefile", "workflow/Snakefile"])
+def test_the_workflow_finds_pipeline_lib_in_its_checkout_where_the_environment_lacks_it(tmp_path, snakefile):
+    """A job's environment (the rules' conda environment) has the libraries but not pipeline_lib: Python
+    without its site hooks (no editable-install finder) but with the same site-packages on its path."""
+    import subprocess
+    import sys
+    import sysconfig
+    env = {**os.environ, "PYTHONPATH": sysconfig.get_paths()["purelib"]}
+    bare = [sys.executable, "-S"]
+    # the control: pipeline_lib is not importable there
+    probe = subprocess.run([*bare, "-c", "import pipeline_lib"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert probe.returncode != 0 and "No module named 'pipeline_lib'" in probe.stderr
+    import shutil
+    shutil.copytree(REPO / ".test" / "config", tmp_path / "config")
+    plan = subprocess.run([*bare, "-m", "snakemake", "fig5_accuracy", "-s", str(REPO / snakefile), "-d", str(tmp_path),
+                           "-n"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert plan.returncode == 0 and "rule fig5_accuracy" in plan.stdout, plan.stderr[-2000:]

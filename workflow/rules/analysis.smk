@@ -15,6 +15,8 @@ for kind in ANALYSES:
             P.benchmark(kind, "{name}")
         wildcard_constraints:
             name=names_regex(jobs.analysis_jobs(CFG, kind)),
+        conda:
+            "../envs/pipeline.yaml"
         resources:
             **registry.plugin("analysis", kind).get("RESOURCES", {}),
         params:

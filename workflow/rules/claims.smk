@@ -13,6 +13,8 @@ rule claims:
         P.log("claims", "claims"),
     benchmark:
         P.benchmark("claims", "claims")
+    conda:
+        "../envs/pipeline.yaml"
     params:
         declared=lambda wildcards: canonical_json(registry.declared_claims()),
         code=jobs.claims_code(),

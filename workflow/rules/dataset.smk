@@ -5,6 +5,8 @@ rule dataset:
         P.log("dataset", "{dataset}"),
     benchmark:
         P.benchmark("dataset", "{dataset}")
+    conda:
+        "../envs/pipeline.yaml"
     resources:
         runtime=10,
         mem_mb=2000,

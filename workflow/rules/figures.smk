@@ -12,6 +12,8 @@ for fig in CFG.raw["figures"]:
             P.log("figures", fig),
         benchmark:
             P.benchmark("figures", fig)
+        conda:
+            "../envs/pipeline.yaml"
         resources:
             runtime=20,
             mem_mb=4000,

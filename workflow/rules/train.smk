@@ -10,6 +10,8 @@ rule train:
         P.benchmark("train", "{run}")
     wildcard_constraints:
         run=names_regex(jobs.train_runs(CFG, False)),
+    conda:
+        "../envs/pipeline.yaml"
     threads: 1
     resources:
         runtime=120,
@@ -34,6 +36,8 @@ rule train_online:
         P.benchmark("train", "{run}")
     wildcard_constraints:
         run=names_regex(jobs.train_runs(CFG, True)),
+    conda:
+        "../envs/pipeline.yaml"
     threads: 1
     resources:
         runtime=30,
