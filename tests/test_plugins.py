@@ -9,10 +9,11 @@ import torch
 import yaml
 
 from conftest import SMOKE, load_yaml
-from pipeline_lib.models import build_run_model, run_inputs
+from pipeline_lib.models import build_run_model, param_dims, run_inputs
 from pipeline_lib.models.protocol import SeedModel
 from pipeline_lib.plumbing import registry
 from pipeline_lib.plumbing.config import evaluate, load_config, task_shape
+from pipeline_lib.plumbing.config_checks import model_records
 
 COMMON = {"task": {"seed"}, "model": {"d"}, "analysis": set(), "figure": set(), "optimizer": set()}  # keys the machinery adds
 ALL = [(kind, name) for kind in registry.PACKAGES for name in registry.plugins(kind)]
@@ -102,18 +103,18 @@ def test_model_kind_follows_the_protocol(smoke, run, monkeypatch):
     """Declared capabilities, parameter dims, sites, and S batched seeds = S models of one seed."""
     monkeypatch.chdir(SMOKE.parents[1])  # the test config's paths are relative to .test
     spec = smoke.run_spec(run)
-    plug, module = registry.plugin("model", spec.model_kind), registry.load("model", spec.model_kind)
+    plug = registry.plugin("model", spec.model_kind)
     data = registry.load("task", spec.task).generate(smoke.params("task", spec.dataset))
     x = run_inputs(spec, data.x.values[:6])
     model = build_run_model(spec, 2)
     model.init_seeds([0, 3])
     assert isinstance(model, SeedModel) and model.S == 2
-    records = plug.get("RECORDS", [])
+    records = model_records(dict(spec.model, kind=spec.model_kind))  # a list, or an expression of the entry
     assert model.records_gradients == ("qkv_gradients" in records)
     assert model.records_attention_histogram == ("attention_hist" in records)
     assert (model.embed_site is not None) == ("z_A" in records)
     for n in model.param_names():
-        assert len(module.PARAM_DIMS[n]) == getattr(model, n).dim() - 1, n
+        assert len(param_dims(spec)[n]) == getattr(model, n).dim() - 1, n
     with torch.no_grad():
         logits = model(x)
         internals = model.internals(x)

@@ -31,7 +31,8 @@ def run_inputs(spec, x: np.ndarray) -> torch.Tensor:
 
 
 def param_dims(spec) -> dict:
-    return _kind(spec)[0].PARAM_DIMS
+    module, params = _kind(spec)
+    return module.PARAM_DIMS if module.PARAM_DIMS is not None else module.param_dims(params)
 
 
 def _kind(spec):

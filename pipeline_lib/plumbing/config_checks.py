@@ -94,8 +94,9 @@ def entry_checks(data: dict) -> list[str]:
 
 def _serves(model_kind: str) -> list[str]:
     """Tasks a model kind serves: those whose MODELS list it, and those its own TASKS list."""
-    listed = registry.plugin("model", model_kind).get("TASKS", [])
-    return [t for t, p in registry.plugins("task").items() if model_kind in p.get("MODELS", []) or t in listed]
+    listed = registry.plugin("model", model_kind).get("TASKS", [])  # ["*"]: every task (e.g. kind module)
+    return [t for t, p in registry.plugins("task").items()
+            if model_kind in p.get("MODELS", []) or t in listed or "*" in listed]
 
 
 def _run_checks(data: dict, name: str, run: dict) -> list[str]:
@@ -110,6 +111,9 @@ def _run_checks(data: dict, name: str, run: dict) -> list[str]:
                 f"{', '.join(_serves(model['kind'])) or 'none'}"]
     shape = task_shape(ds)
     problems = _declared_checks(kind, {**model, **shape, "run": name, "dataset": run["dataset"]}, f"models.{run['model']}")
+    if kind.get("VALIDATE") and not problems:  # checks that must import the plug-in (e.g. a user's nn.Module)
+        problems += registry.load("model", model["kind"]).validate(model, shape, run, f"models.{run['model']}",
+                                                                     f"runs.{name}")
     if run["n_probe"] > shape["n_test"]:
         problems.append(f"config key '{key}.n_probe': {run['n_probe']} probe sequences but dataset "
                         f"'{run['dataset']}' has {shape['n_test']} test examples; allowed n_probe <= that")
@@ -304,10 +308,17 @@ def _check_run_ref(data: dict, ref: Ref, reader: str) -> list[str]:
         run = data["runs"][ref.name]
         model = data["models"][run["model"]]
         doc = {"run": run, "model": model, "dataset": data["datasets"][run["dataset"]],
-               "records": list(registry.plugin("model", model["kind"]).get("RECORDS", []))}
+               "records": model_records(model)}
         err = next(iter(Draft202012Validator(ref.requires).iter_errors(doc)), None)
         if err is not None:
             where = ".".join(str(p) for p in err.absolute_path)
             problems.append(f"config key '{ref.path}': run {ref.name!r} {ref.requires_message or 'does not fit'} "
                             f"({where}: {err.message})")
     return problems
+
+
+def model_records(model: dict) -> list[str]:
+    """What runs of a model entry record (its kind's RECORDS: a list, or an expression of the entry)."""
+    plug = registry.plugin("model", model["kind"])
+    records = plug.get("RECORDS", [])
+    return list(evaluate(records, model, f"{plug.path} RECORDS") if isinstance(records, str) else records)

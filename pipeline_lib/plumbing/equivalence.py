@@ -71,6 +71,7 @@ except ImportError:  # a revision before the plumbing became a package
     from pipeline_lib.config import load_config_file
 out = {}
 root = Path(sys.argv[1])
+sys.path.append(str(root))  # the configs' own nn.Modules (model kind module) live in the checkout
 for cfg_path in sys.argv[2:]:
     cfg = load_config_file(root / cfg_path)
     put = lambda job, h: out.setdefault(f"{cfg_path} {job}", h)

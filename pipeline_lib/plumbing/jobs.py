@@ -121,7 +121,28 @@ def dataset_code(cfg: Config, name: str) -> str:
 
 
 def train_code(cfg: Config, run: str) -> str:
-    return code_hash(*train_modules(cfg, run), script="train_online" if online(cfg, run) else "train")
+    code = code_hash(*train_modules(cfg, run), script="train_online" if online(cfg, run) else "train")
+    model = cfg.raw["models"][cfg.runs[run].model]
+    return _with_user_source(code, model["module"]) if model.get("kind") == "module" else code
+
+
+def _with_user_source(code: str, spec: str) -> str:
+    """A run of a user's nn.Module (model kind ``module``) reruns when the module's source changes: the
+    ``.py`` files of its folder (the module and the helpers beside it) join the code hash."""
+    import hashlib
+    import importlib.util
+    import os
+    import sys
+    from pathlib import Path
+
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    found = importlib.util.find_spec(spec.partition(":")[0])
+    h = hashlib.sha256(code.encode())
+    if found is not None and found.origin and Path(found.origin).is_file():
+        for f in sorted(Path(found.origin).parent.glob("*.py")):
+            h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[: len(code)]
 
 
 def analysis_code(cfg: Config, kind: str, name: str) -> str:

@@ -58,7 +58,7 @@ DECLARED = {
     "task": {"CONFIG": (True, str), "SHAPE": (True, dict), "MODELS": (False, list), "CHECKS": (False, list),
              "PROBE_TARGETS": (False, str), "ONLINE": (False, bool)},
     "model": {"CONFIG": (True, str), "TASKS": (False, list), "CHECKS": (False, list), "ARCH": (False, str),
-              "SITES": (False, str), "RECORDS": (False, list)},
+              "SITES": (False, str), "RECORDS": (False, (list, str)), "VALIDATE": (False, bool)},
     "analysis": {"CONFIG": (True, str), "CHECKS": (False, list), "USES": (False, list), "PER_RUN": (False, bool),
                  "RESOURCES": (False, dict)},
     "figure": {"CONFIG": (True, str), "CHECKS": (False, list), "EXTRA_OUTPUTS": (False, list), "PAPER": (False, str),
@@ -104,7 +104,8 @@ def _check_declaration(kind: str, path: Path, declared: dict) -> None:
             if required:
                 raise PluginError(f"{where}: declares no {key}")
         elif key != "CONFIG" and not isinstance(declared[key], typ):  # CONFIG: parsed YAML by now
-            raise PluginError(f"{where}: {key} must be a {typ.__name__}, got {type(declared[key]).__name__}")
+            names = " or ".join(t.__name__ for t in (typ if isinstance(typ, tuple) else (typ,)))
+            raise PluginError(f"{where}: {key} must be a {names}, got {type(declared[key]).__name__}")
     if not isinstance(declared["CONFIG"], dict):
         raise PluginError(f"{where}: CONFIG must be a YAML mapping (a JSON schema of the config block)")
     try:

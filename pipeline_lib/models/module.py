@@ -1,0 +1,297 @@
+"""Bring your own ``nn.Module``: a plain PyTorch model that trains one seed becomes a seed-batched model.
+
+Config: ``models: {my_net: {kind: module, module: "my_package.my_model:MyNet", args: {...}}}``. The
+class is imported from the working directory or an installed package; ``args`` are its constructor's
+keyword arguments. Its ``forward`` maps one batch of examples, ``(batch, positions)`` (token ids as
+``long``, or values as floats for tasks of real-valued inputs), to logits ``(batch, classes)``.
+
+S seeds train in lock-step with PyTorch's model-ensembling recipe: seed i's parameters are those of
+``MyNet(**args)`` built right after ``torch.manual_seed(seed_i)`` (exactly what a plain run under that
+seed starts from), stacked along a leading seed axis, and the forward pass is ``torch.func.vmap`` over
+``functional_call`` of one template instance. The weights artifact keeps the module's own parameter
+names and shapes (plus the seed axis); their dims are named ``<parameter>_<i>``.
+
+Optional keys: ``attention`` names a submodule whose output is the attention row recorded for probe
+inputs, ``(batch, positions)`` (put an ``nn.Identity()`` on the weights your forward computes, e.g.
+the last query's weights averaged over heads); ``sites`` name submodules (``named_modules()``) whose
+outputs probes can read, flattened to ``(batch, features)``.
+
+Refused, with the config key named: modules with dropout of p > 0 or batch norm (a per-seed random
+mask or an in-place running statistic has no lock-step equivalent of the plain run), an import that
+fails, a class that is not an ``nn.Module``, constructor arguments it does not take, and logits of
+the wrong shape (checked on two examples of the dataset's shape when the config is read).
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import sys
+import warnings
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+from torch.func import functional_call, vmap
+
+NAME = "module"
+CONFIG = """
+properties:
+  d: {description: "Not used (leave it out): the module's constructor arguments set its sizes.", type: integer, minimum: 1}
+  module: {description: "The nn.Module class, 'package.module:Class', importable from the working directory or an installed package.", type: string, pattern: "^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"}
+  args: {description: "Keyword arguments of the class's constructor.", type: object, default: {}}
+  attention: {description: "Name of a submodule whose output is the attention row recorded for probe inputs, (batch, positions); null: none recorded.", type: [string, "null"], default: null}
+  sites: {description: "Submodules (names in named_modules()) whose outputs probes can read.", type: array, items: {type: string}, default: []}
+required: [module]
+"""
+TASKS = ["*"]
+VALIDATE = True
+ARCH = "(module, args)"
+SITES = "sites"
+RECORDS = "['attention'] if attention else []"
+PARAM_DIMS = None  # per module: param_dims(params) below
+
+# dropout and batch norm: no lock-step equivalent of the plain run (see the module docstring)
+_REFUSED = (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._BatchNorm)
+
+
+@dataclass(frozen=True)
+class Params:
+    module: str
+    args: tuple = ()  # (key, value) pairs of the constructor's keyword arguments
+    attention: str | None = None
+    sites: tuple = ()
+    d: int | None = None
+
+
+class ModuleError(ValueError):
+    """A module model's class or settings cannot be used (the message names the config key)."""
+
+
+class Internals(NamedTuple):
+    logits: torch.Tensor  # (S, B, classes)
+    captured: dict  # submodule name -> its output (S, B, ...)
+
+
+def import_class(spec: str, key: str = "module") -> type:
+    """``'package.module:Class'`` -> the class; the working directory is searched first (as ``python``
+    run there would)."""
+    module_name, _, cls_name = spec.partition(":")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 (any failure of the user's import is reported the same way)
+        raise ModuleError(f"config key '{key}': cannot import {module_name!r} (from the working directory "
+                          f"{os.getcwd()} or an installed package): {type(exc).__name__}: {exc}") from None
+    cls = getattr(module, cls_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+        raise ModuleError(f"config key '{key}': {spec!r} is {'missing' if cls is None else type(cls).__name__}, "
+                          f"not an nn.Module class")
+    return cls
+
+
+def instance(cls: type, args: dict, seed: int, key: str = "args") -> nn.Module:
+    """``cls(**args)`` built right after ``torch.manual_seed(seed)`` (the global generator restored)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        try:
+            return cls(**args)
+        except TypeError as exc:
+            raise ModuleError(f"config key '{key}': {cls.__name__}(**{args}) failed: {exc}") from None
+
+
+def refused_parts(net: nn.Module) -> list[str]:
+    """Submodules the adapter cannot batch over seeds: dropout with p > 0, batch norm."""
+    out = []
+    for name, m in net.named_modules():
+        if isinstance(m, nn.modules.dropout._DropoutNd) and m.p == 0:
+            continue
+        if isinstance(m, _REFUSED) or (isinstance(m, nn.MultiheadAttention) and m.dropout > 0):
+            out.append(f"{name or '(the module)'} ({type(m).__name__})")
+    return out
+
+
+def _key(name: str) -> str:
+    return name.replace(".", "__")
+
+
+class ModuleModel(nn.Module):
+    """S seeds of a plain ``nn.Module`` in lock-step: every parameter (and buffer) stacked on a
+    leading seed axis, the forward pass vmapped over a template instance."""
+
+    records_gradients = False
+    records_attention_histogram = False
+    embed_site = None
+
+    def __init__(self, cls: type, args: dict, n_seeds: int, attention: str | None = None, sites: tuple = (),
+                 where: str = "models"):
+        super().__init__()
+        self.S, self.d_head, self.tau, self.beta = n_seeds, 1, 1.0, None  # attention is the module's own
+        self.cls, self.args, self.where = cls, dict(args), where
+        template = instance(cls, self.args, 0, f"{where}.args")
+        refused = refused_parts(template)
+        if refused:
+            raise ModuleError(f"config key '{where}.args': {cls.__name__} has {', '.join(refused)}: a per-seed "
+                              f"random mask or running statistic cannot be batched over seeds; set dropout to 0 "
+                              f"and use layer norm instead of batch norm")
+        modules = dict(template.named_modules())
+        for key, name in [("attention", attention)] + [("sites", s) for s in sites]:
+            if name is not None and name not in modules:
+                raise ModuleError(f"config key '{where}.{key}': {cls.__name__} has no submodule {name!r}; it has "
+                                  f"{', '.join(n for n in modules if n) or 'none'}")
+        template.train()  # no dropout or batch norm: the mode only keeps PyTorch's inference fast paths off
+        self.__dict__["template"] = template  # not a submodule: its own tensors are never used
+        self.attention_name, self.sites = attention, tuple(sites)
+        self._names = [n for n, _ in template.named_parameters()]
+        self._buffer_names = [n for n, _ in template.named_buffers()]
+        self.stack = nn.ParameterDict({_key(n): nn.Parameter(p.detach().unsqueeze(0).repeat(n_seeds, *[1] * p.dim()))
+                                       for n, p in template.named_parameters()})
+        for n, b in template.named_buffers():
+            self.register_buffer("buffer__" + _key(n), b.detach().unsqueeze(0).repeat(n_seeds, *[1] * b.dim()))
+
+    def __getattr__(self, name: str):
+        names = self.__dict__.get("_names")
+        if names is not None and name in names:
+            return self.stack[_key(name)]
+        return super().__getattr__(name)
+
+    def _apply(self, fn, recurse=True):
+        self.__dict__["template"]._apply(fn)  # e.g. .to(device): tensors the module keeps as plain attributes
+        return super()._apply(fn, recurse)
+
+    def param_names(self) -> list[str]:
+        return list(self._names)
+
+    @torch.no_grad()
+    def init_seeds(self, seeds: list[int]) -> None:
+        """Slot i from ``cls(**args)`` under ``torch.manual_seed(seeds[i])``."""
+        assert len(seeds) == self.S
+        for i, seed in enumerate(seeds):
+            net = instance(self.cls, self.args, seed, f"{self.where}.args")
+            for n, p in net.named_parameters():
+                self.stack[_key(n)][i].copy_(p)
+            for n, b in net.named_buffers():
+                getattr(self, "buffer__" + _key(n))[i].copy_(b)
+
+    @torch.no_grad()
+    def load_arrays(self, arrays) -> None:
+        for n in self._names:
+            self.stack[_key(n)].copy_(torch.as_tensor(np.asarray(arrays[n])))
+
+    def _run(self, x: torch.Tensor, capture: tuple[str, ...]) -> Internals:
+        template = self.__dict__["template"]
+        modules = dict(template.named_modules())
+        params = {n: self.stack[_key(n)] for n in self._names}
+        buffers = {n: getattr(self, "buffer__" + _key(n)) for n in self._buffer_names}
+
+        def one(p, b, xs):
+            out: dict = {}
+            hooks = [modules[name].register_forward_hook(lambda _m, _i, o, name=name: out.__setitem__(name, o))
+                     for name in capture]
+            try:
+                logits = functional_call(template, {**p, **b}, (xs,))
+            finally:
+                for h in hooks:
+                    h.remove()
+            missing = [name for name in capture if name not in out]
+            if missing:
+                raise ModuleError(f"config key '{self.where}.sites'/'attention': submodule(s) {missing} of "
+                                  f"{self.cls.__name__} are not called by its forward, so there is no output to read")
+            return logits, tuple(out[name] for name in capture)
+
+        # (B, positions) shared by the seeds, or (S, B, positions) a batch per seed
+        try:
+            with warnings.catch_warnings():  # attention kernels without a batching rule run one seed at a time
+                warnings.filterwarnings("ignore", message="There is a performance drop")
+                logits, captured = vmap(one, in_dims=(0, 0, None if x.dim() == 2 else 0), randomness="error")(
+                    params, buffers, x)
+        except RuntimeError as exc:
+            if "randomness" in str(exc):
+                raise ModuleError(f"config key '{self.where}.module': {self.cls.__name__}'s forward draws random "
+                                  f"numbers, which cannot be batched over seeds like the plain run") from exc
+            raise
+        if logits.dim() != 3:
+            raise ModuleError(f"config key '{self.where}.module': {self.cls.__name__} returned logits of shape "
+                              f"{tuple(logits.shape[1:])} for a batch of {x.shape[-2]}; expected (batch, classes)")
+        return Internals(logits, dict(zip(capture, captured)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._run(x, ()).logits
+
+    def internals(self, x: torch.Tensor) -> Internals:
+        return self._run(x, self.sites + ((self.attention_name,) if self.attention_name else ()))
+
+    def site(self, internals: Internals, name: str) -> torch.Tensor:
+        out = internals.captured[name]
+        return out.reshape(out.shape[0], out.shape[1], -1)
+
+    def attention(self, x: torch.Tensor) -> torch.Tensor | None:
+        if self.attention_name is None:
+            return None
+        att = self._run(x, (self.attention_name,)).captured[self.attention_name]
+        if att.dim() != 3:
+            raise ModuleError(f"config key '{self.where}.attention': submodule {self.attention_name!r} gave shape "
+                              f"{tuple(att.shape[1:])}; expected (batch, positions)")
+        return att
+
+
+def param_dims(params: Params) -> dict:
+    """Dim names of each parameter after the seed axis: ``<name>_<i>`` (the module's own shapes)."""
+    net = instance(import_class(params.module), dict(params.args), 0)
+    return {n: tuple(f"{n}_{i}" for i in range(p.dim())) for n, p in net.named_parameters()}
+
+
+def build(params: Params, n_seeds: int, shape: dict, attention, where: str = "models") -> ModuleModel:
+    return ModuleModel(import_class(params.module, f"{where}.module"), dict(params.args), n_seeds, params.attention,
+                       params.sites, where)
+
+
+def as_inputs(x: np.ndarray, params: Params | None = None) -> torch.Tensor:
+    """Dataset ``x`` (N, positions): token ids as long, real values as float32."""
+    x = np.asarray(x)
+    return torch.as_tensor(x, dtype=torch.long if np.issubdtype(x.dtype, np.integer) else torch.float32)
+
+
+def validate(model: dict, shape: dict, run: dict, where: str, run_key: str) -> list[str]:
+    """Config-time checks of a module model for one run: importable, built from its args, no refused
+    parts, logits (batch, classes) on two examples of the dataset's shape, the run's attention the
+    default (a module computes its own)."""
+    att = run.get("attention") or {}
+    problems = [f"config key '{run_key}.attention.{k}': a module model computes its own attention; leave "
+                f"{k} out" for k, default in (("variant", "softmax"), ("schedule", "none"), ("tau", "sqrt_d"))
+                if att.get(k, default) != default]
+    try:
+        _probe(model["module"], _frozen(model.get("args", {})), model.get("attention"), tuple(model.get("sites", ())),
+               shape["T"], shape["tokens"], shape["classes"], where)
+    except ModuleError as exc:
+        problems.append(str(exc))
+    return problems
+
+
+def _frozen(args: dict) -> tuple:
+    import json
+    return tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in args.items()))
+
+
+@functools.lru_cache(maxsize=None)
+def _probe(module: str, args: tuple, attention, sites: tuple, T: int, tokens, classes: int, where: str) -> None:
+    import json
+    net = ModuleModel(import_class(module, f"{where}.module"), {k: json.loads(v) for k, v in args},
+                      1, attention, sites, where)
+    x = torch.randint(0, tokens, (2, T)) if tokens else torch.rand(2, T)
+    try:
+        with torch.no_grad():
+            logits = net(x)
+            if attention:
+                net.attention(x)
+    except ModuleError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (the user's forward: any failure is reported with the key)
+        raise ModuleError(f"config key '{where}.module': {module} fails on a batch of 2 examples of shape ({T},) "
+                          f"({'token ids < ' + str(tokens) if tokens else 'floats'}): {type(exc).__name__}: {exc}") from None
+    if logits.shape[-1] != classes:
+        raise ModuleError(f"config key '{where}.module': {module} returns {logits.shape[-1]} logits per example; "
+                          f"the dataset has {classes} classes")
