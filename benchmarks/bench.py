@@ -30,12 +30,14 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pipeline_lib.models.circuit import rms_norm
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: its examples/ (the plain circuit)
+from examples.own_models.circuit import CircuitNet  # noqa: E402
 
 # Fig. 5 model and data: p=4, T=12, k=5, n_train=2048, d=32, h=128 (config/config.yaml).
 CIRCUIT = {
@@ -57,25 +59,9 @@ EPOCHS = {("circuit", "full"): 100, ("circuit", 32): 3, ("reasoning", "full"): 4
 
 
 # -- the baseline: one plain nn.Module per seed --------------------------------------------------------
-class PlainCircuit(nn.Module):
-    """The circuit model (paper_text equations) as a plain module: z_t = RMS(E[x_t] + P_t),
-    s = softmax(z w_Q / tau), z_A = sum_t s_t W_V z_t, z_O = RMS(z_A) + W_2 GELU(W_1 RMS(z_A)), W_U z_O."""
-
-    def __init__(self, vocab: int, T: int, d: int, h: int, tau: float):
-        super().__init__()
-        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(T, d)
-        self.w_Q = nn.Parameter(torch.empty(d))
-        self.value = nn.Linear(d, d, bias=False)
-        self.fc1, self.fc2 = nn.Linear(d, h, bias=False), nn.Linear(h, d, bias=False)
-        self.out = nn.Linear(d, vocab, bias=False)
-        self.tau = tau
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, T) -> (B, V)
-        z = rms_norm(self.tok(x) + self.pos.weight)  # (B, T, d)
-        s = torch.softmax(z @ self.w_Q / self.tau, dim=-1)  # (B, T)
-        z_A = (s.unsqueeze(-1) * self.value(z)).sum(1)  # (B, d)
-        zbar = rms_norm(z_A)
-        return self.out(zbar + self.fc2(F.gelu(self.fc1(zbar))))
+class PlainCircuit(CircuitNet):
+    """The circuit model (paper_text equations) as a plain module: the user-facing example
+    ``examples/own_models/circuit.py``, started from a slot of the engine's model."""
 
     @torch.no_grad()
     def load_slot(self, m, i: int) -> "PlainCircuit":
@@ -145,16 +131,37 @@ class PlainTransformer(nn.Module):
         return self
 
 
-def plain_module(model, i: int) -> nn.Module:
-    """A plain single-seed module equal to slot i of an engine model (circuit paper_text or transformer)."""
+def plain_class(model) -> tuple[type, dict]:
+    """The plain single-seed module class of an engine model (circuit paper_text or transformer) and
+    its constructor's arguments."""
     if hasattr(model, "w_Q"):
         if model.architecture != "paper_text" or model.variant != "softmax":
             raise ValueError("the plain circuit baseline is the paper_text architecture with softmax attention")
-        return PlainCircuit(model.V, model.T, model.d, model.h, model.tau).load_slot(model, i)
+        return PlainCircuit, dict(vocab=model.V, T=model.T, d=model.d, h=model.h, tau=model.tau)
     if model.variant != "softmax" or not hasattr(model, "W_E"):
         raise ValueError("the plain transformer baseline takes token inputs and softmax attention")
-    return PlainTransformer(model.W_E.shape[1], model.P.shape[1] - 1, model.d, model.H, model.L,
-                            model.W_1.shape[-1], model.W_cls.shape[-1], model.tau).load_slot(model, i)
+    return PlainTransformer, dict(vocab=model.W_E.shape[1], n_tokens=model.P.shape[1] - 1, d=model.d, heads=model.H,
+                                  depth=model.L, h=model.W_1.shape[-1], classes=model.W_cls.shape[-1], tau=model.tau)
+
+
+def plain_module(model, i: int) -> nn.Module:
+    """A plain single-seed module equal to slot i of an engine model (circuit paper_text or transformer)."""
+    cls, args = plain_class(model)
+    return cls(**args).load_slot(model, i)
+
+
+def adapter_model(model) -> nn.Module:
+    """The plain module of an engine model, seed-batched by the workflow's ``module`` model kind (vmap over
+    functional_call), every slot started from the engine model's slot."""
+    from pipeline_lib.models.module import ModuleModel
+
+    cls, args = plain_class(model)
+    adapter = ModuleModel(cls, args, model.S)
+    with torch.no_grad():
+        for i in range(model.S):
+            for name, p in plain_module(model, i).named_parameters():
+                getattr(adapter, name)[i].copy_(p)
+    return adapter
 
 
 def train_plain(module: nn.Module, data: dict, batch, epochs: int, lr: float, betas, generator,
@@ -247,7 +254,7 @@ def _profiled(run, epochs: int, seeds: int, top: int, wait: int, cuda: bool) -> 
 
 
 def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, device: str, baseline: bool = True,
-             profile_epochs: int = 0, top: int = 12) -> dict:
+             profile_epochs: int = 0, top: int = 12, adapter: bool = False) -> dict:
     """Time one case; with ``profile_epochs``, afterwards profile that many more epochs of each side
     (the timing itself is never profiled) and add where the time goes and the ratio's ceiling."""
     from pipeline_lib.engine import train_seeds
@@ -269,6 +276,7 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
         stamps[epoch] = time.perf_counter()
 
     plain = [plain_module(model, i) for i in range(min(seeds, 2))] if baseline else []  # from the initialisation
+    adapted = adapter_model(model) if adapter else None
     model.to(dev)
     train_seeds(model, tensors, TrainingPlan.of(rc), dev, callback=stamp)
     engine_s = (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)  # epochs 2..E+1: steps + evaluation
@@ -276,6 +284,11 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
            "epochs_timed": epochs, "steps_per_epoch": steps,
            "engine_ms_per_seed_epoch": 1000 * engine_s, "engine_seed_steps_per_s": steps / engine_s,
            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if adapter:  # the same loop and plan, the model being the plain module under vmap
+        stamps.clear()
+        train_seeds(adapted.to(dev), tensors, TrainingPlan.of(rc), dev, callback=stamp)
+        adapter_s = (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)
+        row.update(adapter_ms_per_seed_epoch=1000 * adapter_s, engine_over_adapter=adapter_s / engine_s)
     if baseline:
         per_seed = []
         data = {k: tensors[k].to(dev) for k in ("x_train", "y_train", "x_test", "y_test")}
@@ -288,6 +301,8 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
         base_s = sum(per_seed) / len(per_seed)
         row.update(baseline_ms_per_seed_epoch=1000 * base_s, baseline_seed_steps_per_s=steps / base_s,
                    ratio=base_s / engine_s)
+        if adapter:
+            row["adapter_ratio"] = base_s / adapter_s
     if profile_epochs:
         import dataclasses
 
@@ -314,6 +329,10 @@ def _table(rows: list[dict]) -> str:
              "baseline seed-steps/s | ratio | peak RSS (MB) |" + extra,
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if prof else "")]
     nan = float("nan")
+    adapted = any("adapter_ms_per_seed_epoch" in r for r in rows)
+    if adapted:
+        lines[0] += " adapter ms/seed-epoch | baseline/adapter | adapter/engine |"
+        lines[1] += "---:|---:|---:|"
     for r in rows:
         line = (f"| {r['model']} | {r['batch']} | {r['seeds']} | {r['engine_ms_per_seed_epoch']:.2f} | "
                 f"{r.get('baseline_ms_per_seed_epoch', nan):.2f} | {r['engine_seed_steps_per_s']:.0f} | "
@@ -321,6 +340,9 @@ def _table(rows: list[dict]) -> str:
         if prof:
             matmul = r["engine_profile"]["matmul_ms"] if "engine_profile" in r else nan
             line += f" {matmul:.2f} | {r.get('ratio_ceiling', nan):.1f}x |"
+        if adapted:
+            line += (f" {r.get('adapter_ms_per_seed_epoch', nan):.2f} | {r.get('adapter_ratio', nan):.1f}x | "
+                     f"{r.get('engine_over_adapter', nan):.1f}x |")
         lines.append(line)
     return "\n".join(lines)
 
@@ -347,6 +369,8 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--epochs", type=int, default=None, help="epochs timed per case (default: per model and batch)")
     ap.add_argument("--no-baseline", action="store_true", help="time the engine only")
+    ap.add_argument("--adapter", action="store_true",
+                    help="also time the plain module seed-batched by the module model kind (vmap), same loop and plan")
     ap.add_argument("--json", action="store_true", help="print one JSON line per case instead of a table")
     ap.add_argument("--profile", type=int, default=0, metavar="EPOCHS",
                     help="after timing, profile this many epochs of each side (torch profiler): the top operators, "
@@ -360,7 +384,7 @@ def main(argv=None) -> int:
         model_name, seeds, batch = args.one[0], int(args.one[1]), as_batch(args.one[2])
         epochs = args.epochs or EPOCHS.get((model_name, batch), EPOCHS[(model_name, 32)])
         print(json.dumps(run_case(model_name, seeds, batch, epochs, args.threads, args.device, not args.no_baseline,
-                                  profile_epochs=args.profile)))
+                                  profile_epochs=args.profile, adapter=args.adapter)))
         return 0
     rows = []
     for model_name in args.model:
@@ -370,6 +394,7 @@ def main(argv=None) -> int:
                        "--threads", str(args.threads), "--device", args.device]
                 cmd += (["--epochs", str(args.epochs)] if args.epochs else []) + (["--no-baseline"] if args.no_baseline else [])
                 cmd += ["--profile", str(args.profile)] if args.profile else []
+                cmd += ["--adapter"] if args.adapter else []
                 out = subprocess.run(cmd, capture_output=True, text=True)
                 if out.returncode:
                     sys.stderr.write(out.stderr)

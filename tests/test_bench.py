@@ -52,3 +52,19 @@ def test_profile_reports_where_each_sides_time_goes():
     assert row["ratio_ceiling"] == pytest.approx(row["baseline_ms_per_seed_epoch"] / eng["matmul_ms"])
     table = bench._table([row]) + bench._profiles([row])
     assert "ratio ceiling" in table and "aten::bmm" in table
+
+
+@pytest.mark.parametrize("model_name", ["circuit", "reasoning"])
+def test_the_adapter_side_is_the_plain_module_seed_batched_from_the_engines_initialisation(model_name):
+    _, _, tensors, model = bench._setup(model_name, 3, "full", 1, "cpu")
+    x = tensors["x_test"][:64]
+    with torch.no_grad():
+        torch.testing.assert_close(bench.adapter_model(model)(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+def test_one_case_with_the_adapter_reports_its_time_and_both_ratios():
+    row = bench.run_case("circuit", 2, "full", epochs=1, threads=1, device="cpu", adapter=True)
+    assert row["adapter_ms_per_seed_epoch"] > 0
+    assert row["adapter_ratio"] == pytest.approx(row["baseline_ms_per_seed_epoch"] / row["adapter_ms_per_seed_epoch"])
+    assert row["engine_over_adapter"] == pytest.approx(row["adapter_ms_per_seed_epoch"] / row["engine_ms_per_seed_epoch"])
+    assert "baseline/adapter" in bench._table([row])

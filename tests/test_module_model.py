@@ -103,6 +103,12 @@ class FiveClasses(WithDropout):
         self.out = torch.nn.Linear(8, 5)
 
 
+class WithTau(WithDropout):
+    def __init__(self):
+        super().__init__(0.0)
+        self.tau = torch.nn.Parameter(torch.ones(()))
+
+
 class WithBatchNorm(WithDropout):
     def __init__(self):
         super().__init__(0.0)
@@ -124,6 +130,8 @@ def test_dropout_and_batch_norm_are_refused_layer_norm_buffers_and_p0_dropout_wo
         ModuleModel(WithDropout, {}, 2, where="models.m")
     with pytest.raises(ModuleError, match=r"drop \(BatchNorm1d\)"):
         ModuleModel(WithBatchNorm, {}, 2, where="models.m")
+    with pytest.raises(ModuleError, match=r"parameter\(s\) \['tau'\] share a name"):
+        ModuleModel(WithTau, {}, 2, where="models.m")
     x = _modadd()[0]
     for cls, args in ((WithDropout, {"p": 0.0}), (WithLayerNormAndBuffer, {})):
         model = ModuleModel(cls, args, 2)

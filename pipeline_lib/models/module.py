@@ -130,8 +130,8 @@ class ModuleModel(nn.Module):
                  where: str = "models"):
         super().__init__()
         self.S, self.d_head, self.tau, self.beta = n_seeds, 1, 1.0, None  # attention is the module's own
-        self.cls, self.args, self.where = cls, dict(args), where
-        template = instance(cls, self.args, 0, f"{where}.args")
+        self._cls, self._args, self._where = cls, dict(args), where
+        template = instance(cls, self._args, 0, f"{where}.args")
         refused = refused_parts(template)
         if refused:
             raise ModuleError(f"config key '{where}.args': {cls.__name__} has {', '.join(refused)}: a per-seed "
@@ -144,8 +144,13 @@ class ModuleModel(nn.Module):
                                   f"{', '.join(n for n in modules if n) or 'none'}")
         template.train()  # no dropout or batch norm: the mode only keeps PyTorch's inference fast paths off
         self.__dict__["template"] = template  # not a submodule: its own tensors are never used
-        self.attention_name, self.sites = attention, tuple(sites)
-        self._names = [n for n, _ in template.named_parameters()]
+        self._attention_name, self._sites = attention, tuple(sites)
+        names = [n for n, _ in template.named_parameters()]
+        taken = sorted(n for n in names if hasattr(self, n))  # e.g. a parameter named 'tau' or 'forward'
+        if taken:
+            raise ModuleError(f"config key '{where}.module': {cls.__name__}'s parameter(s) {taken} share a name with "
+                              f"an attribute of the workflow's seed-batched model; rename them in the module")
+        self._names = names
         self._buffer_names = [n for n, _ in template.named_buffers()]
         self.stack = nn.ParameterDict({_key(n): nn.Parameter(p.detach().unsqueeze(0).repeat(n_seeds, *[1] * p.dim()))
                                        for n, p in template.named_parameters()})
@@ -170,7 +175,7 @@ class ModuleModel(nn.Module):
         """Slot i from ``cls(**args)`` under ``torch.manual_seed(seeds[i])``."""
         assert len(seeds) == self.S
         for i, seed in enumerate(seeds):
-            net = instance(self.cls, self.args, seed, f"{self.where}.args")
+            net = instance(self._cls, self._args, seed, f"{self._where}.args")
             for n, p in net.named_parameters():
                 self.stack[_key(n)][i].copy_(p)
             for n, b in net.named_buffers():
@@ -198,8 +203,8 @@ class ModuleModel(nn.Module):
                     h.remove()
             missing = [name for name in capture if name not in out]
             if missing:
-                raise ModuleError(f"config key '{self.where}.sites'/'attention': submodule(s) {missing} of "
-                                  f"{self.cls.__name__} are not called by its forward, so there is no output to read")
+                raise ModuleError(f"config key '{self._where}.sites'/'attention': submodule(s) {missing} of "
+                                  f"{self._cls.__name__} are not called by its forward, so there is no output to read")
             return logits, tuple(out[name] for name in capture)
 
         # (B, positions) shared by the seeds, or (S, B, positions) a batch per seed
@@ -210,11 +215,11 @@ class ModuleModel(nn.Module):
                     params, buffers, x)
         except RuntimeError as exc:
             if "randomness" in str(exc):
-                raise ModuleError(f"config key '{self.where}.module': {self.cls.__name__}'s forward draws random "
+                raise ModuleError(f"config key '{self._where}.module': {self._cls.__name__}'s forward draws random "
                                   f"numbers, which cannot be batched over seeds like the plain run") from exc
             raise
         if logits.dim() != 3:
-            raise ModuleError(f"config key '{self.where}.module': {self.cls.__name__} returned logits of shape "
+            raise ModuleError(f"config key '{self._where}.module': {self._cls.__name__} returned logits of shape "
                               f"{tuple(logits.shape[1:])} for a batch of {x.shape[-2]}; expected (batch, classes)")
         return Internals(logits, dict(zip(capture, captured)))
 
@@ -222,18 +227,18 @@ class ModuleModel(nn.Module):
         return self._run(x, ()).logits
 
     def internals(self, x: torch.Tensor) -> Internals:
-        return self._run(x, self.sites + ((self.attention_name,) if self.attention_name else ()))
+        return self._run(x, self._sites + ((self._attention_name,) if self._attention_name else ()))
 
     def site(self, internals: Internals, name: str) -> torch.Tensor:
         out = internals.captured[name]
         return out.reshape(out.shape[0], out.shape[1], -1)
 
     def attention(self, x: torch.Tensor) -> torch.Tensor | None:
-        if self.attention_name is None:
+        if self._attention_name is None:
             return None
-        att = self._run(x, (self.attention_name,)).captured[self.attention_name]
+        att = self._run(x, (self._attention_name,)).captured[self._attention_name]
         if att.dim() != 3:
-            raise ModuleError(f"config key '{self.where}.attention': submodule {self.attention_name!r} gave shape "
+            raise ModuleError(f"config key '{self._where}.attention': submodule {self._attention_name!r} gave shape "
                               f"{tuple(att.shape[1:])}; expected (batch, positions)")
         return att
 
@@ -292,6 +297,6 @@ def _probe(module: str, args: tuple, attention, sites: tuple, T: int, tokens, cl
     except Exception as exc:  # noqa: BLE001 (the user's forward: any failure is reported with the key)
         raise ModuleError(f"config key '{where}.module': {module} fails on a batch of 2 examples of shape ({T},) "
                           f"({'token ids < ' + str(tokens) if tokens else 'floats'}): {type(exc).__name__}: {exc}") from None
-    if logits.shape[-1] != classes:
+    if logits.shape[-1] < classes:  # more is allowed (e.g. logits over a vocabulary a finetune grows into)
         raise ModuleError(f"config key '{where}.module': {module} returns {logits.shape[-1]} logits per example; "
-                          f"the dataset has {classes} classes")
+                          f"the dataset has {classes} classes, so at least {classes} are needed")
