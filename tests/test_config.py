@@ -20,7 +20,7 @@ def test_default_and_smoke_configs_are_valid():
     assert circuit <= set(cfg.runs)
     assert set(cfg.figures) == {"fig2_attention_graph", "fig3_attention_heatmap", "fig4_embeddings", "fig5_accuracy",
                                 "fig6_interpolation", "fig7_param_tsne", *EUREKA_FIGURES, *TIAN_FIGURES,
-                                "run_curves"}
+                                "run_curves", "llc_trajectories"}
     # the attention entropy is measured on every run of the default config whose model has attention
     with_attention = {r for r in cfg.runs if "attention" in registry.plugin("model", cfg.models[cfg.runs[r].model].plugin).get("RECORDS", [])}
     assert set(cfg.analyses["attention_sparsity"].runs) == with_attention

@@ -356,3 +356,41 @@ def test_scan_snap_attention_reports_the_planted_mass_and_losses(paths, cfg):
     assert stats["distinct_entropy"] == {"initial": 1.0, "final_median": 0.5}
     assert all(stats["loss"][t]["median"] == pytest.approx(np.exp(-t / 50.0)) for t in stats["loss"])
     assert stats["common_mass_10_90_percent_steps"]["median"] == [10.0, 10.0]  # the whole fall by the first record
+
+
+def _llc(paths, cfg, run, epochs, values):
+    seeds = list(cfg.runs[run].seeds)
+    v = np.broadcast_to(np.asarray(values, dtype=float), (len(seeds), len(epochs)))
+    write_dataset(xr.Dataset({"llc": (("seed", "snapshot"), v), "llc_std": (("seed", "snapshot"), 0 * v)},
+                             coords={"seed": seeds, "epoch": ("snapshot", np.asarray(epochs))}), paths.analysis("llc", run))
+
+
+def test_llc_trajectories_joins_a_curriculum_and_tests_planted_moves_against_random_epochs(paths, cfg):
+    from pipeline_lib.figures import llc_trajectories
+
+    start = cfg.start_epoch("curriculum_p2_p4")
+    snaps = np.arange(0, 21)  # every epoch a snapshot: the event's interval is one epoch
+    _llc(paths, cfg, "pretrain_p2", np.arange(0, start + 1), 1.0 + 0.01 * np.arange(start + 1))
+    child = np.arange(start, start + 21)
+    _llc(paths, cfg, "curriculum_p2_p4", child, np.where(child >= start, 5.0, 1.0) + 0.01 * child)
+    # r_softmax: a flat LLC that jumps by 3 at epoch 10, where test accuracy first exceeds 0.5
+    _llc(paths, cfg, "r_softmax", snaps, np.where(snaps >= 10, 4.0, 1.0) + 0.01 * snaps)
+    seeds = list(cfg.runs["r_softmax"].seeds)
+    acc = np.tile(np.where(snaps >= 10, 0.9, 0.2), (len(seeds), 1))
+    write_dataset(xr.Dataset({"test_acc": (("seed", "epoch"), acc)}, coords={"seed": seeds, "epoch": snaps}),
+                  paths.trajectory("r_softmax"))
+    params = llc_trajectories.Params(runs=("pretrain_p2", "curriculum_p2_p4", "r_softmax"), eureka_runs=("r_softmax",))
+    stats = _build(llc_trajectories, params, paths, cfg)
+    assert set(stats["runs"]) == {"curriculum_p2_p4", "r_softmax"}  # the parent drawn in its child's panel
+    cur = stats["runs"]["curriculum_p2_p4"]
+    assert cur["switches"] == [start] and cur["epochs"][0] == 0 and cur["epochs"].count(start) == 1
+    assert stats["runs"]["r_softmax"]["eureka_epochs"] == [10.0] * len(seeds)
+    assert stats["eureka"]["at"] == pytest.approx([3.01] * len(seeds))
+    assert stats["eureka"]["random"] == pytest.approx([0.01] * len(seeds))
+    scores = llc_trajectories.score_claims(stats, params)
+    assert scores["llc.moves_at_eureka"]["verdict"] == "reproduced"
+    assert scores["llc.moves_at_curriculum_switch"]["verdict"] == "reproduced"
+    # the control: a series that changes as much everywhere as at the event does not "move at" it
+    _llc(paths, cfg, "r_softmax", snaps, np.where(snaps % 2 == 0, 0.0, 3.0))
+    stats = _build(llc_trajectories, params, paths, cfg)
+    assert llc_trajectories.score_claims(stats, params)["llc.moves_at_eureka"]["verdict"] == "not reproduced"
