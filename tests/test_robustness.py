@@ -240,7 +240,7 @@ def _copy_repo_and_run(tmp_path, smoke_run):
     (modification times kept, so nothing is newer than its outputs)."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    for part in ("Snakefile", "workflow", "pipeline_lib", "profiles", "config"):
+    for part in ("Snakefile", "workflow", "pipeline_lib", "profiles", "config", "examples"):
         src = REPO / part
         if src.is_symlink():
             os.symlink(os.readlink(src), repo / part)

@@ -97,11 +97,12 @@ def test_editing_the_finetune_reruns_only_it_and_its_figure(smoke_run):
     plan = snakemake(work, "-n", configfile=edited)  # keys re-sorted by safe_dump too
     jobs = planned_jobs(plan)
     # the finetune, and what reads it: the three interpolations it is an end of (the cross-arm one, its same-arm
-    # control and the shifted cross-arm one), param_embed, its probes, its attention entropy, the figures (every
-    # run's curves too), and the claims ledger (it reads the figures' sidecars)
+    # control and the shifted cross-arm one), param_embed, its probes, its attention entropy, its LLC, the figures
+    # (every run's curves too), and the claims ledger (it reads the figures' sidecars)
     assert jobs == {"train": 1, "interpolation": 3, "param_embed": 1, "probes": 1, "attention_sparsity": 1,
                     "fig2_attention_graph": 1, "fig3_attention_heatmap": 1, "fig5_accuracy": 1, "fig6_interpolation": 1,
-                    "fig7_param_tsne": 1, "attention_entropy": 1, "run_curves": 1, "claims": 1, "all": 1}
+                    "fig7_param_tsne": 1, "attention_entropy": 1, "run_curves": 1, "llc": 1, "llc_trajectories": 1,
+                    "claims": 1, "all": 1}
     assert "wildcards: run=curriculum_p2_p4" in plan.stdout and "run=pretrain_p2" not in plan.stdout
 
 
