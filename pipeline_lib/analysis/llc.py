@@ -26,6 +26,7 @@ from ..losses import loss_fn
 from ..models import build_run_model, run_inputs
 from ..plumbing.device import resolve_device
 from ..plumbing.store import dataset_split, read_dataset, snapshot_arrays
+from .gradient_rank import picked
 
 NAME = "llc"
 PER_RUN = True
@@ -65,11 +66,6 @@ class Params:
     def sgld(self) -> SGLD:
         return SGLD(step_size=self.step_size, localization=self.localization, chains=self.chains, draws=self.draws,
                     burn_in=self.burn_in, batch_size=self.batch_size, beta=self.beta)
-
-
-def picked(K: int, most: int) -> np.ndarray:
-    """Indices of at most ``most`` of K snapshots, evenly spread, first and last included."""
-    return np.unique(np.round(np.linspace(0, K - 1, min(K, most))).astype(int))
 
 
 def chain_generator(seed: int, chain: int, epoch: int) -> torch.Generator:
