@@ -44,7 +44,8 @@ def test_native_report_files_every_figure_under_its_paper_with_caption_and_numbe
                                "Tian — training dynamics of attention (Scan&Snap, JoMA)",
                                "Tian — algebraic structure of solutions (CoGO, GaLore)",
                                "Tian — shortest-path transformer and the Spectral Line Navigator", "Claims",
-                               "Every run"}  # run_curves: every run's curves, under no paper
+                               "Every run",  # run_curves: every run's curves, under no paper
+                               "Local learning coefficient"}  # llc_trajectories: the workflow's own claims
     papers = {c["paper"] for c in registry.declared_claims().values()}
     assert set(categories["Claims"]) == papers  # one table per paper, under its name
     for paper in papers:  # ... whose caption lists the paper's claims, each with its verdict
