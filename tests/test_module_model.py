@@ -158,3 +158,16 @@ def test_a_bad_module_fails_when_the_config_is_read_naming_the_key(smoke_raw, mo
 def test_the_runs_attention_settings_are_refused_for_a_module(smoke_raw):
     with pytest.raises(ConfigError, match=r"config key 'runs.own_run.attention.variant'"):
         load_config(_config(smoke_raw, attention={"variant": "normsoftmax"}))
+
+
+def test_a_module_named_from_the_checkout_imports_from_python_run_in_any_folder(smoke_raw, tmp_path, monkeypatch):
+    import sys
+
+    from conftest import REPO
+
+    for name in [m for m in sys.modules if m == "examples" or m.startswith("examples.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(REPO))])
+    monkeypatch.chdir(tmp_path)
+    cfg = load_config(_config(smoke_raw))  # examples.own_models.mlp: found in the checkout, after everything else
+    assert cfg.models["own"].plugin == "module" and sys.path[-1] == str(REPO)
