@@ -109,6 +109,26 @@ class WithTau(WithDropout):
         self.tau = torch.nn.Parameter(torch.ones(()))
 
 
+class WithRandomBuffer(WithDropout):
+    def __init__(self):
+        super().__init__(0.0)
+        self.register_buffer("projection", torch.randn(8))
+
+
+class NamedStack(WithDropout):
+    def __init__(self):
+        super().__init__(0.0)
+        self.stack = torch.nn.Parameter(torch.zeros(8))
+
+    def forward(self, x):
+        return self.out(self.embed(x).flatten(1) + self.stack)
+
+
+class FailingInit(WithDropout):
+    def __init__(self):
+        raise ValueError("no such width")
+
+
 class WithBatchNorm(WithDropout):
     def __init__(self):
         super().__init__(0.0)
@@ -119,7 +139,7 @@ class WithLayerNormAndBuffer(WithDropout):
     def __init__(self):
         super().__init__(0.0)
         self.drop = torch.nn.LayerNorm(8)
-        self.register_buffer("shift", torch.randn(8))
+        self.register_buffer("shift", torch.arange(8.0) / 8)
 
     def forward(self, x):
         return self.out(self.drop(self.embed(x).flatten(1)) + self.shift)
@@ -132,6 +152,16 @@ def test_dropout_and_batch_norm_are_refused_layer_norm_buffers_and_p0_dropout_wo
         ModuleModel(WithBatchNorm, {}, 2, where="models.m")
     with pytest.raises(ModuleError, match=r"parameter\(s\) \['tau'\] share a name"):
         ModuleModel(WithTau, {}, 2, where="models.m")
+    with pytest.raises(ModuleError, match=r"buffer\(s\) \['projection'\] differ from seed to seed"):
+        ModuleModel(WithRandomBuffer, {}, 2, where="models.m")
+    with pytest.raises(ModuleError, match=r"config key 'models.m.args': FailingInit\(\*\*\{\}\) failed: ValueError"):
+        ModuleModel(FailingInit, {}, 2, where="models.m")
+    named = ModuleModel(NamedStack, {}, 2)  # a parameter named like the adapter's own container
+    named.init_seeds([0, 1])
+    assert "stack" in named.param_names() and getattr(named, "stack").shape == (2, 8)
+    torch.manual_seed(1)
+    x = _modadd()[0]
+    np.testing.assert_allclose(named(x)[1].detach().numpy(), NamedStack()(x).detach().numpy(), rtol=1e-6)
     x = _modadd()[0]
     for cls, args in ((WithDropout, {"p": 0.0}), (WithLayerNormAndBuffer, {})):
         model = ModuleModel(cls, args, 2)

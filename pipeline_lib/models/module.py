@@ -99,8 +99,8 @@ def instance(cls: type, args: dict, seed: int, key: str = "args") -> nn.Module:
         torch.manual_seed(seed)
         try:
             return cls(**args)
-        except TypeError as exc:
-            raise ModuleError(f"config key '{key}': {cls.__name__}(**{args}) failed: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 (the user's constructor: any failure is reported with the key)
+            raise ModuleError(f"config key '{key}': {cls.__name__}(**{args}) failed: {type(exc).__name__}: {exc}") from None
 
 
 def refused_parts(net: nn.Module) -> list[str]:
@@ -142,6 +142,12 @@ class ModuleModel(nn.Module):
             if name is not None and name not in modules:
                 raise ModuleError(f"config key '{where}.{key}': {cls.__name__} has no submodule {name!r}; it has "
                                   f"{', '.join(n for n in modules if n) or 'none'}")
+        other = dict(instance(cls, self._args, 1, f"{where}.args").named_buffers())
+        drawn = sorted(n for n, b in template.named_buffers() if not torch.equal(b, other[n]))
+        if drawn:
+            raise ModuleError(f"config key '{where}.module': {cls.__name__}'s buffer(s) {drawn} differ from seed to seed "
+                              f"(drawn at random), but a run's weights keep its parameters only, so a model rebuilt "
+                              f"from them would lose them; make them parameters or fixed")
         template.train()  # no dropout or batch norm: the mode only keeps PyTorch's inference fast paths off
         self.__dict__["template"] = template  # not a submodule: its own tensors are never used
         self._attention_name, self._sites = attention, tuple(sites)
@@ -160,8 +166,12 @@ class ModuleModel(nn.Module):
     def __getattr__(self, name: str):
         names = self.__dict__.get("_names")
         if names is not None and name in names:
-            return self.stack[_key(name)]
+            return self._stacked()[_key(name)]
         return super().__getattr__(name)
+
+    def _stacked(self) -> nn.ParameterDict:
+        """The stacked parameters, read past attribute lookup (a module parameter may be named ``stack``)."""
+        return self.__dict__["_modules"]["stack"]
 
     def _apply(self, fn, recurse=True):
         self.__dict__["template"]._apply(fn)  # e.g. .to(device): tensors the module keeps as plain attributes
@@ -177,19 +187,19 @@ class ModuleModel(nn.Module):
         for i, seed in enumerate(seeds):
             net = instance(self._cls, self._args, seed, f"{self._where}.args")
             for n, p in net.named_parameters():
-                self.stack[_key(n)][i].copy_(p)
+                self._stacked()[_key(n)][i].copy_(p)
             for n, b in net.named_buffers():
                 getattr(self, "buffer__" + _key(n))[i].copy_(b)
 
     @torch.no_grad()
     def load_arrays(self, arrays) -> None:
         for n in self._names:
-            self.stack[_key(n)].copy_(torch.as_tensor(np.asarray(arrays[n])))
+            self._stacked()[_key(n)].copy_(torch.as_tensor(np.asarray(arrays[n])))
 
     def _run(self, x: torch.Tensor, capture: tuple[str, ...]) -> Internals:
         template = self.__dict__["template"]
         modules = dict(template.named_modules())
-        params = {n: self.stack[_key(n)] for n in self._names}
+        params = {n: self._stacked()[_key(n)] for n in self._names}
         buffers = {n: getattr(self, "buffer__" + _key(n)) for n in self._buffer_names}
 
         def one(p, b, xs):
