@@ -387,6 +387,10 @@ def test_llc_trajectories_joins_a_curriculum_and_tests_planted_moves_against_ran
     assert stats["runs"]["r_softmax"]["eureka_epochs"] == [10.0] * len(seeds)
     assert stats["eureka"]["at"] == pytest.approx([3.01] * len(seeds))
     assert stats["eureka"]["random"] == pytest.approx([0.01] * len(seeds))
+    # across the switch: the parent's last snapshot (its task) to the child's first trained one; the hand-over left out
+    n_cur = len(cfg.runs["curriculum_p2_p4"].seeds)
+    assert stats["switch"]["at"] == pytest.approx([4.01] * n_cur)
+    assert stats["switch"]["random"] == pytest.approx([0.01] * n_cur)
     scores = llc_trajectories.score_claims(stats, params)
     assert scores["llc.moves_at_eureka"]["verdict"] == "reproduced"
     assert scores["llc.moves_at_curriculum_switch"]["verdict"] == "reproduced"

@@ -5,11 +5,13 @@ line; for the runs in ``eureka_runs`` each seed's Eureka epoch (first epoch with
 ``eureka_threshold``) is a short tick at the top.
 
 Does the LLC move at those events? Per seed, the statistic is |change of LLC| over the interval between
-the two snapshots that bracket the event; its control is the same statistic over the intervals that
-bracket ``random_epochs`` epochs drawn uniformly from the seed's other epochs (a fixed generator). The
-claims compare the two over seeds (mean of the per-seed differences, Student's t interval). The LLC
-estimator assumes a local minimum: at a snapshot far from one (initialisation, a curriculum's hand-over
-on the new task) SGLD descends and the estimate can be negative.
+the two snapshots that bracket the event; its control is the same statistic over ``random_epochs``
+intervals drawn at random (a fixed generator) among the seed's others, never the first (from the
+initialisation) nor one across a switch. The claims compare the two over seeds (mean of the per-seed
+differences, Student's t interval). The LLC estimator assumes a local minimum: at a snapshot far from one
+(initialisation, early epochs of a new task) SGLD descends and the estimate can be negative; across a
+switch the interval runs from the parent's last snapshot on its own task to the first trained snapshot on
+the new one (the hand-over snapshot, the parent's weights measured on the new task, is left out).
 """
 from __future__ import annotations
 
@@ -51,15 +53,18 @@ CLAIMS = [
      "reference": "none (no published value for these runs)",
      "statistic": "per seed with a Eureka epoch, |LLC change| over the snapshot interval containing it minus the "
                   "mean |LLC change| over intervals containing random other epochs; mean over seeds",
-     "control": "the same statistic at random epochs of the same seed (random_epochs draws)",
+     "control": "the same statistic over random other intervals of the same seed (random_epochs draws; not the "
+                "first interval, not one across a switch)",
      "test": "reproduced if the 95% interval of the mean difference lies above 0; partial if only the mean does"},
     {"id": "llc.moves_at_curriculum_switch",
      "claim": "The LLC changes more across a curriculum's switch than across random epochs of the same run",
      "source": "this workflow's own question (developmental interpretability: Hoogland et al., LLC over training)",
      "reference": "none (no published value for these runs)",
-     "statistic": "per seed of a listed curriculum (with its parent listed), |LLC change| over the interval "
-                  "containing the switch minus the mean |LLC change| over intervals containing random other epochs",
-     "control": "the same statistic at random epochs of the same seed (random_epochs draws)",
+     "statistic": "per seed of a listed curriculum (with its parent listed), |LLC change| from the parent's last "
+                  "snapshot (its task) to the curriculum's first trained snapshot (the new task) minus the mean "
+                  "|LLC change| over random other intervals",
+     "control": "the same statistic over random other intervals of the same seed (random_epochs draws; not the "
+                "first interval)",
      "test": "reproduced if the 95% interval of the mean difference lies above 0; partial if only the mean does"},
 ]
 
@@ -73,19 +78,21 @@ class Params:
 
 
 def joined(cfg, run: str, listed, paths) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """(epochs (K,), llc (S, K), switches) of a run with its listed ancestors in front; an ancestor's
-    snapshot at the hand-over epoch gives way to the later phase's."""
+    """(epochs (K,), llc (S, K), switches) of a run with its listed ancestors in front. At a switch the
+    ancestor's last snapshot (on its own task) is kept and the later phase's hand-over snapshot (the same
+    weights on the new task, far from a minimum of that loss) left out, so both ends of the interval across
+    the switch are trained weights on their own task."""
     chain = [r for r in cfg.lineage(run) if r in listed or r == run]
     seeds = list(cfg.runs[run].seeds)
     epochs, values, switches = [], [], []
     for i, r in enumerate(chain):
         ds = read_dataset(paths.analysis("llc", r), rule="llc").sel(seed=seeds)
         e, v = ds.epoch.values, ds.llc.values
-        if i + 1 < len(chain):
-            start = cfg.start_epoch(chain[i + 1])
-            keep = e < start
+        if i > 0:  # the hand-over snapshot: the parent's weights on this task, not a minimum of its loss
+            keep = e > cfg.start_epoch(r)
             e, v = e[keep], v[:, keep]
-            switches.append(start)
+        if i + 1 < len(chain):
+            switches.append(cfg.start_epoch(chain[i + 1]))
         epochs.append(e)
         values.append(v)
     return np.concatenate(epochs), np.concatenate(values, axis=1), switches
@@ -99,16 +106,18 @@ def bracket_change(epochs: np.ndarray, llc: np.ndarray, event: float) -> float:
     return float(abs(llc[j] - llc[j - 1]))
 
 
-def event_vs_random(epochs: np.ndarray, llc: np.ndarray, event: float, draws: int, rng) -> tuple[float, float]:
-    """(|change| across the event, mean |change| across ``draws`` random epochs of other intervals)."""
+def event_vs_random(epochs: np.ndarray, llc: np.ndarray, event: float, draws: int, rng,
+                    avoid: tuple[float, ...] = ()) -> tuple[float, float]:
+    """(|change| across the event, mean |change| over ``draws`` intervals drawn at random among the others).
+    Never a control: the event's interval, the first one (from the initialisation, not a minimum) and those
+    containing an ``avoid`` epoch (e.g. a curriculum's switch)."""
     at = bracket_change(epochs, llc, event)
-    j = int(np.searchsorted(epochs, event, side="left"))
-    lo, hi = epochs[0] + 1, epochs[-1]
-    picks = rng.integers(lo, hi + 1, size=draws * 4) if hi >= lo else np.array([])
-    picks = [p for p in picks if int(np.searchsorted(epochs, p, side="left")) != j][:draws]
-    control = [bracket_change(epochs, llc, p) for p in picks]
-    control = [c for c in control if not math.isnan(c)]
-    return at, (float(np.mean(control)) if control else math.nan)
+    taken = {int(np.searchsorted(epochs, e, side="left")) for e in (event, *avoid)} | {1}
+    pool = [k for k in range(1, len(epochs)) if k not in taken]
+    if not pool:
+        return at, math.nan
+    picks = rng.choice(pool, size=draws)
+    return at, float(np.mean([abs(llc[k] - llc[k - 1]) for k in picks]))
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
@@ -128,6 +137,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                 lw=style.MEDIAN_LW)
         for e in switches:
             ax.axvline(e, color="k", ls=":", lw=0.8)
+        after = tuple(e + 0.5 for e in switches)  # a switch's interval: from its epoch (the parent's last) to the next
         row = {"epochs": [int(e) for e in epochs], "llc_median": claims.json_floats(np.nanmedian(llc, 0)),
                "switches": switches, "eureka_epochs": []}
         if run in params.eureka_runs:
@@ -137,12 +147,12 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
             for s, e in enumerate(eur):
                 if not math.isnan(e) and e > epochs[0]:
                     ax.axvline(e, ymin=0.92, ymax=1.0, color=style.ARM_COLORS[1], lw=1)
-                    at, ctrl = event_vs_random(epochs, llc[s], e, params.random_epochs, rng)
+                    at, ctrl = event_vs_random(epochs, llc[s], e, params.random_epochs, rng, after)
                     stats["eureka"]["at"].append(at)
                     stats["eureka"]["random"].append(ctrl)
         for e in switches:
             for s in range(llc.shape[0]):
-                at, ctrl = event_vs_random(epochs, llc[s], e, params.random_epochs, rng)
+                at, ctrl = event_vs_random(epochs, llc[s], e + 0.5, params.random_epochs, rng, after)
                 stats["switch"]["at"].append(at)
                 stats["switch"]["random"].append(ctrl)
         ax.set_title(run, fontsize=7)
@@ -165,8 +175,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         f"[95% CI {_fmt(stats[k]['ci95'][0])}, {_fmt(stats[k]['ci95'][1])}] over {stats[k]['n']} seed-events"
         for k, what in (("eureka", "Eureka-moments"), ("switch", "curriculum switches")))
     if stats["switch"]["n"]:
-        stats["summary"] += (" (a curriculum's hand-over snapshot is its parent's final weights on the new task, far "
-                             "from a minimum of that loss, where the estimate is negative)")
+        stats["summary"] += (" (across a switch: from the parent's last snapshot on its task to the first trained "
+                             "snapshot on the new one, early in training where the estimate can be negative)")
     return fig, stats
 
 
