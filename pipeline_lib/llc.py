@@ -69,28 +69,30 @@ def sample(params: Sequence[torch.Tensor], batch_loss: Callable[[torch.Tensor | 
     eps = cfg.step_size
     sizes = [p[0].numel() for p in params]
     size = sum(sizes)
-    trace = np.full((K, cfg.draws), np.nan)
-    bad = torch.zeros(K, dtype=torch.bool)
+    device = params[0].device
+    trace = torch.full((K, cfg.draws), math.nan, dtype=torch.float64, device=device)  # read once, at the end
+    bad = torch.zeros(K, dtype=torch.bool, device=device)
     for t in range(cfg.burn_in + cfg.draws):
         idx = None
         if cfg.batch_size is not None and cfg.batch_size < n:
             idx = torch.stack([torch.randint(n, (cfg.batch_size,), generator=g) for g in generators])
-            idx = idx.to(params[0].device)
+            idx = idx.to(device)
         loss = batch_loss(idx)  # (K,)
         grads = torch.autograd.grad(torch.nan_to_num(loss, nan=0.0, posinf=0.0, neginf=0.0).sum(), list(params),
                                     allow_unused=True)
         with torch.no_grad():
-            bad |= ~torch.isfinite(loss.detach()).cpu()
+            bad |= ~torch.isfinite(loss.detach())
             # one draw per slot for all its parameters (slot k's noise from its generator alone)
             noise = torch.stack([torch.randn(size, generator=gen, dtype=params[0].dtype) for gen in generators])
-            noise = noise.to(params[0].device).split(sizes, dim=1)
+            noise = noise.to(device).split(sizes, dim=1)
             for p, g, c, z in zip(params, grads, center, noise):
                 drift = cfg.localization * (p - c) + (0.0 if g is None else nbeta * g)
                 p.add_(-(eps / 2) * drift + math.sqrt(eps) * z.reshape(p.shape))
-                bad |= ~torch.isfinite(p.reshape(K, -1)).all(1).cpu()
-        if t >= cfg.burn_in:
-            trace[:, t - cfg.burn_in] = loss.detach().double().cpu().numpy()
-    diverged = bad.numpy() | ~np.isfinite(trace).all(1)
+                bad |= ~torch.isfinite(p.reshape(K, -1)).all(1)
+            if t >= cfg.burn_in:
+                trace[:, t - cfg.burn_in] = loss.detach()
+    trace = trace.cpu().numpy()
+    diverged = bad.cpu().numpy() | ~np.isfinite(trace).all(1)
     c0 = center_loss.detach().double().cpu().numpy()
     llc = nbeta * (trace.mean(1) - c0)
     llc[diverged] = np.nan

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import os
-import sys
 import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -35,6 +35,8 @@ import numpy as np
 import torch
 from torch import nn
 from torch.func import functional_call, vmap
+
+from ..plumbing.registry import user_import_path
 
 NAME = "module"
 CONFIG = """
@@ -76,11 +78,10 @@ class Internals(NamedTuple):
 
 
 def import_class(spec: str, key: str = "module") -> type:
-    """``'package.module:Class'`` -> the class; the working directory is searched first (as ``python``
-    run there would)."""
+    """``'package.module:Class'`` -> the class, found as :func:`user_import_path` says (the working directory
+    first, the checkout last)."""
     module_name, _, cls_name = spec.partition(":")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    user_import_path()
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 (any failure of the user's import is reported the same way)
@@ -142,14 +143,16 @@ class ModuleModel(nn.Module):
             if name is not None and name not in modules:
                 raise ModuleError(f"config key '{where}.{key}': {cls.__name__} has no submodule {name!r}; it has "
                                   f"{', '.join(n for n in modules if n) or 'none'}")
-        other = dict(instance(cls, self._args, 1, f"{where}.args").named_buffers())
-        drawn = sorted(n for n, b in template.named_buffers() if not torch.equal(b, other[n]))
+        buffers = dict(template.named_buffers())
+        other = dict(instance(cls, self._args, 1, f"{where}.args").named_buffers()) if buffers else {}
+        drawn = sorted(n for n, b in buffers.items() if not torch.equal(b, other[n]))
         if drawn:
             raise ModuleError(f"config key '{where}.module': {cls.__name__}'s buffer(s) {drawn} differ from seed to seed "
                               f"(drawn at random), but a run's weights keep its parameters only, so a model rebuilt "
                               f"from them would lose them; make them parameters or fixed")
         template.train()  # no dropout or batch norm: the mode only keeps PyTorch's inference fast paths off
         self.__dict__["template"] = template  # not a submodule: its own tensors are never used
+        self.__dict__["submodules"] = modules  # hooks for attention and sites attach here
         self._attention_name, self._sites = attention, tuple(sites)
         names = [n for n, _ in template.named_parameters()]
         taken = sorted(n for n in names if hasattr(self, n))  # e.g. a parameter named 'tau' or 'forward'
@@ -157,10 +160,10 @@ class ModuleModel(nn.Module):
             raise ModuleError(f"config key '{where}.module': {cls.__name__}'s parameter(s) {taken} share a name with "
                               f"an attribute of the workflow's seed-batched model; rename them in the module")
         self._names = names
-        self._buffer_names = [n for n, _ in template.named_buffers()]
+        self._buffer_names = list(buffers)
         self.stack = nn.ParameterDict({_key(n): nn.Parameter(p.detach().unsqueeze(0).repeat(n_seeds, *[1] * p.dim()))
                                        for n, p in template.named_parameters()})
-        for n, b in template.named_buffers():
+        for n, b in buffers.items():
             self.register_buffer("buffer__" + _key(n), b.detach().unsqueeze(0).repeat(n_seeds, *[1] * b.dim()))
 
     def __getattr__(self, name: str):
@@ -197,8 +200,7 @@ class ModuleModel(nn.Module):
             self._stacked()[_key(n)].copy_(torch.as_tensor(np.asarray(arrays[n])))
 
     def _run(self, x: torch.Tensor, capture: tuple[str, ...]) -> Internals:
-        template = self.__dict__["template"]
-        modules = dict(template.named_modules())
+        template, modules = self.__dict__["template"], self.__dict__["submodules"]
         params = {n: self._stacked()[_key(n)] for n in self._names}
         buffers = {n: getattr(self, "buffer__" + _key(n)) for n in self._buffer_names}
 
@@ -287,13 +289,11 @@ def validate(model: dict, shape: dict, run: dict, where: str, run_key: str) -> l
 
 
 def _frozen(args: dict) -> tuple:
-    import json
     return tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in args.items()))
 
 
 @functools.lru_cache(maxsize=None)
 def _probe(module: str, args: tuple, attention, sites: tuple, T: int, tokens, classes: int, where: str) -> None:
-    import json
     net = ModuleModel(import_class(module, f"{where}.module"), {k: json.loads(v) for k, v in args},
                       1, attention, sites, where)
     x = torch.randint(0, tokens, (2, T)) if tokens else torch.rand(2, T)

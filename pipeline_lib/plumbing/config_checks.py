@@ -112,7 +112,7 @@ def _run_checks(data: dict, name: str, run: dict) -> list[str]:
     shape = task_shape(ds)
     problems = _declared_checks(kind, {**model, **shape, "run": name, "dataset": run["dataset"]}, f"models.{run['model']}")
     if kind.get("VALIDATE") and not problems:  # checks that must import the plug-in (e.g. a user's nn.Module)
-        _checkout_importable()
+        registry.user_import_path()
         problems += registry.load("model", model["kind"]).validate(model, shape, run, f"models.{run['model']}",
                                                                      f"runs.{name}")
     if run["n_probe"] > shape["n_test"]:
@@ -324,12 +324,3 @@ def model_records(model: dict) -> list[str]:
     records = plug.get("RECORDS", [])
     return list(evaluate(records, model, f"{plug.path} RECORDS") if isinstance(records, str) else records)
 
-
-def _checkout_importable() -> None:
-    """A user's module named relative to the checkout (e.g. examples.own_models.mlp) imports from Python run in any
-    folder, as it does under the workflow (Snakemake searches the Snakefile's folder); after everything else."""
-    import sys
-
-    root = str(registry.PACKAGE_DIR.parent)
-    if root not in sys.path:
-        sys.path.append(root)

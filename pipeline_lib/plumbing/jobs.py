@@ -6,9 +6,14 @@ stage and plug-ins (:func:`job_modules`) and its adapter script, hashed by :mod:
 """
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+from pathlib import Path
+
 from . import registry
 from .codehash import code_hash
 from .config import Config
+from .equivalence import canonical
 from .paths import Paths
 from .refs import Ref, analysis_refs, refs
 from .values import per_run
@@ -129,21 +134,12 @@ def train_code(cfg: Config, run: str) -> str:
 def _with_user_source(code: str, spec: str) -> str:
     """A run of a user's nn.Module (model kind ``module``) reruns when the module's source changes: the
     ``.py`` files of its folder (the module and the helpers beside it) join the code hash."""
-    import hashlib
-    import importlib.util
-    import os
-    import sys
-    from pathlib import Path
-
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    registry.user_import_path()
     found = importlib.util.find_spec(spec.partition(":")[0])
     h = hashlib.sha256(code.encode())
     if found is not None and found.origin and Path(found.origin).is_file():
         for f in sorted(Path(found.origin).parent.glob("*.py")):
             h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    from .equivalence import canonical
-
     return canonical(h.hexdigest()[: len(code)])  # a refactor recorded as equivalent reruns no module run either
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -145,6 +147,18 @@ def _check_refs_declared(where: str, schema) -> None:
     elif isinstance(schema, list):
         for sub in schema:
             _check_refs_declared(where, sub)
+
+
+def user_import_path() -> None:
+    """Where a user's own module (model kind ``module``, e.g. ``my_package.my_model``) is imported from: the
+    working directory first (as ``python`` run there would), then installed packages, then the checkout last
+    (``examples.own_models...`` imports from Python run in any folder, as under the workflow, where Snakemake
+    searches the Snakefile's folder)."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    root = str(PACKAGE_DIR.parent)
+    if root not in sys.path:
+        sys.path.append(root)
 
 
 @functools.lru_cache(maxsize=None)
