@@ -150,13 +150,14 @@ def plain_module(model, i: int) -> nn.Module:
     return cls(**args).load_slot(model, i)
 
 
-def adapter_model(model) -> nn.Module:
+def adapter_model(model, compile: bool = False) -> nn.Module:
     """The plain module of an engine model, seed-batched by the workflow's ``module`` model kind (vmap over
-    functional_call), every slot started from the engine model's slot."""
+    functional_call; with ``compile``, its model key ``compile: true``), every slot started from the
+    engine model's slot."""
     from pipeline_lib.models.module import ModuleModel
 
     cls, args = plain_class(model)
-    adapter = ModuleModel(cls, args, model.S)
+    adapter = ModuleModel(cls, args, model.S, compile=compile)
     with torch.no_grad():
         for i in range(model.S):
             for name, p in plain_module(model, i).named_parameters():
@@ -254,9 +255,11 @@ def _profiled(run, epochs: int, seeds: int, top: int, wait: int, cuda: bool) -> 
 
 
 def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, device: str, baseline: bool = True,
-             profile_epochs: int = 0, top: int = 12, adapter: bool = False) -> dict:
+             profile_epochs: int = 0, top: int = 12, adapter: bool = False, compiled: bool = False) -> dict:
     """Time one case; with ``profile_epochs``, afterwards profile that many more epochs of each side
-    (the timing itself is never profiled) and add where the time goes and the ratio's ceiling."""
+    (the timing itself is never profiled) and add where the time goes and the ratio's ceiling. With
+    ``adapter``, also the plain module seed-batched by the ``module`` model kind; with ``compiled``, also
+    that compiled (its first epoch, not timed, holds the compilation: reported as ``compile_s``)."""
     from pipeline_lib.engine import train_seeds
     from pipeline_lib.models import seed_generator
     from pipeline_lib.plumbing.config import TrainingPlan
@@ -277,6 +280,7 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
 
     plain = [plain_module(model, i) for i in range(min(seeds, 2))] if baseline else []  # from the initialisation
     adapted = adapter_model(model) if adapter else None
+    compiled_adapter = adapter_model(model, compile=True) if compiled else None
     model.to(dev)
     train_seeds(model, tensors, TrainingPlan.of(rc), dev, callback=stamp)
     engine_s = (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)  # epochs 2..E+1: steps + evaluation
@@ -289,6 +293,14 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
         train_seeds(adapted.to(dev), tensors, TrainingPlan.of(rc), dev, callback=stamp)
         adapter_s = (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)
         row.update(adapter_ms_per_seed_epoch=1000 * adapter_s, engine_over_adapter=adapter_s / engine_s)
+    if compiled:
+        stamps.clear()
+        start = time.perf_counter()
+        train_seeds(compiled_adapter.to(dev), tensors, TrainingPlan.of(rc), dev, callback=stamp)
+        compiled_s = (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)
+        # the compilations (training step and each evaluation's shapes) all happen before epoch 1 ends
+        row.update(compiled_ms_per_seed_epoch=1000 * compiled_s, compile_s=stamps[1] - start - compiled_s * seeds,
+                   engine_over_compiled=compiled_s / engine_s)
     if baseline:
         per_seed = []
         data = {k: tensors[k].to(dev) for k in ("x_train", "y_train", "x_test", "y_test")}
@@ -303,6 +315,8 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
                    ratio=base_s / engine_s)
         if adapter:
             row["adapter_ratio"] = base_s / adapter_s
+        if compiled:
+            row["compiled_ratio"] = base_s / compiled_s
     if profile_epochs:
         import dataclasses
 
@@ -319,6 +333,9 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
                 cuda=cuda)
             # the ratio if everything but the engine's matrix products took no time
             row["ratio_ceiling"] = row["baseline_ms_per_seed_epoch"] / row["engine_profile"]["matmul_ms"]
+            # a seed-batched plain module (the adapter) keeps every matrix product of the plain module:
+            # its ratio if all else took no time and its products ran as fast as the baseline's
+            row["adapter_ceiling"] = row["baseline_ms_per_seed_epoch"] / row["baseline_profile"]["matmul_ms"]
     return row
 
 
@@ -333,6 +350,14 @@ def _table(rows: list[dict]) -> str:
     if adapted:
         lines[0] += " adapter ms/seed-epoch | baseline/adapter | adapter/engine |"
         lines[1] += "---:|---:|---:|"
+    compiled = any("compiled_ms_per_seed_epoch" in r for r in rows)
+    if compiled:
+        lines[0] += " compiled adapter ms/seed-epoch | baseline/compiled | compile (s) |"
+        lines[1] += "---:|---:|---:|"
+    ceiling = any("adapter_ceiling" in r for r in rows)
+    if ceiling:
+        lines[0] += " baseline matmul ms/seed-epoch | adapter ceiling |"
+        lines[1] += "---:|---:|"
     for r in rows:
         line = (f"| {r['model']} | {r['batch']} | {r['seeds']} | {r['engine_ms_per_seed_epoch']:.2f} | "
                 f"{r.get('baseline_ms_per_seed_epoch', nan):.2f} | {r['engine_seed_steps_per_s']:.0f} | "
@@ -343,6 +368,12 @@ def _table(rows: list[dict]) -> str:
         if adapted:
             line += (f" {r.get('adapter_ms_per_seed_epoch', nan):.2f} | {r.get('adapter_ratio', nan):.1f}x | "
                      f"{r.get('engine_over_adapter', nan):.1f}x |")
+        if compiled:
+            line += (f" {r.get('compiled_ms_per_seed_epoch', nan):.2f} | {r.get('compiled_ratio', nan):.1f}x | "
+                     f"{r.get('compile_s', nan):.0f} |")
+        if ceiling:
+            matmul = r["baseline_profile"]["matmul_ms"] if "adapter_ceiling" in r else nan
+            line += f" {matmul:.2f} | {r.get('adapter_ceiling', nan):.1f}x |"
         lines.append(line)
     return "\n".join(lines)
 
@@ -371,6 +402,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-baseline", action="store_true", help="time the engine only")
     ap.add_argument("--adapter", action="store_true",
                     help="also time the plain module seed-batched by the module model kind (vmap), same loop and plan")
+    ap.add_argument("--compiled", action="store_true",
+                    help="also time the adapter compiled (the module model key compile: true); its first epoch "
+                         "holds the compilation and is reported, not timed")
     ap.add_argument("--json", action="store_true", help="print one JSON line per case instead of a table")
     ap.add_argument("--profile", type=int, default=0, metavar="EPOCHS",
                     help="after timing, profile this many epochs of each side (torch profiler): the top operators, "
@@ -384,7 +418,7 @@ def main(argv=None) -> int:
         model_name, seeds, batch = args.one[0], int(args.one[1]), as_batch(args.one[2])
         epochs = args.epochs or EPOCHS.get((model_name, batch), EPOCHS[(model_name, 32)])
         print(json.dumps(run_case(model_name, seeds, batch, epochs, args.threads, args.device, not args.no_baseline,
-                                  profile_epochs=args.profile, adapter=args.adapter)))
+                                  profile_epochs=args.profile, adapter=args.adapter, compiled=args.compiled)))
         return 0
     rows = []
     for model_name in args.model:
@@ -395,6 +429,7 @@ def main(argv=None) -> int:
                 cmd += (["--epochs", str(args.epochs)] if args.epochs else []) + (["--no-baseline"] if args.no_baseline else [])
                 cmd += ["--profile", str(args.profile)] if args.profile else []
                 cmd += ["--adapter"] if args.adapter else []
+                cmd += ["--compiled"] if args.compiled else []
                 out = subprocess.run(cmd, capture_output=True, text=True)
                 if out.returncode:
                     sys.stderr.write(out.stderr)

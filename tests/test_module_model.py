@@ -60,6 +60,41 @@ def test_s_seeds_in_lock_step_equal_s_plain_runs_of_the_module_float64(smoke_raw
     assert not np.allclose(getattr(model, "out.bias")[0].detach(), getattr(model, "out.bias")[1].detach())
 
 
+def test_compile_true_trains_the_same_seeds_as_the_eager_adapter_up_to_rounding(smoke_raw):
+    """The model key ``compile: true`` runs the seed-batched forward through torch.compile (fused kernels):
+    the same training as the eager adapter, to float64 rounding, and leaving the key out is eager."""
+    x, y = _modadd()
+    trained = {}
+    for compiled in (False, True):
+        model_cfg = {"kind": "module", "module": MLP, "args": ARGS, **({"compile": True} if compiled else {})}
+        cfg = load_config(_config(smoke_raw, model_cfg, optimizer={"name": "adam", "lr": 0.01}, batch_size="full"))
+        rc, spec = cfg.runs["own_run"], cfg.run_spec("own_run")
+        model = build_run_model(spec)
+        assert (model.__dict__["compiled"] is not None) == compiled
+        model.init_seeds(list(rc.seeds))
+        model.double()
+        tensors = {"x_train": x, "y_train": y, "x_test": x[:10], "y_test": y[:10], "probe_x": x[:4]}
+        train_seeds(model, tensors, TrainingPlan.of(rc), torch.device("cpu"))
+        trained[compiled] = {n: getattr(model, n).detach().clone() for n in model.param_names()}
+    moved = 0.0
+    for n, eager in trained[False].items():
+        torch.testing.assert_close(trained[True][n], eager, rtol=1e-9, atol=1e-11)
+        moved = max(moved, (eager - getattr(build_run_model(spec), n).detach().double()).abs().max().item())
+    assert moved > 1e-3  # training moved the weights, so the comparison above can fail
+
+
+def test_a_compile_failure_names_the_key(monkeypatch):
+    def broken(fn):
+        def call(*_args):
+            raise RuntimeError("no C++ compiler found")
+        return call
+    monkeypatch.setattr(torch, "compile", broken)
+    model = ModuleModel(import_class(MLP), ARGS, 2, sites=("hidden",), where="models.own", compile=True)
+    with pytest.raises(ModuleError, match=r"'models\.own\.compile'.*no C\+\+ compiler.*leave compile out"):
+        model(torch.zeros(3, 2, dtype=torch.long))
+    assert model.internals(torch.zeros(3, 2, dtype=torch.long)).logits.shape == (2, 3, 7)  # sites stay eager
+
+
 def test_weights_keep_the_modules_names_and_shapes_plus_the_seed_axis(smoke_raw):
     cfg = load_config(_config(smoke_raw))
     spec = cfg.run_spec("own_run")

@@ -46,6 +46,7 @@ properties:
   args: {description: "Keyword arguments of the class's constructor.", type: object, default: {}}
   attention: {description: "Name of a submodule whose output is the attention row recorded for probe inputs, (batch, positions); null: none recorded.", type: [string, "null"], default: null}
   sites: {description: "Submodules (names in named_modules()) whose outputs probes can read.", type: array, items: {type: string}, default: []}
+  compile: {description: "Compile the seed-batched forward pass with torch.compile (fused kernels: faster after a one-off compile of seconds to a minute per input shape; numbers differ from the eager run by rounding; on a CPU it needs a C++ compiler). Left out: eager.", type: boolean}
 required: [module]
 """
 TASKS = ["*"]
@@ -66,6 +67,7 @@ class Params:
     attention: str | None = None
     sites: tuple = ()
     d: int | None = None
+    compile: bool = False
 
 
 class ModuleError(ValueError):
@@ -128,7 +130,7 @@ class ModuleModel(nn.Module):
     embed_site = None
 
     def __init__(self, cls: type, args: dict, n_seeds: int, attention: str | None = None, sites: tuple = (),
-                 where: str = "models"):
+                 where: str = "models", compile: bool = False):
         super().__init__()
         self.S, self.d_head, self.tau, self.beta = n_seeds, 1, 1.0, None  # attention is the module's own
         self._cls, self._args, self._where = cls, dict(args), where
@@ -161,6 +163,8 @@ class ModuleModel(nn.Module):
                               f"an attribute of the workflow's seed-batched model; rename them in the module")
         self._names = names
         self._buffer_names = list(buffers)
+        # the plain forward pass (training, evaluation) compiled; reading sites or attention stays eager
+        self.__dict__["compiled"] = torch.compile(_batched_forward(template)) if compile else None
         self.stack = nn.ParameterDict({_key(n): nn.Parameter(p.detach().unsqueeze(0).repeat(n_seeds, *[1] * p.dim()))
                                        for n, p in template.named_parameters()})
         for n, b in buffers.items():
@@ -203,37 +207,53 @@ class ModuleModel(nn.Module):
         template, modules = self.__dict__["template"], self.__dict__["submodules"]
         params = {n: self._stacked()[_key(n)] for n in self._names}
         buffers = {n: getattr(self, "buffer__" + _key(n)) for n in self._buffer_names}
-
-        def one(p, b, xs):
-            out: dict = {}
-            hooks = [modules[name].register_forward_hook(lambda _m, _i, o, name=name: out.__setitem__(name, o))
-                     for name in capture]
-            try:
-                logits = functional_call(template, {**p, **b}, (xs,))
-            finally:
-                for h in hooks:
-                    h.remove()
-            missing = [name for name in capture if name not in out]
-            if missing:
-                raise ModuleError(f"config key '{self._where}.sites'/'attention': submodule(s) {missing} of "
-                                  f"{self._cls.__name__} are not called by its forward, so there is no output to read")
-            return logits, tuple(out[name] for name in capture)
-
-        # (B, positions) shared by the seeds, or (S, B, positions) a batch per seed
+        # (B, positions) shared by the seeds, or (S, B, positions) a batch per seed. A shared batch is
+        # expanded over the seeds (no copy): with an unbatched input, vmap puts the seed axis inside the
+        # first layer's output (e.g. an embedding gives (B, T, S, d) in memory) and every later product
+        # of it with seed-major tensors is strided, which costs more than the arithmetic on a CPU.
+        if x.dim() == 2:
+            x = x.expand(self.S, *x.shape)
+        compiled = self.__dict__["compiled"]
         try:
             with warnings.catch_warnings():  # attention kernels without a batching rule run one seed at a time
                 warnings.filterwarnings("ignore", message="There is a performance drop")
-                logits, captured = vmap(one, in_dims=(0, 0, None if x.dim() == 2 else 0), randomness="error")(
-                    params, buffers, x)
-        except RuntimeError as exc:
+                if compiled is not None and not capture:
+                    logits, captured = compiled(params, buffers, x), ()
+                else:
+                    logits, captured = vmap(functools.partial(self._one, template, modules, capture),
+                                            in_dims=(0, 0, 0), randomness="error")(params, buffers, x)
+        except ModuleError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (the user's forward under vmap or torch.compile)
             if "randomness" in str(exc):
                 raise ModuleError(f"config key '{self._where}.module': {self._cls.__name__}'s forward draws random "
                                   f"numbers, which cannot be batched over seeds like the plain run") from exc
+            if compiled is not None and not capture:
+                raise ModuleError(f"config key '{self._where}.compile': torch.compile of {self._cls.__name__}'s "
+                                  f"seed-batched forward failed ({type(exc).__name__}: {exc}); leave compile out to "
+                                  f"run it eagerly") from exc
             raise
         if logits.dim() != 3:
             raise ModuleError(f"config key '{self._where}.module': {self._cls.__name__} returned logits of shape "
                               f"{tuple(logits.shape[1:])} for a batch of {x.shape[-2]}; expected (batch, classes)")
         return Internals(logits, dict(zip(capture, captured)))
+
+    def _one(self, template, modules, capture, p, b, xs):
+        """One seed: the template called with that seed's tensors, the outputs of ``capture`` read by
+        forward hooks."""
+        out: dict = {}
+        hooks = [modules[name].register_forward_hook(lambda _m, _i, o, name=name: out.__setitem__(name, o))
+                 for name in capture]
+        try:
+            logits = functional_call(template, {**p, **b}, (xs,))
+        finally:
+            for h in hooks:
+                h.remove()
+        missing = [name for name in capture if name not in out]
+        if missing:
+            raise ModuleError(f"config key '{self._where}.sites'/'attention': submodule(s) {missing} of "
+                              f"{self._cls.__name__} are not called by its forward, so there is no output to read")
+        return logits, tuple(out[name] for name in capture)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self._run(x, ()).logits
@@ -255,6 +275,15 @@ class ModuleModel(nn.Module):
         return att
 
 
+def _batched_forward(template: nn.Module):
+    """``(params, buffers, x) -> logits``: the template over a leading seed axis of all three (what
+    ``torch.compile`` is given)."""
+    def forward(params: dict, buffers: dict, x: torch.Tensor) -> torch.Tensor:
+        return vmap(lambda p, b, xs: functional_call(template, {**p, **b}, (xs,)), randomness="error")(
+            params, buffers, x)
+    return forward
+
+
 def param_dims(params: Params) -> dict:
     """Dim names of each parameter after the seed axis: ``<name>_<i>`` (the module's own shapes)."""
     net = instance(import_class(params.module), dict(params.args), 0)
@@ -263,7 +292,7 @@ def param_dims(params: Params) -> dict:
 
 def build(params: Params, n_seeds: int, shape: dict, attention, where: str = "models") -> ModuleModel:
     return ModuleModel(import_class(params.module, f"{where}.module"), dict(params.args), n_seeds, params.attention,
-                       params.sites, where)
+                       params.sites, where, params.compile)
 
 
 def as_inputs(x: np.ndarray, params: Params | None = None) -> torch.Tensor:
