@@ -16,6 +16,10 @@ inputs, ``(batch, positions)`` (put an ``nn.Identity()`` on the weights your for
 the last query's weights averaged over heads); ``sites`` name submodules (``named_modules()``) whose
 outputs probes can read, flattened to ``(batch, features)``.
 
+``compile: true`` runs the seed-batched forward pass (training, evaluation) through ``torch.compile``:
+fused kernels instead of one operator at a time over all seeds (on a CPU it needs a C++ compiler; the
+numbers differ from the eager run's by rounding). Reading sites and attention stays eager.
+
 Refused, with the config key named: modules with dropout of p > 0 or batch norm (a per-seed random
 mask or an in-place running statistic has no lock-step equivalent of the plain run), an import that
 fails, a class that is not an ``nn.Module``, constructor arguments it does not take, and logits of
