@@ -68,3 +68,15 @@ def test_one_case_with_the_adapter_reports_its_time_and_both_ratios():
     assert row["adapter_ratio"] == pytest.approx(row["baseline_ms_per_seed_epoch"] / row["adapter_ms_per_seed_epoch"])
     assert row["engine_over_adapter"] == pytest.approx(row["adapter_ms_per_seed_epoch"] / row["engine_ms_per_seed_epoch"])
     assert "baseline/adapter" in bench._table([row])
+
+
+def test_the_compiled_adapter_and_the_adapters_ceiling_are_reported():
+    """--compiled: the adapter with the module kind's compile key, its compilation outside the timed
+    epochs; --profile: the adapter's ceiling, the baseline over its own matrix products."""
+    row = bench.run_case("circuit", 2, "full", epochs=1, threads=1, device="cpu", compiled=True, profile_epochs=1)
+    assert row["compiled_ms_per_seed_epoch"] > 0 and row["compile_s"] > 0
+    assert row["compiled_ratio"] == pytest.approx(row["baseline_ms_per_seed_epoch"] / row["compiled_ms_per_seed_epoch"])
+    assert row["adapter_ceiling"] == pytest.approx(row["baseline_ms_per_seed_epoch"]
+                                                   / row["baseline_profile"]["matmul_ms"])
+    table = bench._table([row])
+    assert "baseline/compiled" in table and "adapter ceiling" in table

@@ -54,7 +54,8 @@ def test_declaration_and_params_mirror_the_config_schema(kind, name):
         elif kind in ("optimizer", "model", "task") and key not in plug.schema.get("required", []):
             # a key added to a kind carries no schema default (the config slices of runs that do not set it must
             # not change, or they would rerun): Params has it, and the description says it
-            shown = f"{default:g}" if isinstance(default, (int, float)) else str(default)
+            shown = (str(default).lower() if isinstance(default, bool) else f"{default:g}"
+                     if isinstance(default, (int, float)) else str(default))
             assert default is not dataclasses.MISSING and f"default {shown}" in sub["description"], key
         else:
             assert default is dataclasses.MISSING and key in plug.schema.get("required", []), key

@@ -50,7 +50,7 @@ properties:
   args: {description: "Keyword arguments of the class's constructor.", type: object, default: {}}
   attention: {description: "Name of a submodule whose output is the attention row recorded for probe inputs, (batch, positions); null: none recorded.", type: [string, "null"], default: null}
   sites: {description: "Submodules (names in named_modules()) whose outputs probes can read.", type: array, items: {type: string}, default: []}
-  compile: {description: "Compile the seed-batched forward pass with torch.compile (fused kernels: faster after a one-off compile of seconds to a minute per input shape; numbers differ from the eager run by rounding; on a CPU it needs a C++ compiler). Left out: eager.", type: boolean}
+  compile: {description: "Compile the seed-batched forward pass with torch.compile (fused kernels: faster after a one-off compile of seconds to a minute per input shape; numbers differ from the eager run by rounding; on a CPU it needs a C++ compiler); default false: eager.", type: boolean}
 required: [module]
 """
 TASKS = ["*"]
