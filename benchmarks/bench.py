@@ -19,7 +19,10 @@ d=32, 4 heads, n_train=4392, n_test=10249).
 
 ``--profile N`` then profiles N more epochs of each side (torch profiler, after a warm-up epoch): the
 top operators, the engine's matrix-product time, and the ratio's *ceiling* (baseline time over the
-engine's matrix products alone: the ratio if everything else took no time).
+engine's matrix products alone: the ratio if everything else took no time), and the *adapter ceiling* (baseline time over the baseline's own matrix products: a seed-batched
+plain module keeps every one of them, so this is its ratio if all else took no time and its products
+ran as fast as the loop's); with ``--compiled`` the compiled adapter's profile and its ceiling over
+its own matrix products.
 """
 from __future__ import annotations
 
@@ -336,6 +339,12 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
             # a seed-batched plain module (the adapter) keeps every matrix product of the plain module:
             # its ratio if all else took no time and its products ran as fast as the baseline's
             row["adapter_ceiling"] = row["baseline_ms_per_seed_epoch"] / row["baseline_profile"]["matmul_ms"]
+        if compiled:
+            row["compiled_profile"] = _profiled(
+                lambda cb: train_seeds(compiled_adapter, tensors, TrainingPlan.of(short), dev, callback=cb),
+                profile_epochs, seeds, top, wait=1, cuda=cuda)
+            if baseline:  # the same with the compiled adapter's own matrix products
+                row["compiled_ceiling"] = row["baseline_ms_per_seed_epoch"] / row["compiled_profile"]["matmul_ms"]
     return row
 
 
@@ -358,6 +367,10 @@ def _table(rows: list[dict]) -> str:
     if ceiling:
         lines[0] += " baseline matmul ms/seed-epoch | adapter ceiling |"
         lines[1] += "---:|---:|"
+    compiled_ceiling = any("compiled_ceiling" in r for r in rows)
+    if compiled_ceiling:
+        lines[0] += " compiled matmul ms/seed-epoch | compiled ceiling |"
+        lines[1] += "---:|---:|"
     for r in rows:
         line = (f"| {r['model']} | {r['batch']} | {r['seeds']} | {r['engine_ms_per_seed_epoch']:.2f} | "
                 f"{r.get('baseline_ms_per_seed_epoch', nan):.2f} | {r['engine_seed_steps_per_s']:.0f} | "
@@ -374,6 +387,9 @@ def _table(rows: list[dict]) -> str:
         if ceiling:
             matmul = r["baseline_profile"]["matmul_ms"] if "adapter_ceiling" in r else nan
             line += f" {matmul:.2f} | {r.get('adapter_ceiling', nan):.1f}x |"
+        if compiled_ceiling:
+            matmul = r["compiled_profile"]["matmul_ms"] if "compiled_ceiling" in r else nan
+            line += f" {matmul:.2f} | {r.get('compiled_ceiling', nan):.1f}x |"
         lines.append(line)
     return "\n".join(lines)
 
@@ -382,7 +398,7 @@ def _profiles(rows: list[dict]) -> str:
     """Where each side's time goes (profiled epochs: ms per seed-epoch, operator calls per epoch)."""
     out = []
     for r in rows:
-        for side in ("engine", "baseline"):
+        for side in ("engine", "baseline", "compiled"):
             p = r.get(f"{side}_profile")
             if p:
                 out.append(f"\n{r['model']} batch {r['batch']} seeds {r['seeds']}, {side}: {p['total_ms']:.2f} ms "

@@ -24,6 +24,9 @@ os.environ.setdefault("PIPELINE_LIB_CACHE", os.path.join(tempfile.gettempdir(), 
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = REPO / ".test" / "config" / "config.yaml"
+# torch.compile on a CPU builds C++ kernels: tests that compile skip where no compiler is installed
+needs_cxx = pytest.mark.skipif(not any(shutil.which(c) for c in (os.environ.get("CXX", ""), "g++", "clang++", "c++") if c),
+                               reason="torch.compile needs a C++ compiler on a CPU; none found")
 
 
 def _needs_smoke(item) -> bool:

@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import needs_cxx
 from pipeline_lib.batches import TrainingSet
 from pipeline_lib.engine import train_seeds
 from pipeline_lib.models import build_run_model, param_dims, run_inputs
@@ -60,6 +61,7 @@ def test_s_seeds_in_lock_step_equal_s_plain_runs_of_the_module_float64(smoke_raw
     assert not np.allclose(getattr(model, "out.bias")[0].detach(), getattr(model, "out.bias")[1].detach())
 
 
+@needs_cxx
 def test_compile_true_trains_the_same_seeds_as_the_eager_adapter_up_to_rounding(smoke_raw):
     """The model key ``compile: true`` runs the seed-batched forward through torch.compile (fused kernels):
     the same training as the eager adapter, to float64 rounding, and leaving the key out is eager."""
@@ -70,7 +72,7 @@ def test_compile_true_trains_the_same_seeds_as_the_eager_adapter_up_to_rounding(
         cfg = load_config(_config(smoke_raw, model_cfg, optimizer={"name": "adam", "lr": 0.01}, batch_size="full"))
         rc, spec = cfg.runs["own_run"], cfg.run_spec("own_run")
         model = build_run_model(spec)
-        assert (model.__dict__["compiled"] is not None) == compiled
+        assert (model._compiled() is not None) == compiled
         model.init_seeds(list(rc.seeds))
         model.double()
         tensors = {"x_train": x, "y_train": y, "x_test": x[:10], "y_test": y[:10], "probe_x": x[:4]}
@@ -81,6 +83,23 @@ def test_compile_true_trains_the_same_seeds_as_the_eager_adapter_up_to_rounding(
         torch.testing.assert_close(trained[True][n], eager, rtol=1e-9, atol=1e-11)
         moved = max(moved, (eager - getattr(build_run_model(spec), n).detach().double()).abs().max().item())
     assert moved > 1e-3  # training moved the weights, so the comparison above can fail
+
+
+@pytest.mark.parametrize("compile", [False, True])
+def test_a_fault_of_the_forward_is_reported_as_such_compiled_or_not(compile):
+    """Under torch.compile a fault of the module's own forward is the forward's error (a shape error stays a
+    shape error, a random draw is named as one), not a failure of the compilation."""
+    x = _modadd()[0]
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        ModuleModel(ShapeBug, {}, 2, where="models.m", compile=compile)(x)
+    with pytest.raises(ModuleError, match=r"config key 'models.m.module': DrawsNoise's forward draws random numbers"):
+        ModuleModel(DrawsNoise, {}, 2, where="models.m", compile=compile)(x)
+
+
+def test_a_deep_copy_compiles_its_own_template():
+    model = ModuleModel(import_class(MLP), ARGS, 2, compile=True)
+    twin = copy.deepcopy(model)
+    assert twin._compiled() is not model._compiled() and model._compiled() is model._compiled()
 
 
 def test_a_compile_failure_names_the_key(monkeypatch):
@@ -144,6 +163,28 @@ class WithTau(WithDropout):
         self.tau = torch.nn.Parameter(torch.ones(()))
 
 
+class WithCompiled(WithDropout):
+    def __init__(self):
+        super().__init__(0.0)
+        self.compiled = torch.nn.Parameter(torch.ones(()))
+
+
+class ShapeBug(WithDropout):
+    def __init__(self):
+        super().__init__(0.0)
+
+    def forward(self, x):
+        return self.out(self.embed(x).flatten(1) @ torch.ones(3, 3))
+
+
+class DrawsNoise(WithDropout):
+    def __init__(self):
+        super().__init__(0.0)
+
+    def forward(self, x):
+        return self.out(self.embed(x).flatten(1) + torch.rand(8))
+
+
 class WithRandomBuffer(WithDropout):
     def __init__(self):
         super().__init__(0.0)
@@ -187,6 +228,8 @@ def test_dropout_and_batch_norm_are_refused_layer_norm_buffers_and_p0_dropout_wo
         ModuleModel(WithBatchNorm, {}, 2, where="models.m")
     with pytest.raises(ModuleError, match=r"parameter\(s\) \['tau'\] share a name"):
         ModuleModel(WithTau, {}, 2, where="models.m")
+    with pytest.raises(ModuleError, match=r"parameter\(s\) \['compiled'\] share a name"):
+        ModuleModel(WithCompiled, {}, 2, where="models.m", compile=True)
     with pytest.raises(ModuleError, match=r"buffer\(s\) \['projection'\] differ from seed to seed"):
         ModuleModel(WithRandomBuffer, {}, 2, where="models.m")
     with pytest.raises(ModuleError, match=r"config key 'models.m.args': FailingInit\(\*\*\{\}\) failed: ValueError"):

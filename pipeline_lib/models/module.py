@@ -16,9 +16,11 @@ inputs, ``(batch, positions)`` (put an ``nn.Identity()`` on the weights your for
 the last query's weights averaged over heads); ``sites`` name submodules (``named_modules()``) whose
 outputs probes can read, flattened to ``(batch, features)``.
 
-``compile: true`` runs the seed-batched forward pass (training, evaluation) through ``torch.compile``:
-fused kernels instead of one operator at a time over all seeds (on a CPU it needs a C++ compiler; the
-numbers differ from the eager run's by rounding). Reading sites and attention stays eager.
+``compile: true`` runs the seed-batched forward pass through ``torch.compile`` wherever the model runs
+(training, evaluation, analyses that rebuild it from its weights): fused kernels instead of one operator
+at a time over all seeds (on a CPU it needs a C++ compiler; the numbers differ from the eager run's by
+rounding). Reading sites and attention stays eager. A fault of the forward itself is reported as the
+eager run reports it (the failed call is repeated eagerly), a failure of the compilation names the key.
 
 Refused, with the config key named: modules with dropout of p > 0 or batch norm (a per-seed random
 mask or an in-place running statistic has no lock-step equivalent of the plain run), an import that
@@ -159,6 +161,7 @@ class ModuleModel(nn.Module):
         template.train()  # no dropout or batch norm: the mode only keeps PyTorch's inference fast paths off
         self.__dict__["template"] = template  # not a submodule: its own tensors are never used
         self.__dict__["submodules"] = modules  # hooks for attention and sites attach here
+        self.__dict__["_compile"], self.__dict__["compiled"] = compile, None  # see _compiled()
         self._attention_name, self._sites = attention, tuple(sites)
         names = [n for n, _ in template.named_parameters()]
         taken = sorted(n for n in names if hasattr(self, n))  # e.g. a parameter named 'tau' or 'forward'
@@ -167,8 +170,6 @@ class ModuleModel(nn.Module):
                               f"an attribute of the workflow's seed-batched model; rename them in the module")
         self._names = names
         self._buffer_names = list(buffers)
-        # the plain forward pass (training, evaluation) compiled; reading sites or attention stays eager
-        self.__dict__["compiled"] = torch.compile(_batched_forward(template)) if compile else None
         self.stack = nn.ParameterDict({_key(n): nn.Parameter(p.detach().unsqueeze(0).repeat(n_seeds, *[1] * p.dim()))
                                        for n, p in template.named_parameters()})
         for n, b in buffers.items():
@@ -217,30 +218,40 @@ class ModuleModel(nn.Module):
         # of it with seed-major tensors is strided, which costs more than the arithmetic on a CPU.
         if x.dim() == 2:
             x = x.expand(self.S, *x.shape)
-        compiled = self.__dict__["compiled"]
+        eager = vmap(functools.partial(self._one, template, modules, capture), in_dims=(0, 0, 0), randomness="error")
+        compiled = self._compiled() if not capture else None
         try:
             with warnings.catch_warnings():  # attention kernels without a batching rule run one seed at a time
                 warnings.filterwarnings("ignore", message="There is a performance drop")
-                if compiled is not None and not capture:
-                    logits, captured = compiled(params, buffers, x), ()
+                if compiled is None:
+                    logits, captured = eager(params, buffers, x)
                 else:
-                    logits, captured = vmap(functools.partial(self._one, template, modules, capture),
-                                            in_dims=(0, 0, 0), randomness="error")(params, buffers, x)
-        except ModuleError:
-            raise
-        except Exception as exc:  # noqa: BLE001 (the user's forward under vmap or torch.compile)
-            if "randomness" in str(exc):
+                    try:
+                        logits, captured = compiled(params, buffers, x), ()
+                    except Exception as exc:  # noqa: BLE001 (tracing or compiling the user's forward)
+                        eager(params, buffers, x)  # a fault of the forward itself raises its own error here
+                        raise ModuleError(f"config key '{self._where}.compile': torch.compile of "
+                                          f"{self._cls.__name__}'s seed-batched forward failed ({type(exc).__name__}: "
+                                          f"{exc}); leave compile out to run it eagerly") from exc
+        except RuntimeError as exc:
+            if "randomness error mode" in str(exc):  # vmap's message for a random draw under randomness="error"
                 raise ModuleError(f"config key '{self._where}.module': {self._cls.__name__}'s forward draws random "
                                   f"numbers, which cannot be batched over seeds like the plain run") from exc
-            if compiled is not None and not capture:
-                raise ModuleError(f"config key '{self._where}.compile': torch.compile of {self._cls.__name__}'s "
-                                  f"seed-batched forward failed ({type(exc).__name__}: {exc}); leave compile out to "
-                                  f"run it eagerly") from exc
             raise
         if logits.dim() != 3:
             raise ModuleError(f"config key '{self._where}.module': {self._cls.__name__} returned logits of shape "
                               f"{tuple(logits.shape[1:])} for a batch of {x.shape[-2]}; expected (batch, classes)")
         return Internals(logits, dict(zip(capture, captured)))
+
+    def _compiled(self):
+        """The compiled seed-batched forward of the template (``compile: true``), or None. Built on first
+        use and rebuilt for another template (a deep copy of the model has its own)."""
+        if not self.__dict__["_compile"]:
+            return None
+        template, cached = self.__dict__["template"], self.__dict__["compiled"]
+        if cached is None or cached[0] != id(template):
+            cached = self.__dict__["compiled"] = (id(template), torch.compile(_batched_forward(template)))
+        return cached[1]
 
     def _one(self, template, modules, capture, p, b, xs):
         """One seed: the template called with that seed's tensors, the outputs of ``capture`` read by
