@@ -348,48 +348,40 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
     return row
 
 
+def _matmul(side: str):
+    """A row's matrix-product time of one profiled side (nan where that side was not profiled)."""
+    return lambda r: r[f"{side}_profile"]["matmul_ms"] if f"{side}_profile" in r else float("nan")
+
+
+# optional column groups, shown when any row has the group's key: (header, row key or getter, format)
+COLUMN_GROUPS = [
+    ("engine_profile", [("engine matmul ms/seed-epoch", _matmul("engine"), "{:.2f}"),
+                        ("ratio ceiling", "ratio_ceiling", "{:.1f}x")]),
+    ("adapter_ms_per_seed_epoch", [("adapter ms/seed-epoch", "adapter_ms_per_seed_epoch", "{:.2f}"),
+                                   ("baseline/adapter", "adapter_ratio", "{:.1f}x"),
+                                   ("adapter/engine", "engine_over_adapter", "{:.1f}x")]),
+    ("compiled_ms_per_seed_epoch", [("compiled adapter ms/seed-epoch", "compiled_ms_per_seed_epoch", "{:.2f}"),
+                                    ("baseline/compiled", "compiled_ratio", "{:.1f}x"),
+                                    ("compile (s)", "compile_s", "{:.0f}")]),
+    ("adapter_ceiling", [("baseline matmul ms/seed-epoch", _matmul("baseline"), "{:.2f}"),
+                         ("adapter ceiling", "adapter_ceiling", "{:.1f}x")]),
+    ("compiled_ceiling", [("compiled matmul ms/seed-epoch", _matmul("compiled"), "{:.2f}"),
+                          ("compiled ceiling", "compiled_ceiling", "{:.1f}x")]),
+]
+
+
 def _table(rows: list[dict]) -> str:
-    prof = any("engine_profile" in r for r in rows)
-    extra = " engine matmul ms/seed-epoch | ratio ceiling |" if prof else ""
-    lines = ["| model | batch | seeds | engine ms/seed-epoch | baseline ms/seed-epoch | engine seed-steps/s | "
-             "baseline seed-steps/s | ratio | peak RSS (MB) |" + extra,
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if prof else "")]
     nan = float("nan")
-    adapted = any("adapter_ms_per_seed_epoch" in r for r in rows)
-    if adapted:
-        lines[0] += " adapter ms/seed-epoch | baseline/adapter | adapter/engine |"
-        lines[1] += "---:|---:|---:|"
-    compiled = any("compiled_ms_per_seed_epoch" in r for r in rows)
-    if compiled:
-        lines[0] += " compiled adapter ms/seed-epoch | baseline/compiled | compile (s) |"
-        lines[1] += "---:|---:|---:|"
-    ceiling = any("adapter_ceiling" in r for r in rows)
-    if ceiling:
-        lines[0] += " baseline matmul ms/seed-epoch | adapter ceiling |"
-        lines[1] += "---:|---:|"
-    compiled_ceiling = any("compiled_ceiling" in r for r in rows)
-    if compiled_ceiling:
-        lines[0] += " compiled matmul ms/seed-epoch | compiled ceiling |"
-        lines[1] += "---:|---:|"
+    columns = [col for key, group in COLUMN_GROUPS if any(key in r for r in rows) for col in group]
+    lines = ["| model | batch | seeds | engine ms/seed-epoch | baseline ms/seed-epoch | engine seed-steps/s | "
+             "baseline seed-steps/s | ratio | peak RSS (MB) |" + "".join(f" {h} |" for h, _, _ in columns),
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(columns)]
     for r in rows:
         line = (f"| {r['model']} | {r['batch']} | {r['seeds']} | {r['engine_ms_per_seed_epoch']:.2f} | "
                 f"{r.get('baseline_ms_per_seed_epoch', nan):.2f} | {r['engine_seed_steps_per_s']:.0f} | "
                 f"{r.get('baseline_seed_steps_per_s', nan):.0f} | {r.get('ratio', nan):.1f}x | {r['peak_rss_mb']:.0f} |")
-        if prof:
-            matmul = r["engine_profile"]["matmul_ms"] if "engine_profile" in r else nan
-            line += f" {matmul:.2f} | {r.get('ratio_ceiling', nan):.1f}x |"
-        if adapted:
-            line += (f" {r.get('adapter_ms_per_seed_epoch', nan):.2f} | {r.get('adapter_ratio', nan):.1f}x | "
-                     f"{r.get('engine_over_adapter', nan):.1f}x |")
-        if compiled:
-            line += (f" {r.get('compiled_ms_per_seed_epoch', nan):.2f} | {r.get('compiled_ratio', nan):.1f}x | "
-                     f"{r.get('compile_s', nan):.0f} |")
-        if ceiling:
-            matmul = r["baseline_profile"]["matmul_ms"] if "adapter_ceiling" in r else nan
-            line += f" {matmul:.2f} | {r.get('adapter_ceiling', nan):.1f}x |"
-        if compiled_ceiling:
-            matmul = r["compiled_profile"]["matmul_ms"] if "compiled_ceiling" in r else nan
-            line += f" {matmul:.2f} | {r.get('compiled_ceiling', nan):.1f}x |"
+        for _, value, fmt in columns:
+            line += " " + fmt.format(value(r) if callable(value) else r.get(value, nan)) + " |"
         lines.append(line)
     return "\n".join(lines)
 
