@@ -19,10 +19,11 @@ d=32, 4 heads, n_train=4392, n_test=10249).
 
 ``--profile N`` then profiles N more epochs of each side (torch profiler, after a warm-up epoch): the
 top operators, the engine's matrix-product time, and the ratio's *ceiling* (baseline time over the
-engine's matrix products alone: the ratio if everything else took no time), and the *adapter ceiling* (baseline time over the baseline's own matrix products: a seed-batched
-plain module keeps every one of them, so this is its ratio if all else took no time and its products
-ran as fast as the loop's); with ``--compiled`` the compiled adapter's profile and its ceiling over
-its own matrix products.
+engine's matrix products alone: the ratio if everything else took no time), and the *adapter
+ceiling* (baseline time over the baseline's own matrix products: a seed-batched plain module keeps
+every one of them, so this is its ratio if all else took no time and its products ran as fast as
+the loop's); with ``--compiled`` the compiled adapter's profile and its ceiling over its own matrix
+products.
 """
 from __future__ import annotations
 
@@ -281,26 +282,27 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
         sync()
         stamps[epoch] = time.perf_counter()
 
+    def seed_epoch_s(m) -> float:
+        """Train ``m`` with the engine (its first epoch, warm-up, untimed): seconds per seed-epoch of epochs
+        2..E+1, steps + evaluation."""
+        stamps.clear()
+        train_seeds(m.to(dev), tensors, TrainingPlan.of(rc), dev, callback=stamp)
+        return (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)
+
     plain = [plain_module(model, i) for i in range(min(seeds, 2))] if baseline else []  # from the initialisation
     adapted = adapter_model(model) if adapter else None
     compiled_adapter = adapter_model(model, compile=True) if compiled else None
-    model.to(dev)
-    train_seeds(model, tensors, TrainingPlan.of(rc), dev, callback=stamp)
-    engine_s = (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)  # epochs 2..E+1: steps + evaluation
+    engine_s = seed_epoch_s(model)
     row = {"model": model_name, "seeds": seeds, "batch": batch, "device": str(dev), "threads": threads,
            "epochs_timed": epochs, "steps_per_epoch": steps,
            "engine_ms_per_seed_epoch": 1000 * engine_s, "engine_seed_steps_per_s": steps / engine_s,
            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     if adapter:  # the same loop and plan, the model being the plain module under vmap
-        stamps.clear()
-        train_seeds(adapted.to(dev), tensors, TrainingPlan.of(rc), dev, callback=stamp)
-        adapter_s = (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)
+        adapter_s = seed_epoch_s(adapted)
         row.update(adapter_ms_per_seed_epoch=1000 * adapter_s, engine_over_adapter=adapter_s / engine_s)
     if compiled:
-        stamps.clear()
         start = time.perf_counter()
-        train_seeds(compiled_adapter.to(dev), tensors, TrainingPlan.of(rc), dev, callback=stamp)
-        compiled_s = (stamps[epochs + 1] - stamps[1]) / (epochs * seeds)
+        compiled_s = seed_epoch_s(compiled_adapter)
         # the compilations (training step and each evaluation's shapes) all happen before epoch 1 ends
         row.update(compiled_ms_per_seed_epoch=1000 * compiled_s, compile_s=stamps[1] - start - compiled_s * seeds,
                    engine_over_compiled=compiled_s / engine_s)
