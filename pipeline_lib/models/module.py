@@ -209,7 +209,6 @@ class ModuleModel(nn.Module):
             self._stacked()[_key(n)].copy_(torch.as_tensor(np.asarray(arrays[n])))
 
     def _run(self, x: torch.Tensor, capture: tuple[str, ...]) -> Internals:
-        template, modules = self.__dict__["template"], self.__dict__["submodules"]
         params = {n: self._stacked()[_key(n)] for n in self._names}
         buffers = {n: getattr(self, "buffer__" + _key(n)) for n in self._buffer_names}
         # (B, positions) shared by the seeds, or (S, B, positions) a batch per seed. A shared batch is
@@ -218,7 +217,7 @@ class ModuleModel(nn.Module):
         # of it with seed-major tensors is strided, which costs more than the arithmetic on a CPU.
         if x.dim() == 2:
             x = x.expand(self.S, *x.shape)
-        eager = vmap(functools.partial(self._one, template, modules, capture), in_dims=(0, 0, 0), randomness="error")
+        eager = self._batched(capture)
         compiled = self._compiled() if not capture else None
         try:
             with warnings.catch_warnings():  # attention kernels without a batching rule run one seed at a time
@@ -227,7 +226,7 @@ class ModuleModel(nn.Module):
                     logits, captured = eager(params, buffers, x)
                 else:
                     try:
-                        logits, captured = compiled(params, buffers, x), ()
+                        logits, captured = compiled(params, buffers, x)
                     except Exception as exc:  # noqa: BLE001 (tracing or compiling the user's forward)
                         eager(params, buffers, x)  # a fault of the forward itself raises its own error here
                         raise ModuleError(f"config key '{self._where}.compile': torch.compile of "
@@ -250,12 +249,18 @@ class ModuleModel(nn.Module):
             return None
         template, cached = self.__dict__["template"], self.__dict__["compiled"]
         if cached is None or cached[0] != id(template):
-            cached = self.__dict__["compiled"] = (id(template), torch.compile(_batched_forward(template)))
+            cached = self.__dict__["compiled"] = (id(template), torch.compile(self._batched(())))
         return cached[1]
 
-    def _one(self, template, modules, capture, p, b, xs):
+    def _batched(self, capture: tuple[str, ...]):
+        """``(params, buffers, x) -> (logits, captured)`` over a leading seed axis of all three: :meth:`_one`
+        under vmap (what ``torch.compile`` is given for the plain forward)."""
+        return vmap(functools.partial(self._one, capture), in_dims=(0, 0, 0), randomness="error")
+
+    def _one(self, capture, p, b, xs):
         """One seed: the template called with that seed's tensors, the outputs of ``capture`` read by
         forward hooks."""
+        template, modules = self.__dict__["template"], self.__dict__["submodules"]
         out: dict = {}
         hooks = [modules[name].register_forward_hook(lambda _m, _i, o, name=name: out.__setitem__(name, o))
                  for name in capture]
@@ -288,15 +293,6 @@ class ModuleModel(nn.Module):
             raise ModuleError(f"config key '{self._where}.attention': submodule {self._attention_name!r} gave shape "
                               f"{tuple(att.shape[1:])}; expected (batch, positions)")
         return att
-
-
-def _batched_forward(template: nn.Module):
-    """``(params, buffers, x) -> logits``: the template over a leading seed axis of all three (what
-    ``torch.compile`` is given)."""
-    def forward(params: dict, buffers: dict, x: torch.Tensor) -> torch.Tensor:
-        return vmap(lambda p, b, xs: functional_call(template, {**p, **b}, (xs,)), randomness="error")(
-            params, buffers, x)
-    return forward
 
 
 def param_dims(params: Params) -> dict:
