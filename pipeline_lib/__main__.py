@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -22,7 +23,14 @@ def _parser() -> argparse.ArgumentParser:
                                          "rewrite them (--write) after an intended change of numbers")
     gold.add_argument("results", nargs="?", default=".test/results", help="default: .test/results")
     gold.add_argument("--digests", default="tests/golden/test_config.json", help="default: %(default)s")
-    gold.add_argument("--write", action="store_true", help="rewrite the digests from the results folder")
+    gold.add_argument("--write", action="store_true", help="rewrite the digests from the results folder, with this "
+                                                           "machine's fingerprint")
+    gold.add_argument("--measure", action="store_true",
+                      help="with --write: first run the test config here (into the results folder), then once per "
+                           "kernel perturbation (another vector width, MKL mode, one thread) under --scratch, and "
+                           "store each variable's spread (the cross-machine tolerance); about 25 minutes on 2 cores")
+    gold.add_argument("--scratch", default=".test/golden-perturbed",
+                      help="where --measure runs the perturbed copies (default: %(default)s)")
     same = sub.add_parser("same", help="check that every HDF5 artifact of one results folder is equal bit for bit "
                                        "in another (a restructure's before and after)")
     same.add_argument("before", help="the results folder written by the old code")
@@ -43,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "golden":
-        return _golden(Path(args.results), Path(args.digests), args.write)
+        return _golden(Path(args.results), Path(args.digests), args.write, args.measure, Path(args.scratch))
     if args.command == "same":
         return _same(Path(args.before), Path(args.after), args.only)
     if args.command == "equivalent":
@@ -93,19 +101,59 @@ def main(argv=None) -> int:
     return 2
 
 
-def _golden(results: Path, digests: Path, write: bool) -> int:
+def _golden(results: Path, digests: Path, write: bool, measure: bool = False, scratch: Path = Path()) -> int:
     from .plumbing import golden
 
+    if measure and not write:
+        print("error: --measure rewrites the digests: give --write too", file=sys.stderr)
+        return 2
+    if write:
+        perturbed = {}
+        if measure:
+            repo = Path(__file__).resolve().parents[1]
+            if results.resolve() != (repo / ".test" / "results").resolve():
+                print(f"error: --measure runs the test config, whose results are {repo / '.test' / 'results'}, "
+                      f"not {results}", file=sys.stderr)
+                return 2
+            print("golden: the test config, unperturbed ...")
+            try:
+                golden.run_test_config(repo, scratch / "unperturbed")
+                shutil.rmtree(results, ignore_errors=True)
+                shutil.copytree(scratch / "unperturbed" / "results", results)
+                perturbed = golden.measure(repo, scratch)
+            except RuntimeError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
+        elif not results.is_dir():
+            print(f"error: {results} is not a results folder", file=sys.stderr)
+            return 2
+        n = golden.write(results, digests, perturbed)
+        print(f"{digests}: the digests of {n} artifacts of {results}"
+              + (f", with their spread over {', '.join(perturbed)}" if perturbed else
+                 " (no spread measured: on other machines every variable is checked by its size only; "
+                 "--measure measures it)"))
+        return 0
     if not results.is_dir():
         print(f"error: {results} is not a results folder", file=sys.stderr)
         return 2
-    if write:
-        print(f"{digests}: the digests of {golden.write(results, digests)} artifacts of {results}")
-        return 0
     if not digests.exists():
-        print(f"error: {digests} does not exist (write it with --write)", file=sys.stderr)
+        print(f"error: {digests} does not exist (write it with --write --measure)", file=sys.stderr)
         return 2
-    diff = golden.compare(json.loads(digests.read_text()), golden.digest(results))
+    try:
+        doc = golden.load(digests)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    differs = golden.fingerprint_diff(doc["fingerprint"], golden.fingerprint())
+    if differs:
+        print("the digests were written on another machine (" + "; ".join(differs) + "): compared within each "
+              "variable's measured spread")
+        diff = golden.compare_across(doc["artifacts"], golden.digest(results), measured=bool(doc["perturbations"]))
+        for kind in ("exact", "within", "size_only"):
+            for line in diff.pop(kind):
+                print(f"{kind}: {line}")
+    else:
+        diff = golden.compare(doc["artifacts"], golden.digest(results))
     for kind, lines in diff.items():
         for line in lines:
             print(f"{kind}: {line}")

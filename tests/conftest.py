@@ -170,15 +170,16 @@ def smoke_run():
     return work, _side(work, "rc").stat().st_mtime - started
 
 
-def _snakemake_cmd(workdir, *args) -> list[str]:
-    return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir), "--cores", "2",
+def _snakemake_cmd(workdir, *args, repo=REPO) -> list[str]:
+    return [sys.executable, "-m", "snakemake", "-s", str(repo / "Snakefile"), "-d", str(workdir), "--cores", "2",
             *args]
 
 
-def snakemake(workdir, *args, configfile=None, timeout=600):
-    """Run the real snakemake CLI on this repository's Snakefile in ``workdir``."""
-    cmd = _snakemake_cmd(workdir, *args)
+def snakemake(workdir, *args, configfile=None, timeout=600, repo=REPO):
+    """Run the real snakemake CLI on the Snakefile (and library) of ``repo`` (this repository by default) in
+    ``workdir``."""
+    cmd = _snakemake_cmd(workdir, *args, repo=repo)
     if configfile is not None:
         cmd += ["--configfile", str(configfile)]
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(repo))
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=workdir)

@@ -241,3 +241,28 @@ def test_the_readme_shows_the_counts_of_the_published_ledger():
                  for r in table.strip().splitlines()[2:]}
     shown = {r.split("|")[1].strip(): [int(x) for x in r.split("|")[2:6]] for r in block.strip().splitlines()[2:]}
     assert shown and shown == published
+
+
+def test_publish_writes_the_full_reproductions_cost_measured_from_the_run(tmp_path):
+    from pipeline_lib.plumbing.cost import COST_BEGIN, COST_END, run_cost
+
+    results = tmp_path / "results"
+    (results / "benchmarks" / "train").mkdir(parents=True)
+    head = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for name, s, rss in (("a", 100.5, 300.0), ("b", 20.0, 1250.0)):
+        (results / "benchmarks" / "train" / f"{name}.tsv").write_text(head + f"{s}\t0:01:40\t{rss}\t1\t1\t1\t0\t0\t90\t1\n")
+    ledger.write_ledger(ledger.collect({}), str(results / "claims.csv"), str(results / "claims.md"))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{ledger.README_BEGIN}\n{ledger.README_END}\n{COST_BEGIN}\n| step | wait |\n| --- | --- |\n"
+                      f"| the full reproduction | about 2 hours |\n| the tests | 8 minutes |\n{COST_END}\nrest\n")
+    cost = run_cost(results, tmp_path)  # no Snakemake log: the job time alone, and no wall time
+    assert cost["jobs"] == 2 and cost["job_seconds"] == 120.5 and cost["peak_rss_mb"] == 1250.0 and cost["wall_seconds"] is None
+    log = tmp_path / ".snakemake" / "log"
+    log.mkdir(parents=True)
+    (log / "2026-01-01T000000.1.snakemake.log").write_text("Provided cores: 2\n...\n3 of 3 steps (100%) done\n"
+                                                          "Elapsed time: 1:05:30.5\n")
+    (log / "2026-01-02T000000.1.snakemake.log").write_text("Provided cores: 2\n1 of 3 steps (33%) done\n")  # interrupted
+    ledger.publish(results, tmp_path)
+    text = readme.read_text()
+    assert "about 2 hours" not in text and "| the tests | 8 minutes |" in text and text.endswith("rest\n")
+    assert "| the full reproduction | 66 minutes on 2 cores: 2 jobs, 120 job-seconds, the largest job 1.25 GB" in text

@@ -1,19 +1,42 @@
-"""Golden runs: the digests of every artifact of a results folder, and what moved between two of them.
+"""Golden runs: the digests of every artifact of a results folder, what moved between two of them, and the
+machine they were written on.
 
 A digest is, per data variable of each HDF5 artifact (datasets, trajectories, weights, analyses) and per
 numeric leaf of each figure's sidecar, four numbers: the size, the mean, the mean absolute value and the
 root mean square. With the artifact it keeps the stage that wrote it and that stage's code hash (from
 the provenance), so a comparison can say which stage moved and whether its code changed.
 
-``tests/test_golden.py`` compares the test config's smoke run to ``tests/golden/test_config.json``:
-numbers that moved under a recorded-equivalent or unchanged code hash fail the suite, naming the stage;
-a changed code hash with unmoved numbers asks for a record (:mod:`pipeline_lib.plumbing.equivalence`); an
-intended change of numbers rewrites the digests (``python -m pipeline_lib golden --write``).
+Floating point is not the same on every machine: the vector width a kernel takes (torch's CPU capability,
+numpy's SIMD dispatch), the BLAS and its code path, the thread count and the library versions each move
+the last bits of a result, and a few epochs of training carry them further. So the digests file records
+the *fingerprint* of the machine that wrote it (:func:`fingerprint`) and, per variable, its *spread*: how
+far that variable's digest moved when the test config was rerun on the writing machine with its kernels
+forced elsewhere (:data:`PERTURBATIONS`: another vector width for torch and for numpy, MKL's conditional
+numerical reproducibility modes, one thread instead of two). Two comparisons follow:
+
+- :func:`compare`, on a machine with the writing fingerprint: every number at a relative 1e-4 (far above a
+  rerun's own noise there, which is none: the runs are deterministic), so any change of a formula or a
+  hyperparameter fails, naming the stage.
+- :func:`compare_across`, on any machine: a variable of an artifact that no perturbation moved is compared
+  as exactly as the digest's own arithmetic allows (1e-9); one that moved by a spread s at most
+  :data:`CROSS_FACTOR` times s (a variable that did not move, beside others of its artifact that did, takes
+  their largest spread); one that moved by so much that the factor leaves no test (s >= :data:`CHAOTIC`: a
+  per-seed outcome that flips with the last bits of a kernel) by its size alone, and the comparison names
+  every such variable, so that nothing passes silently.
+
+``tests/test_golden.py`` runs the first where the fingerprint is the writer's (and says why it skips it
+elsewhere) and the second everywhere. ``python -m pipeline_lib golden --write --measure`` reruns the test
+config under each perturbation and writes the digests with their spread.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +44,109 @@ import numpy as np
 
 from .store import read_dataset
 
-# Agreement of two digests: |a - b| <= RTOL * max(|a|, |b|) + ATOL_SCALE * (the variable's mean |x|).
-# 1e-4: the test config's runs are short (a few epochs), so a bit-level difference of one machine's
-# kernels stays far below it, while a change of any hyperparameter or formula moves some statistic of
-# some artifact past it.
+# Agreement of two digests on the writing machine: |a - b| <= RTOL * max(|a|, |b|) + ATOL_SCALE * (the
+# variable's mean |x|). 1e-4: the test config's runs are short (a few epochs) and deterministic on one
+# machine, while a change of any hyperparameter or formula moves some statistic of some artifact past it.
 RTOL = 1e-4
 ATOL_SCALE = 1e-6
+# Across machines (compare_across): deviations are measured relative to the variable's root mean square
+# (a mean near 0 would make any relative test of it fragile). A variable no perturbation moved is held to
+# the digest's own arithmetic (sums of the same values in another SIMD order); one that moved, to
+# CROSS_FACTOR times its spread (another CPU's last bits enter at other places than the perturbations', but
+# are of the same size, and training amplifies them alike: two orders of magnitude of margin); one whose
+# spread reaches CHAOTIC is checked by its size only (the factor would leave no test).
+EXACT = 1e-9
+CROSS_FACTOR = 100.0
+CHAOTIC = 1e-3
+# Environment variables that choose a kernel or a thread count: part of the fingerprint when set.
+KERNEL_ENV = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE",
+              "NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+              "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# numpy's AVX-512 dispatch targets (the ones absent on a CPU are dropped before a perturbation disables them)
+_NUMPY_AVX512 = ("AVX512F", "AVX512CD", "AVX512_SKX", "AVX512_CLX", "AVX512_CNL", "AVX512_ICL", "AVX512_SPR",
+                 "X86_V4")
+# How the writing machine's kernels are forced elsewhere to measure each variable's spread: a name, the
+# environment it sets and the cores (and so the threads) the run gets.
+PERTURBATIONS: tuple[tuple[str, dict[str, str], int], ...] = (
+    ("torch_avx2", {"ATEN_CPU_CAPABILITY": "avx2"}, 2),
+    ("torch_default", {"ATEN_CPU_CAPABILITY": "default"}, 2),
+    ("numpy_no_avx512", {"NPY_DISABLE_CPU_FEATURES": "<avx512>"}, 2),
+    ("mkl_compatible", {"MKL_CBWR": "COMPATIBLE"}, 2),
+    ("mkl_avx2", {"MKL_CBWR": "AVX2"}, 2),
+    ("one_thread", {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}, 1),
+)
 
+
+# -- the machine ------------------------------------------------------------------------------------------------
+
+def _cpu() -> str:
+    """Vendor, family, model and name of the first CPU (Linux), else what ``platform`` says."""
+    try:
+        info = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    except OSError:
+        return platform.processor() or platform.machine()
+    fields = {k.strip(): " ".join(v.split()) for k, v in (line.split(":", 1) for line in info.splitlines() if ":" in line)}
+    get = lambda k: fields.get(k, "")  # noqa: E731
+    return f"{get('vendor_id')} family {get('cpu family')} model {get('model')} ({get('model name')})"
+
+
+def _numpy_features() -> str:
+    """numpy's highest enabled dispatch target (its SIMD loops follow it)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as feats
+    except ImportError:  # numpy < 2
+        from numpy.core._multiarray_umath import __cpu_features__ as feats
+    on = [k for k in ("AVX512_SPR", "AVX512_ICL", "AVX512_SKX", "AVX2", "SSE42", "ASIMD") if feats.get(k)]
+    return on[0] if on else "baseline"
+
+
+def _torch_blas() -> str:
+    import torch
+
+    cfg = torch.__config__.show()
+    blas = next((part.split("=", 1)[1] for part in cfg.replace(",", "\n").split() if part.startswith("BLAS_INFO=")), "?")
+    mkl = next((line.split("Library Version", 1)[1].split()[0].split("-")[0] for line in cfg.splitlines()
+                if "Math Kernel Library Version" in line), "")
+    return f"{blas} {mkl}".strip()
+
+
+def _numpy_blas() -> str:
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        return f"{blas.get('name', '?')} {blas.get('version', '')}".strip()
+    except Exception:  # noqa: BLE001 - an old numpy without the dict form
+        return "?"
+
+
+def fingerprint() -> dict[str, Any]:
+    """What decides this machine's floating-point results: the CPU, the vector width torch and numpy
+    dispatch to, their BLAS, the cores (numpy's and scikit-learn's thread count), the versions of the
+    libraries that compute, and the environment variables that force a kernel or a thread count."""
+    import scipy
+    import sklearn
+    import torch
+
+    return {"cpu": _cpu(), "machine": platform.machine(), "cores": os.cpu_count(),
+            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(), "torch_blas": _torch_blas(),
+            "numpy_simd": _numpy_features(), "numpy_blas": _numpy_blas(),
+            "versions": {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
+                         "scipy": scipy.__version__, "scikit-learn": sklearn.__version__},
+            "env": {k: os.environ[k] for k in KERNEL_ENV if k in os.environ}}
+
+
+def fingerprint_diff(written: dict[str, Any], here: dict[str, Any]) -> list[str]:
+    """``key: written -> here`` for every field of two fingerprints that differs (nested fields dotted)."""
+    out = []
+    for key in sorted(set(written) | set(here)):
+        a, b = written.get(key), here.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [f"{key}.{line}" for line in fingerprint_diff(a, b)]
+        elif a != b:
+            out.append(f"{key}: {a!r} -> {b!r}")
+    return out
+
+
+# -- digests ----------------------------------------------------------------------------------------------------
 
 def _stats(values: np.ndarray) -> list[float]:
     x = np.asarray(values, dtype=np.float64).ravel()
@@ -96,11 +215,30 @@ def digest(results: Path) -> dict[str, dict]:
     return out
 
 
+# -- comparisons ------------------------------------------------------------------------------------------------
+
 def _close(a: list[float], b: list[float]) -> bool:
     if a[0] != b[0]:
         return False
     scale = ATOL_SCALE * max(abs(a[2]), abs(b[2]))
     return all(math.isclose(x, y, rel_tol=RTOL, abs_tol=scale) for x, y in zip(a[1:], b[1:]))
+
+
+def deviation(a: list[float], b: list[float]) -> float:
+    """How far two digests of one variable lie apart, relative to its root mean square: the largest
+    difference of mean, mean |x| and rms over the larger rms (inf where the sizes differ)."""
+    if a[0] != b[0]:
+        return math.inf
+    scale = max(abs(a[3]), abs(b[3]))
+    diff = max(abs(x - y) for x, y in zip(a[1:], b[1:]))
+    if scale == 0:
+        return 0.0 if diff == 0 else math.inf
+    return diff / scale
+
+
+def _line(rel: str, stage: str, moved: list[str]) -> str:
+    return f"{rel} (stage {stage}): " + (", ".join(moved[:5]) + (" ..." if len(moved) > 5 else "")
+                                         if moved else "no number moved")
 
 
 def compare(golden: dict[str, dict], current: dict[str, dict]) -> dict[str, list[str]]:
@@ -118,8 +256,7 @@ def compare(golden: dict[str, dict], current: dict[str, dict]) -> dict[str, list
         g, c = golden[rel], current[rel]
         moved = sorted(v for v in set(g["vars"]) | set(c["vars"])
                        if v not in g["vars"] or v not in c["vars"] or not _close(g["vars"][v], c["vars"][v]))
-        line = f"{rel} (stage {c['stage']}): " + (", ".join(moved[:5]) + (" ..." if len(moved) > 5 else "")
-                                                    if moved else "no number moved")
+        line = _line(rel, c["stage"], moved)
         if g["code"] == c["code"]:
             if moved:
                 out["moved"].append(line)
@@ -127,6 +264,71 @@ def compare(golden: dict[str, dict], current: dict[str, dict]) -> dict[str, list
             out["changed"].append(line)
         else:
             out["unmoved"].append(line)
+    return out
+
+
+def tolerance(spread: float | None) -> float | None:
+    """The cross-machine tolerance of a variable with this measured spread (None: its size alone is
+    checked; a spread of None means it was never measured)."""
+    if spread is None or spread >= CHAOTIC:
+        return None
+    return max(EXACT, CROSS_FACTOR * spread)
+
+
+def compare_across(golden: dict[str, dict], current: dict[str, dict], measured: bool = True) -> dict[str, list[str]]:
+    """What differs beyond what another machine explains, by kind: ``moved`` (past the tolerance of the
+    variable's spread, code hash the same), ``changed`` (the same, code hash changed), ``missing`` / ``new``
+    artifacts or variables; and what was checked how: ``exact`` / ``within`` (counts of variables, as one
+    line each) and ``size_only`` (every variable checked by its size alone: chaotic, or ``measured`` False:
+    digests written without their spread)."""
+    out: dict[str, list[str]] = {"moved": [], "changed": [], "missing": [], "new": [], "size_only": []}
+    exact = within = 0
+    for rel in sorted(set(golden) | set(current)):
+        if rel not in current or rel not in golden:
+            out["missing" if rel not in current else "new"].append(f"{rel} ({(golden.get(rel) or current[rel])['stage']})")
+            continue
+        g, c = golden[rel], current[rel]
+        spreads = g.get("spread", {})
+        # a variable no perturbation moved, in an artifact where others moved, takes the artifact's largest
+        # spread (short of chaotic): what moved its neighbours can reach it on a CPU the perturbations missed
+        floor = min(max(spreads.values(), default=0.0), CHAOTIC / 2)
+        moved, loose = [], []
+        for v in sorted(set(g["vars"]) | set(c["vars"])):
+            if v not in g["vars"] or v not in c["vars"]:
+                moved.append(v)
+                continue
+            tol = tolerance(spreads.get(v) or floor if measured else None)
+            dev = deviation(g["vars"][v], c["vars"][v])
+            if tol is None:
+                loose.append(v)
+                if g["vars"][v][0] != c["vars"][v][0]:
+                    moved.append(v)
+            elif dev > tol:
+                moved.append(f"{v} ({dev:.1e} > {tol:.0e})")
+            elif tol == EXACT:
+                exact += 1
+            else:
+                within += 1
+        if moved:
+            out["moved" if g["code"] == c["code"] else "changed"].append(_line(rel, c["stage"], moved))
+        if loose:
+            out["size_only"].append(_line(rel, c["stage"], loose).replace("no number moved", ""))
+    out["exact"] = [f"{exact} variables equal within {EXACT:.0e} of their rms (no perturbation moved them)"]
+    out["within"] = [f"{within} variables within {CROSS_FACTOR:.0f}x their measured spread"]
+    return out
+
+
+def spread(base: dict[str, dict], others: list[dict[str, dict]]) -> dict[str, dict[str, float]]:
+    """Per artifact of ``base``, the largest :func:`deviation` of each variable over the ``others`` (the
+    same config rerun under a perturbation); variables that none moved are left out."""
+    out: dict[str, dict[str, float]] = {}
+    for rel, art in base.items():
+        for var, stats in art["vars"].items():
+            devs = [deviation(stats, o[rel]["vars"][var]) if rel in o and var in o[rel]["vars"] else math.inf
+                    for o in others]
+            worst = max(devs, default=0.0)
+            if worst > 0:
+                out.setdefault(rel, {})[var] = float(f"{worst:.3g}") if math.isfinite(worst) else 1.0
     return out
 
 
@@ -150,9 +352,110 @@ def identical(before: Path, after: Path, only: str = "") -> dict[str, list[str]]
     return out
 
 
-def write(results: Path, path: Path) -> int:
+# -- the digests file -------------------------------------------------------------------------------------------
+
+def load(path: Path) -> dict[str, Any]:
+    """The digests file: ``{"fingerprint", "perturbations", "artifacts"}`` (``artifacts``: :func:`digest`'s
+    mapping, each artifact with its ``spread``)."""
+    doc = json.loads(Path(path).read_text())
+    if "artifacts" not in doc or "fingerprint" not in doc:
+        raise ValueError(f"{path}: not a digests file with a fingerprint (rewrite it with `python -m pipeline_lib "
+                         "golden --write --measure`)")
+    return doc
+
+
+def _stage_kind(rel: str) -> str:
+    parts = rel.split("/")
+    return {"datasets": "datasets", "runs": "training", "figures": "figure sidecars"}.get(parts[0], f"analysis {parts[1]}")
+
+
+def spread_report(base: dict[str, dict], perturbed: dict[str, dict[str, dict]]) -> str:
+    """Markdown: per kind of stage and perturbation, how many artifacts moved at all and the largest
+    deviation of a variable (relative to its rms), with the artifacts that moved most."""
+    names = list(perturbed)
+    kinds = sorted({_stage_kind(rel) for rel in base})
+    lines = ["# How far each stage of the test config moves when the kernels change", "",
+             "Generated by `python -m pipeline_lib golden --write --measure`: the test config rerun on the machine "
+             "that wrote the digests with its kernels forced elsewhere. Per kind of stage and perturbation: "
+             "artifacts moved / artifacts, and the largest deviation of a variable's digest (its mean, mean |x| "
+             "or rms, over its rms). 0: bit-identical digests; around 1e-7: last bits; 1e-3 and above: a "
+             "per-seed outcome moved (checked by size only across machines).", "",
+             "| stage | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    worst: dict[str, float] = {}
+    for kind in kinds:
+        rels = [r for r in base if _stage_kind(r) == kind]
+        cells = []
+        for name in names:
+            devs = {r: max((deviation(s, perturbed[name].get(r, {}).get("vars", {}).get(v, [-1, 0, 0, 0]))
+                            for v, s in base[r]["vars"].items()), default=0.0) for r in rels}
+            for r, d in devs.items():
+                worst[r] = max(worst.get(r, 0.0), d)
+            top = max(devs.values(), default=0.0)
+            cells.append(f"{sum(d > 0 for d in devs.values())}/{len(rels)}, max {top:.1e}" if top else f"0/{len(rels)}")
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    lines += ["", "Artifacts that moved by 1e-3 of their rms or more under some perturbation:", ""]
+    lines += [f"- `{r}`: {d:.2g}" for r, d in sorted(worst.items(), key=lambda x: -x[1]) if d >= CHAOTIC] or ["- none"]
+    return "\n".join(lines) + "\n"
+
+
+def write(results: Path, path: Path, perturbed: dict[str, Path] | None = None) -> int:
+    """Write the digests of ``results`` with this machine's fingerprint and, from the results folders of
+    ``perturbed`` (name -> folder, the same config rerun under :data:`PERTURBATIONS`), each variable's spread,
+    with :func:`spread_report` beside it (``<path stem>_spread.md``). One artifact a line, so that a diff
+    names it."""
     data = digest(results)
+    perturbed = perturbed or {}
+    others = {name: digest(p) for name, p in perturbed.items()}
+    spreads = spread(data, list(others.values())) if perturbed else {}
+    if perturbed:
+        path.with_name(path.stem + "_spread.md").write_text(spread_report(data, others))
+    for rel, art in data.items():
+        art["spread"] = spreads.get(rel, {})
+    head = {"fingerprint": fingerprint(), "perturbations": {
+        name: next(({"env": perturbation_env(env), "cores": cores} for n, env, cores in PERTURBATIONS if n == name), {})
+        for name in perturbed}}
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"{json.dumps(rel)}: {json.dumps(data[rel], sort_keys=True)}" for rel in sorted(data)]
-    path.write_text("{\n" + ",\n".join(lines) + "\n}\n")  # one artifact a line: a diff names it
+    path.write_text("{\n" + ",\n".join(f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in head.items())
+                    + ',\n"artifacts": {\n' + ",\n".join(lines) + "\n}\n}\n")
     return len(data)
+
+
+# -- measuring the spread ---------------------------------------------------------------------------------------
+
+def perturbation_env(env: dict[str, str]) -> dict[str, str]:
+    """A perturbation's environment on this machine (``<avx512>``: numpy's AVX-512 targets this CPU has)."""
+    out = dict(env)
+    if out.get("NPY_DISABLE_CPU_FEATURES") == "<avx512>":
+        try:
+            from numpy._core._multiarray_umath import __cpu_features__ as feats
+        except ImportError:
+            from numpy.core._multiarray_umath import __cpu_features__ as feats
+        out["NPY_DISABLE_CPU_FEATURES"] = " ".join(f for f in _NUMPY_AVX512 if feats.get(f))
+    return out
+
+
+def run_test_config(repo: Path, work: Path, env: dict[str, str] | None = None, cores: int = 2) -> Path:
+    """Run the test config (``<repo>/.test``) from scratch in ``work`` with ``env`` added; its results."""
+    repo, work = Path(repo).resolve(), Path(work).resolve()
+    if work.exists():
+        shutil.rmtree(work)
+    (work / "config").mkdir(parents=True)
+    shutil.copy(repo / ".test" / "config" / "config.yaml", work / "config" / "config.yaml")
+    shutil.copytree(repo / ".test" / "data", work / "data")
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(repo / "Snakefile"), "-d", str(work), "--cores", str(cores)]
+    with open(work.with_suffix(".log"), "w") as log:
+        res = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=work,
+                             env=dict(os.environ, PYTHONPATH=str(repo), **(env or {})))
+    if res.returncode:
+        raise RuntimeError(f"the test config failed in {work} (log: {work.with_suffix('.log')})")
+    return work / "results"
+
+
+def measure(repo: Path, scratch: Path, progress=print) -> dict[str, Path]:
+    """Rerun the test config once per :data:`PERTURBATIONS` under ``scratch``; name -> its results."""
+    out = {}
+    for name, env, cores in PERTURBATIONS:
+        progress(f"golden: the test config under {name} ({env}, {cores} cores) ...")
+        out[name] = run_test_config(repo, scratch / name, perturbation_env(env), cores)
+    return out

@@ -256,6 +256,17 @@ def publish(results: Path, root: Path) -> str:
     rel = Path("..") / results / "figures"
     docs.write_text((results / "claims.md").read_text().replace("](figures/", f"]({rel.as_posix()}/"))
     done = f"wrote {docs} and the verdict counts of {readme} ({len(rows)} claims)"
+    if (results / "benchmarks").is_dir():  # the full reproduction's cost, in the README's table of waits
+        from ..plumbing.cost import COST_BEGIN, COST_END, cost_row, run_cost
+
+        text = readme.read_text()
+        if COST_BEGIN in text and COST_END in text:
+            head, rest = text.split(COST_BEGIN, 1)
+            block, tail = rest.split(COST_END, 1)
+            row = cost_row(run_cost(results, root))
+            block = "\n".join(row if line.startswith("| the full reproduction |") else line for line in block.split("\n"))
+            readme.write_text(head + COST_BEGIN + block + COST_END + tail)
+            done += f"; the full reproduction's cost: {row.split('|')[2].strip()}"
     replicate = results / "replication" / "claims.md"  # the replicate's comparison, where one ran
     if replicate.exists():
         (root / "docs" / "claims_replication.md").write_text(replicate.read_text())

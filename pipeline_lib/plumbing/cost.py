@@ -1,0 +1,52 @@
+"""What a finished run cost, measured from its own files: the benchmark file of every job (seconds, peak
+resident memory) and the Snakemake log of the invocation that finished it (wall time, cores), with the size
+of the results folder. ``python -m pipeline_lib publish`` writes it into the README's table of waits, so
+the number there is always the last published run's, never a typed one."""
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+COST_BEGIN, COST_END = "<!-- run-cost: begin -->", "<!-- run-cost: end -->"
+
+
+def _finished_log(log_dir: Path) -> tuple[float, int] | None:
+    """(wall seconds, cores) of the newest Snakemake log in ``log_dir`` that ended with every step done."""
+    for path in sorted(log_dir.glob("*.snakemake.log"), reverse=True):
+        text = path.read_text(errors="replace")
+        elapsed = re.search(r"^Elapsed time: (?:(\d+) days?, )?(\d+):(\d+):(\d+(?:\.\d+)?)", text, re.M)
+        cores = re.search(r"^Provided cores: (\d+)", text, re.M)
+        if "(100%) done" in text and elapsed and cores:
+            d, h, m, s = elapsed.groups()
+            return int(d or 0) * 86400 + int(h) * 3600 + int(m) * 60 + float(s), int(cores.group(1))
+    return None
+
+
+def run_cost(results: Path, workdir: Path) -> dict:
+    """``jobs``, ``job_seconds``, ``peak_rss_mb`` (the largest job's), ``results_mb`` and, where the
+    invocation that finished the run left its log in ``<workdir>/.snakemake/log``, ``wall_seconds`` and
+    ``cores`` (else None)."""
+    results = Path(results)
+    files = sorted((results / "benchmarks").rglob("*.tsv"))
+    if not files:
+        raise FileNotFoundError(f"{results / 'benchmarks'}: no benchmark files (run the workflow first)")
+    seconds, rss = 0.0, 0.0
+    for path in files:
+        with open(path) as fh:
+            for row in csv.DictReader(fh, delimiter="\t"):
+                seconds += float(row["s"])
+                rss = max(rss, float(row["max_rss"]) if row["max_rss"] not in ("", "-", "NA") else 0.0)
+    size = sum(p.stat().st_size for p in results.rglob("*") if p.is_file() and "replication" not in p.parts)
+    log = _finished_log(Path(workdir) / ".snakemake" / "log")
+    return {"jobs": len(files), "job_seconds": seconds, "peak_rss_mb": rss, "results_mb": size / 1e6,
+            "wall_seconds": log[0] if log else None, "cores": log[1] if log else None}
+
+
+def cost_row(cost: dict) -> str:
+    """The README's table row for the full reproduction."""
+    wall = (f"{cost['wall_seconds'] / 60:.0f} minutes on {cost['cores']} cores" if cost["wall_seconds"] is not None
+            else f"about {cost['job_seconds'] / 60 / 2:.0f} minutes on 2 cores (job time / 2; no finished log)")
+    return (f"| the full reproduction | {wall}: {cost['jobs']} jobs, {cost['job_seconds']:,.0f} job-seconds, the "
+            f"largest job {cost['peak_rss_mb'] / 1e3:.2f} GB resident, {cost['results_mb']:,.0f} MB of results "
+            "(the last published run's benchmark files and Snakemake log) |")
