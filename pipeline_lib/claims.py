@@ -1,20 +1,30 @@
 """Claims: what a source states, scored on the numbers the workflow produced.
 
-A figure module declares its claims as a literal list ``CLAIMS`` (read by the registry without importing the
-module), each a mapping with
+A claim is *declared* in one YAML file per source under ``pipeline_lib/declarations/`` (``circuits.yaml``,
+``eureka.yaml``, ``tian.yaml``; the project's own claims in ``own.yaml``), each a mapping with
 
-- ``id``: unique over the workflow (``<paper>.<figure>.<what>``),
-- ``claim``: the source's statement in a few words,
-- ``source``: where the source states it (section / figure / table of the paper, or a public repository's path),
-- ``reference``: the source's value or outcome ("none given" where it gives none),
-- ``statistic``: what is computed from the artifacts, over which seeds,
-- ``control``: the control or null it is compared with ("none" where none makes sense),
-- ``test``: the rule that gives the verdict,
+- ``id``: unique over the workflow (``<source>.<figure>.<what>``); ``figure``: the figure that scores it,
+- ``origin``: ``source`` (the source's own statement), ``authors_code`` (a file its authors released), or, in
+  ``own.yaml`` only, ``extension`` (the project's extension of a source's experiment, with ``extends``: the
+  source's key or ``none``) or ``diagnostic`` (a check of the workflow itself),
+- ``landmark``: where the source states it (section, figure, table, equation; for the talk the slide's title),
+- ``quote``: the source's own words that the claim scores (required for ``origin: source``),
+- ``reference``: the source's value with its uncertainty as printed ("none printed"; "no source" for the
+  project's own),
+- ``claim``: the claim in a few words; ``statistic``: what is computed, over which seeds; ``control``: the
+  control or null; ``test``: the rule that gives the verdict,
+- ``caveats`` (optional): what a reader must know beside the verdict (a rule weaker than the words, a
+  comparison that changes more than one thing, wording that differs from the source's).
 
-and a function ``score_claims(stats, params) -> {id: Score}`` that computes each claim from the figure's own
-statistics (the ``stats`` its ``build`` returned). The figure job stores the scores in the figure's sidecar;
-the ``claims`` rule collects every sidecar into the ledger (:mod:`pipeline_lib.stages.claims`). A declared
-claim without a score (its figure is not configured, or its inputs are not) is ``not run``.
+Each source file also lists ``results``: every result the source states (landmark, quote, printed value),
+with the claims that score it or why none does (the coverage table of the ledger).
+
+A figure module has a function ``score_claims(stats, params) -> {id: Score}`` that computes its claims from
+its own statistics (the ``stats`` its ``build`` returned); the figure job stores the scores in the figure's
+sidecar; the ``claims`` rule collects every sidecar into the ledger (:mod:`pipeline_lib.stages.claims`). A
+declared claim without a score (its figure is not configured, or its inputs are not) is ``not run``. A user's
+own figure may still declare its claims in the module, as a literal list ``CLAIMS`` of mappings with the fields
+of :data:`PLUGIN_FIELDS` (they count as the project's own, origin ``extension``).
 
 The verdict helpers below are the only tests used, so a verdict always means the same thing:
 ``reproduced`` when the interval (not just the estimate) is on the claimed side, ``partial`` when only the
@@ -29,7 +39,13 @@ from collections.abc import Iterable, Mapping
 
 
 VERDICTS = ("reproduced", "partial", "not reproduced", "not run")
-DECLARED_FIELDS = ("id", "claim", "source", "reference", "statistic", "control", "test")
+# a figure module's own CLAIMS (a user's figure): the fields of each mapping
+PLUGIN_FIELDS = ("id", "claim", "source", "reference", "statistic", "control", "test")
+# a declaration file's claim: required and optional fields
+REQUIRED_FIELDS = ("id", "figure", "origin", "landmark", "reference", "claim", "statistic", "control", "test")
+OPTIONAL_FIELDS = ("quote", "caveats", "extends")
+SOURCE_ORIGINS = ("source", "authors_code")  # a source's file
+OWN_ORIGINS = ("extension", "diagnostic")  # own.yaml
 SCORE_FIELDS = ("measured", "ci_low", "ci_high", "n_seeds", "control", "verdict")
 
 
@@ -188,15 +204,51 @@ def fmt_interval(label: str, value: float, low: float, high: float, digits: int 
 # -- declarations ---------------------------------------------------------------------------------------------
 
 def check_declared(where: str, claims: list) -> None:
-    """A CLAIMS literal: a list of mappings with exactly the declared fields, non-empty strings."""
+    """A figure module's CLAIMS literal: a list of mappings with exactly :data:`PLUGIN_FIELDS`, non-empty strings."""
     for c in claims:
-        if not isinstance(c, Mapping) or set(c) != set(DECLARED_FIELDS):
+        if not isinstance(c, Mapping) or set(c) != set(PLUGIN_FIELDS):
             got = sorted(c) if isinstance(c, Mapping) else type(c).__name__
-            raise ClaimError(f"{where}: each of CLAIMS must have exactly the fields {', '.join(DECLARED_FIELDS)}; "
+            raise ClaimError(f"{where}: each of CLAIMS must have exactly the fields {', '.join(PLUGIN_FIELDS)}; "
                              f"got {got}")
-        bad = [k for k in DECLARED_FIELDS if not (isinstance(c[k], str) and c[k].strip())]
+        bad = [k for k in PLUGIN_FIELDS if not (isinstance(c[k], str) and c[k].strip())]
         if bad:
             raise ClaimError(f"{where}: claim {c.get('id')!r}: {', '.join(bad)} must be non-empty text")
+
+
+def from_plugin(c: Mapping, figure: str) -> dict:
+    """A figure module's CLAIMS entry as a declaration (the project's own: it quotes no source)."""
+    return {"id": c["id"], "figure": figure, "origin": "extension", "extends": "none", "landmark": c["source"],
+            "reference": c["reference"], "claim": c["claim"], "statistic": c["statistic"], "control": c["control"],
+            "test": c["test"]}
+
+
+def check_declaration_file(where: str, doc, own: bool, figures: set[str]) -> None:
+    """A declaration file: ``source`` (key, title), ``claims`` (each with :data:`REQUIRED_FIELDS` as non-empty text,
+    an origin allowed for the file, a figure that exists, a quote where the origin is the source) and, for a
+    source, ``results`` (each with a landmark and either claims of this workflow or ``not_covered``)."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("source"), Mapping) or "claims" not in doc:
+        raise ClaimError(f"{where}: a declaration file has a 'source' mapping and a 'claims' list")
+    for c in doc["claims"]:
+        cid = c.get("id") if isinstance(c, Mapping) else None
+        if not isinstance(c, Mapping) or set(c) - set(REQUIRED_FIELDS) - set(OPTIONAL_FIELDS):
+            raise ClaimError(f"{where}: claim {cid!r}: allowed fields {', '.join(REQUIRED_FIELDS + OPTIONAL_FIELDS)}")
+        bad = [k for k in REQUIRED_FIELDS if not (isinstance(c.get(k), str) and c[k].strip())]
+        if bad:
+            raise ClaimError(f"{where}: claim {cid!r}: {', '.join(bad)} must be non-empty text")
+        allowed = OWN_ORIGINS if own else SOURCE_ORIGINS
+        if c["origin"] not in allowed:
+            raise ClaimError(f"{where}: claim {cid!r}: origin {c['origin']!r}; allowed in this file: {', '.join(allowed)}")
+        if c["origin"] == "source" and not (isinstance(c.get("quote"), str) and c["quote"].strip()):
+            raise ClaimError(f"{where}: claim {cid!r}: a claim of the source's own quotes its words (quote)")
+        if own and "extends" not in c:
+            raise ClaimError(f"{where}: claim {cid!r}: say which source it extends (extends: <key> or none)")
+        if c["figure"] not in figures:
+            raise ClaimError(f"{where}: claim {cid!r}: no figure {c['figure']!r}")
+        if not all(isinstance(x, str) and x.strip() for x in c.get("caveats", [])):
+            raise ClaimError(f"{where}: claim {cid!r}: caveats must be a list of non-empty texts")
+    for r in doc.get("results", []):
+        if not isinstance(r, Mapping) or not r.get("landmark") or not (r.get("claims") or r.get("not_covered")):
+            raise ClaimError(f"{where}: each result needs a landmark and either claims or not_covered; got {r!r}")
 
 
 def check_scores(where: str, declared_ids: Iterable[str], scores: Mapping) -> dict:

@@ -73,7 +73,7 @@ def test_score_refuses_an_unknown_verdict_and_scores_are_checked():
 def test_a_malformed_claim_declaration_names_its_figure(tmp_path):
     with pytest.raises(claims.ClaimError, match="exactly the fields"):
         claims.check_declared("figures/x.py", [{"id": "a", "claim": "b"}])
-    decl = dict.fromkeys(claims.DECLARED_FIELDS, "text")
+    decl = dict.fromkeys(claims.PLUGIN_FIELDS, "text")
     with pytest.raises(claims.ClaimError, match="non-empty"):
         claims.check_declared("figures/x.py", [{**decl, "source": " "}])
 
@@ -82,11 +82,50 @@ def test_a_malformed_claim_declaration_names_its_figure(tmp_path):
 
 def test_every_declared_claim_is_complete_unique_and_filed_under_its_figures_paper():
     declared = registry.declared_claims()
-    assert declared, "no figure declares a claim"
+    assert declared, "no claim is declared"
     for cid, c in declared.items():
         assert cid.split(".")[0] in {"circuits", "eureka", "tian", "llc"}, cid  # llc: the workflow's own LLC questions
         assert c["paper"] == registry.report_category(c["figure"])
-        assert all(c[f].strip() for f in claims.DECLARED_FIELDS)
+        assert all(c[f].strip() for f in claims.REQUIRED_FIELDS)
+        # a source's row holds only the source's statements and its authors' code, each quoting where it says so
+        own = c["source_key"] == registry.OWN
+        assert c["origin"] in (claims.OWN_ORIGINS if own else claims.SOURCE_ORIGINS), cid
+        assert own or c["group"].startswith(registry.declaration_files()[c["source_key"]]["source"]["short"]), cid
+        assert c["origin"] != "source" or c["quote"].strip(), cid
+
+
+def test_every_result_a_source_states_is_listed_with_the_claims_that_score_it():
+    declared = registry.declared_claims()
+    docs = registry.declaration_files()
+    assert {"circuits", "eureka", "tian", "own"} <= set(docs)
+    for key, doc in docs.items():
+        if key == registry.OWN:
+            continue
+        assert doc["results"], key
+        for res in doc["results"]:
+            assert all(i in declared for i in res.get("claims", [])), res
+            assert res.get("claims") or res["not_covered"].strip()
+    # every claim of a source's own statements scores some result the source states
+    covered = {i for d in docs.values() for res in d.get("results", []) for i in res.get("claims", [])}
+    assert [cid for cid, c in declared.items() if c["origin"] == "source" and cid not in covered] == []
+
+
+def test_a_declaration_file_is_checked_naming_the_claim(tmp_path):
+    good = {"id": "x.y.z", "figure": "fig5_accuracy", "origin": "source", "landmark": "Sec. 1", "quote": "words",
+            "reference": "none printed", "claim": "c", "statistic": "s", "control": "k", "test": "t"}
+    doc = lambda *cs, **kw: {"source": {"key": "x", "title": "X"}, "claims": list(cs), **kw}  # noqa: E731
+    claims.check_declaration_file("x.yaml", doc(good, results=[{"landmark": "Fig. 1", "claims": ["x.y.z"]}]),
+                                  own=False, figures={"fig5_accuracy"})
+    cases = [({**good, "quote": ""}, False, "quotes its words"), ({**good, "origin": "extension"}, False, "allowed in this file"),
+             ({**good, "origin": "source"}, True, "allowed in this file"), ({**good, "figure": "nope"}, False, "no figure"),
+             ({**good, "origin": "extension"}, True, "extends"), ({**good, "landmark": " "}, False, "landmark"),
+             ({**good, "rule": "x"}, False, "allowed fields")]
+    for claim, own, match in cases:
+        with pytest.raises(claims.ClaimError, match=match):
+            claims.check_declaration_file("x.yaml", doc(claim), own=own, figures={"fig5_accuracy"})
+    with pytest.raises(claims.ClaimError, match="either claims or not_covered"):
+        claims.check_declaration_file("x.yaml", doc(good, results=[{"landmark": "Fig. 1"}]), own=False,
+                                      figures={"fig5_accuracy"})
 
 
 # -- the ledger -----------------------------------------------------------------------------------------------
@@ -111,14 +150,16 @@ def test_ledger_has_a_row_per_declared_claim_and_marks_undrawn_figures_not_run(t
     assert all(r["verdict"] == "not run" and "not drawn" in r["control"] for r in others)
     with open(tmp_path / "claims.csv", newline="") as fh:
         table = list(csv.DictReader(fh))
-    assert list(table[0])[:11] == ["id", "paper", "claim", "source", "reference", "measured", "ci_low", "ci_high",
-                                   "n_seeds", "control", "verdict"]
+    assert list(table[0])[:8] == ["id", "group", "paper", "origin", "landmark", "quote", "claim", "reference"]
     assert len(table) == len(declared)
     md = (tmp_path / "claims.md").read_text()
     assert f"[{fig}](figures/{fig}.png)" in md and md.count("\n## ") == len(ledger.counts(rows)) + 1
     assert f"## What each figure measured\n\n- [{fig}](figures/{fig}.png): planted summary" in md
     papers = sorted((tmp_path / "claims").glob("*.rst"))
-    assert len(papers) == len(ledger.counts(rows))
+    assert len(papers) == len(ledger.counts(rows, "paper"))
+    cov = (tmp_path / "claims_coverage.md").read_text()  # the coverage table: this figure's claims scored here
+    assert all(f"{c} (reproduced)" in cov for c in mine if any(c in r.get("claims", []) for d in
+               registry.declaration_files().values() for r in d.get("results", [])))
     assert any(f"`{fig}.png`_" in p.read_text() for p in papers)  # a drawn figure is linked in the report
 
 
@@ -129,7 +170,7 @@ def test_the_per_paper_report_captions_render_without_rst_messages(tmp_path):
     declared = registry.declared_claims()
     figs = {c["figure"] for c in declared.values()}
     rows = ledger.collect({})
-    for paper in ledger.counts(rows):
+    for paper in ledger.counts(rows, "paper"):
         text = ledger.paper_caption(paper, [r for r in rows if r["paper"] == paper], drawn=figs)
         body = text.replace("{% raw %}", "").replace("{% endraw %}", "")
         links = "".join(f"\n.. _{f}.png: javascript:void(0)\n" for f in figs)  # the report's file targets
@@ -179,23 +220,29 @@ def test_replicate_keeps_finetune_chains_and_shown_seeds_consistent(smoke_raw):
             assert set(block["seeds"]) & {s for r in rep.runs.values() for s in r.seeds}, fig
 
 
-def test_compare_agrees_on_the_same_verdict_or_a_covering_interval():
+def test_compare_agrees_when_the_estimates_are_consistent_whatever_the_verdicts():
     base = {"paper": "P", "claim": "c", "n_seeds": "10"}
     orig = [{**base, "id": "a", "measured": "0.9", "ci_low": "0.6", "ci_high": "1", "verdict": "reproduced"},
             {**base, "id": "b", "measured": "0.5", "ci_low": "0.2", "ci_high": "0.8", "verdict": "partial"},
             {**base, "id": "c", "measured": "0.9", "ci_low": "0.8", "ci_high": "1", "verdict": "reproduced"},
-            {**base, "id": "d", "measured": "", "ci_low": "", "ci_high": "", "verdict": "not run"}]
+            {**base, "id": "d", "measured": "", "ci_low": "", "ci_high": "", "verdict": "not run"},
+            {**base, "id": "e", "measured": "1", "ci_low": "0.7225", "ci_high": "1", "verdict": "reproduced"}]
     rep = [{**base, "id": "a", "measured": "0.8", "ci_low": "0.55", "ci_high": "0.95", "verdict": "reproduced"},
            {**base, "id": "b", "measured": "0.6", "ci_low": "0.3", "ci_high": "0.9", "verdict": "reproduced"},
            {**base, "id": "c", "measured": "0.2", "ci_low": "0.05", "ci_high": "0.5", "verdict": "not reproduced"},
-           {**base, "id": "d", "measured": "0.2", "ci_low": "0.05", "ci_high": "0.5", "verdict": "partial"}]
+           {**base, "id": "d", "measured": "0.2", "ci_low": "0.05", "ci_high": "0.5", "verdict": "partial"},
+           # 10/10 -> 6/10, both 'reproduced': the same label, estimates that differ
+           {**base, "id": "e", "measured": "0.6", "ci_low": "0.3127", "ci_high": "0.8318", "verdict": "reproduced"}]
     out = {r["id"]: r for r in ledger.compare(orig, rep)}
-    assert out["a"]["agrees"] == "yes" and out["a"]["why"] == "same verdict"
-    assert out["b"]["agrees"] == "yes" and "contains" in out["b"]["why"]
+    assert out["a"]["agrees"] == "yes" and "<=" in out["a"]["why"]
+    assert out["b"]["agrees"] == "yes" and "verdict partial -> reproduced" in out["b"]["why"]
     assert out["c"]["agrees"] == "no"
     assert out["d"]["agrees"] == "" and "original" in out["d"]["why"]
+    assert out["e"]["agrees"] == "no" and ">" in out["e"]["why"]
+    assert ledger.consistent(0.5, math.nan, math.nan, 0.5, math.nan, math.nan)[0] == "yes"
+    assert ledger.consistent(0.5, math.nan, math.nan, 0.6, math.nan, math.nan)[0] == "no"
     md = ledger.replicate_markdown(list(out.values()))
-    assert "2 of 3 claims scored in both agree" in md
+    assert "2 of 4 claims scored in both agree" in md
 
 
 def test_seed_counts_expand_to_lists():
@@ -236,7 +283,7 @@ def test_the_readme_shows_the_counts_of_the_published_ledger():
         assert block.strip() == ""
         return
     docs = (REPO / "docs" / "claims.md").read_text()
-    table = docs.split("| paper |")[1].split("\n\n")[0]
+    table = docs.split("| group |")[1].split("\n\n")[0]
     published = {r.split("|")[1].strip(): [int(x) for x in r.split("|")[2:6]]
                  for r in table.strip().splitlines()[2:]}
     shown = {r.split("|")[1].strip(): [int(x) for x in r.split("|")[2:6]] for r in block.strip().splitlines()[2:]}

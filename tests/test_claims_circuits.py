@@ -35,7 +35,7 @@ def default_params():
 
 
 def declared(name: str) -> list[str]:
-    return [c["id"] for c in registry.plugin("figure", name).get("CLAIMS", [])]
+    return registry.figure_claims(name)
 
 
 def verdicts(scores: dict) -> dict:

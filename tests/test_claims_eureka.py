@@ -1,10 +1,8 @@
 """The Eureka figures' claims: planted effects score reproduced, nulls not reproduced, a statistic crossing
 its threshold flips the verdict; every declared id is scored for the default config's arms; missing arms
 are not run."""
-import ast
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +15,7 @@ from pipeline_lib.figures import eureka_attention_distribution as dist
 from pipeline_lib.figures import eureka_probes as probes
 from pipeline_lib.figures import eureka_qkv_gradients as qkv
 from pipeline_lib.figures import eureka_table as table
+from pipeline_lib.plumbing import registry
 
 MODULES = {"eureka_accuracy": acc, "eureka_table": table, "eureka_qkv_gradients": qkv,
            "eureka_attention_distribution": dist, "eureka_probes": probes}
@@ -81,13 +80,8 @@ def _verdicts(scores: dict, prefix: str) -> dict:
 
 
 def _declared(module: str) -> list[str]:
-    """The ids of a module's CLAIMS literal, read as the registry reads it (without importing)."""
-    for node in ast.parse(Path(MODULES[module].__file__).read_text()).body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "CLAIMS":
-            decl = ast.literal_eval(node.value)
-            claims.check_declared(module, decl)
-            return [c["id"] for c in decl]
-    return []
+    """The ids of the claims a figure module scores, as declared (``pipeline_lib/declarations``)."""
+    return registry.figure_claims(module)
 
 
 # -- Table 1: ratio and Eureka epoch --------------------------------------------------------------------------

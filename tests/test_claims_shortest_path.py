@@ -15,7 +15,7 @@ MODULES = {m.NAME: m for m in (shortest_path_accuracy, edge_spectrum, sln_optima
 
 
 def declared(name: str) -> list[str]:
-    return [c["id"] for c in registry.plugin("figure", name).get("CLAIMS", [])]
+    return registry.figure_claims(name)
 
 
 def verdicts(scores: dict) -> dict:

@@ -23,7 +23,7 @@ MODULES = {m.NAME: m for m in (cogo_table, cogo_fourier, cogo_dynamics, galore_l
 
 
 def declared(name: str) -> list[str]:
-    return [c["id"] for c in registry.plugin("figure", name).get("CLAIMS", [])]
+    return registry.figure_claims(name)
 
 
 def verdicts(scores: dict) -> dict:

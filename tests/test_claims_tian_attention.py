@@ -278,8 +278,8 @@ def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
              "attention_entropy": entropy}
     for name, module in (("scan_snap_attention", scan_snap_attention), ("scan_snap_lr_sweep", scan_snap_lr_sweep),
                          ("joma_logits", joma_logits), ("attention_entropy", attention_entropy)):
-        declared = [c["id"] for c in registry.plugin("figure", name).get("CLAIMS", [])]
-        assert declared == [c["id"] for c in module.CLAIMS] and all(c.startswith(f"tian.{name}.") for c in declared)
+        declared = registry.figure_claims(name)
+        assert declared and all(c.startswith(f"tian.{name}.") for c in declared)
         scores = module.score_claims({**stats[name], "summary": "x"}, cfg.figures[name])
         assert set(scores) == set(declared), name
         checked = claims.check_scores(name, declared, scores)

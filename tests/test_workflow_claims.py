@@ -79,3 +79,12 @@ def _a_replicate_uses_other_seeds_and_data_and_writes_only_under_its_folder(work
 
     assert planned_jobs(snakemake(work, "--config", "replicate=true", "-n")) == {}  # complete, and stays so
     assert planned_jobs(snakemake(work, "-n")) == {}  # the original is untouched by the replicate
+
+
+def test_a_replicate_before_its_original_says_what_to_run_first(tmp_path):
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(SMOKE.read_text())
+    res = snakemake(tmp_path, "--config", "replicate=true", "-n")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "MissingInputException" not in out
+    assert "results/claims.csv, which does not exist: run the original first" in out, out[-2000:]

@@ -29,32 +29,6 @@ properties:
 """
 
 
-CLAIMS = [
-    {"id": "tian.attention_entropy.sparser_every_run",
-     "claim": "Attention becomes sparse over training, on every run with attention",
-     "source": "Tian's talk 'Exploring Training Mechanism in Transformers via the Lens of Training Dynamics'; Scan and "
-               "Snap (NeurIPS 2023), abstract; JoMA (ICLR 2024), abstract (sparse over time in the linear case; "
-               "first sparse, then dense with nonlinear activations)",
-     "reference": "none given (a qualitative statement)",
-     "statistic": "per run, the per-seed drop of the normalised attention entropy (first snapshot minus last) and "
-                  "its median over seeds (bootstrap 95% interval); the share of runs whose interval lies above 0 "
-                  "(Wilson interval)",
-     "control": "the run's own first snapshot: the untrained model's entropy (a fine-tune's first snapshot is its "
-                "pretrained model's); the median start value over runs is printed",
-     "test": "a run holds if its median drop's interval lies above 0 (above: reproduced); reproduced if every run "
-             "holds, partial if at least half do (share_holds)"},
-    {"id": "tian.attention_entropy.sparser_typical_run",
-     "claim": "Attention becomes sparse over training on the typical run",
-     "source": "Tian's talk 'Exploring Training Mechanism in Transformers via the Lens of Training Dynamics'; Scan and "
-               "Snap (NeurIPS 2023), abstract",
-     "reference": "none given (a qualitative statement)",
-     "statistic": "median over runs of each run's median-over-seeds entropy drop (first snapshot minus last; "
-                  "bootstrap 95% interval over runs)",
-     "control": "no change (drop 0): the start value, the untrained model's entropy, median over runs printed",
-     "test": "reproduced if the interval lies above 0 (above); partial if only the median does"},
-]
-
-
 @dataclass(frozen=True)
 class Params:
     runs: tuple[str, ...]
@@ -96,7 +70,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
 
 
 def score_claims(stats: dict, params: Params) -> dict:
-    """The claims of :data:`CLAIMS` over the runs the figure draws (each run's per-seed first and last entropy)."""
+    """Its declared claims over the runs the figure draws (each run's per-seed first and last entropy)."""
     runs = {r: stats[r] for r in params.runs if isinstance(stats.get(r), dict)}
     if not runs:
         why = claims.not_run("no run with attention drawn")

@@ -29,25 +29,6 @@ properties:
 """
 LOSS_FALLEN = 0.1  # the loss "has fallen" at the first logged epoch where it is at most this share of epoch 0's
 
-CLAIMS = [
-    {"id": "tian.cogo_dynamics.structure_after_loss",
-     "claim": "The order-4/6 structure appears late, after the loss has fallen",
-     "source": "no source recorded (this workflow's README, cogo_dynamics: the talk's solutions are read off the "
-               "final weights)",
-     "reference": "none given",
-     "statistic": "per solved seed of the run: E_struct, the first weight snapshot from which every frequency has q_k"
-                  " in {0, 4, 6} until the end, and E_missing, the snapshot before it (the last one without the "
-                  "structure); E_loss, the first logged epoch where the training loss is at most 10% of its epoch-0 "
-                  "value (convention for 'has fallen'); share of seeds whose structure was still missing at or after"
-                  " E_loss (E_missing >= E_loss), Wilson interval",
-     "control": "the seed's own loss curve (E_loss, logged every epoch; the snapshot grid is coarser, so the last "
-                "snapshot WITHOUT the structure is compared, which cannot place the structure late by the grid "
-                "alone) and the share of frequencies with q_k in {0, 4, 6} at epoch 0",
-     "test": "reproduced if E_missing >= E_loss in every solved seed, partial if in at least half "
-             "(claims.share_holds); a seed whose structure never completes, or is there from the first snapshot, "
-             "counts against"},
-]
-
 
 @dataclass(frozen=True)
 class Params:

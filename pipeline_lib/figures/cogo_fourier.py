@@ -31,43 +31,6 @@ properties:
 """
 GALORE_SCALE = 0.25  # galore_adam's default scale (optimizers.galore_adam.Params.scale; torch-free here)
 
-CLAIMS = [
-    {"id": "tian.cogo_fourier.order_4_or_6",
-     "claim": "The frequencies of a trained modular-addition MLP have order 4 or 6",
-     "source": "Tian's talk, CoGO order histogram and table ('% not order-4/6' is 0 in every row); arXiv 2410.01779 "
-               "(order-4 and order-6 constructions)",
-     "reference": "0 frequencies of another order, in every seed",
-     "statistic": "share of the solved seeds (every Adam run among runs, default d = 23 and 29, 5 seeds each; GaLore "
-                  "runs and their step-matched Adam controls excluded) in which every frequency 1..(d-1)/2 has order "
-                  "4 or 6 (nodes with |A[k, j]| > 0.05) at the final weights; Wilson interval",
-     "control": "the same seeds at their first weight snapshot (initialisation): share of frequencies of order 4 or 6"
-                " there, beside the pooled share after training",
-     "test": "reproduced if every solved seed has only order-4/6 frequencies, partial if at least half of them do "
-             "(claims.share_holds)"},
-    {"id": "tian.cogo_fourier.galore_dense_vs_adam",
-     "claim": "GaLore solves modular addition with a dense solution (no order-4/6 structure) where Adam finds the "
-              "sparse one",
-     "source": "this workflow's README (Tian's algebra of solutions: GaLore against Adam); no source claim",
-     "reference": "none given",
-     "statistic": "per solved seed of the Adam run at GaLore's lr (same dataset, model, weight decay): share of "
-                  "frequencies of order 4 or 6 at the final weights; mean over seeds, t interval",
-     "control": "the same share for the galore_adam run (rank 8, scale 0.25). Confounded: GaLore's step on the "
-                "projected matrices is lr x scale = 1/4 of Adam's, so the arms differ in step size as well as in the "
-                "projection (see tian.cogo_fourier.galore_dense_vs_matched_step)",
-     "test": "reproduced if the t intervals are disjoint with Adam's above GaLore's; partial if only its mean is "
-             "higher (claims.exceeds)"},
-    {"id": "tian.cogo_fourier.galore_dense_vs_matched_step",
-     "claim": "GaLore's dense solution comes from its projection, not from its smaller step",
-     "source": "this workflow's README (Tian's algebra of solutions: GaLore against Adam); no source claim",
-     "reference": "none given",
-     "statistic": "per solved seed of the Adam run at GaLore's lr x scale (same dataset, model, weight decay: the "
-                  "matched effective step): share of frequencies of order 4 or 6; mean over seeds, t interval",
-     "control": "the same share for the galore_adam run: the two differ only in GaLore's projection (the quadratic "
-                "MLP has only weight matrices, all projected)",
-     "test": "reproduced if the t intervals are disjoint with the matched Adam's above GaLore's; partial if only its "
-             "mean is higher (claims.exceeds); not run without the matched-step run"},
-]
-
 
 @dataclass(frozen=True)
 class Params:

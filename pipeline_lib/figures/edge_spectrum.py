@@ -32,57 +32,6 @@ properties:
 COLORS = {"trained": "#d62728", "untrained": "#7f7f7f", "gaussian": "#1f77b4"}
 TALK_CORR = 0.9  # the talk's correlation (the claims use it whatever the figure's threshold)
 
-CLAIMS = [
-    {"id": "tian.edge_spectrum.u1_corr_above_0_9",
-     "claim": "Edge representations correlate with the line graph's Laplacian eigenvectors above 0.9",
-     "source": "Tian's talk ('> 0.9' correlation; no slide recorded); Cohen, Gromov, Yang, Tian, 'Spectral Journey' "
-               "(arXiv 2502.08794), abstract result (2)",
-     "reference": "> 0.9",
-     "statistic": "per test graph: max over the top principal components of the layer-1 edge representations of "
-                  "|corr| with u_1, the first nontrivial eigenvector of the line graph's normalised Laplacian, "
-                  "averaged over the seeds (every configured run's graphs pooled); median over graphs, bootstrap "
-                  "interval (trained weights)",
-     "control": "the untrained model and Gaussian vectors of the same shape: the same median stated beside (with 3-15"
-                " edges per graph chance correlations are high)",
-     "test": "reproduced if the bootstrap interval of the median lies above 0.9; partial if only the median does "
-             "(claims.above)"},
-    {"id": "tian.edge_spectrum.u1_corr_vs_untrained",
-     "claim": "Training, not the architecture, aligns the edge representations with u_1",
-     "source": "Tian's talk ('> 0.9' correlation; no slide recorded); Cohen, Gromov, Yang, Tian, 'Spectral Journey' "
-               "(arXiv 2502.08794), abstract result (2)",
-     "reference": "none given (the talk gives no null)",
-     "statistic": "per test graph: max over the top principal components of the layer-1 edge representations of "
-                  "|corr| with u_1, the first nontrivial eigenvector of the line graph's normalised Laplacian, "
-                  "averaged over the seeds (every configured run's graphs pooled); median over graphs, bootstrap "
-                  "interval (trained weights)",
-     "control": "the same statistic for the untrained model (first weight snapshot: same architecture, inputs, graphs"
-                " and seeds)",
-     "test": "reproduced if the bootstrap intervals are disjoint with the trained above; partial if only its median "
-             "is higher (claims.exceeds)"},
-    {"id": "tian.edge_spectrum.u1_corr_vs_gaussian",
-     "claim": "The correlation with u_1 exceeds what random vectors reach",
-     "source": "Tian's talk ('> 0.9' correlation; no slide recorded); Cohen, Gromov, Yang, Tian, 'Spectral Journey' "
-               "(arXiv 2502.08794), abstract result (2)",
-     "reference": "none given (the talk gives no null)",
-     "statistic": "per test graph: max over the top principal components of the layer-1 edge representations of "
-                  "|corr| with u_1, the first nontrivial eigenvector of the line graph's normalised Laplacian, "
-                  "averaged over the seeds (every configured run's graphs pooled); median over graphs, bootstrap "
-                  "interval (trained weights)",
-     "control": "the same statistic for Gaussian vectors of the representations' shape (same graphs)",
-     "test": "reproduced if the bootstrap intervals are disjoint with the trained above; partial if only its median "
-             "is higher (claims.exceeds)"},
-    {"id": "tian.edge_spectrum.subspace_vs_untrained",
-     "claim": "Training aligns the span of the top principal components with span(u_1..u_K)",
-     "source": "this workflow's README (shortest-path transformer: subspace cosines); no source claim",
-     "reference": "none given",
-     "statistic": "per test graph: cosines of the principal angles between span(u_1..u_K) and the top K principal "
-                  "components, averaged over angles and seeds (trained weights); median over graphs, bootstrap "
-                  "interval",
-     "control": "the same statistic for the untrained model (first weight snapshot)",
-     "test": "reproduced if the bootstrap intervals are disjoint with the trained above; partial if only its median "
-             "is higher (claims.exceeds)"},
-]
-
 
 @dataclass(frozen=True)
 class Params:

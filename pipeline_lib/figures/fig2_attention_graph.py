@@ -66,49 +66,6 @@ CHECKS = [
 RISE, FALL = "#d62728", "#1f77b4"
 BOTH_WAYS = 0.1  # "some batches reinforce": each direction in at least one step in ten (a stated convention)
 
-CLAIMS = [
-    {"id": "circuits.fig2.steps_push_both_ways_scratch",
-     "claim": "Single optimizer steps push the attention both ways: some batches reinforce the tokens beyond k",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 2 and its text",
-     "reference": "\"among the 64 batches of size 32, some reinforce the 3 tokens among the 8 ones\"",
-     "statistic": "per seed of the first step run without ancestors (default config: T=8, batches of 32, from "
-                  "scratch): share of the (probe, step) changes over its recorded steps that raise the attention "
-                  "mass on the positions >= k; mean over seeds",
-     "control": "none: a share of steps, compared with the convention that each direction occurs in at least one "
-                "step in ten (0.1 <= share <= 0.9)",
-     "test": "reproduced if the t 95% interval lies within [0.1, 0.9]; partial if only the mean does"},
-    {"id": "circuits.fig2.steps_push_both_ways_curriculum",
-     "claim": "Single optimizer steps push the attention both ways: some batches reinforce the tokens beyond k",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 2 and its text",
-     "reference": "\"among the 64 batches of size 32, some reinforce the 3 tokens among the 8 ones\"",
-     "statistic": "per seed of the first step run with ancestors (default config: T=8, batches of 32, the p=4 "
-                  "phase of the curriculum): share of the (probe, step) changes over its recorded steps that raise "
-                  "the attention mass on the positions >= k; mean over seeds",
-     "control": "none: a share of steps, compared with the convention that each direction occurs in at least one "
-                "step in ten (0.1 <= share <= 0.9)",
-     "test": "reproduced if the t 95% interval lies within [0.1, 0.9]; partial if only the mean does"},
-    {"id": "circuits.fig2.final_pruning_beyond_k_scratch",
-     "claim": "Training prunes the spurious links: the attention on the positions beyond k ends lower than it starts",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 2 and its text",
-     "reference": "the links to the positions beyond k are pruned (drawn; no value given)",
-     "statistic": "per seed of the first step run without ancestors (default config: T=8, batches of 32, from "
-                  "scratch): attention mass on the positions >= k (mean over the probe sequences) at the run's "
-                  "first recorded epoch minus at its last, from the attention it recorded over the whole run; mean "
-                  "over seeds",
-     "control": "the same run's own start, paired per seed (the drop is measured against it)",
-     "test": "reproduced if the t 95% interval of the drop lies above 0; partial if only the mean does"},
-    {"id": "circuits.fig2.final_pruning_beyond_k_curriculum",
-     "claim": "Training prunes the spurious links: the attention on the positions beyond k ends lower than it starts",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 2 and its text",
-     "reference": "the links to the positions beyond k are pruned (drawn; no value given)",
-     "statistic": "per seed of the first step run with ancestors (default config: T=8, batches of 32, the p=4 "
-                  "phase of the curriculum): attention mass on the positions >= k (mean over the probe sequences) "
-                  "at the run's first recorded epoch (the switch) minus at its last, from the attention it recorded "
-                  "over the whole run; mean over seeds",
-     "control": "the same run's own start, paired per seed (the drop is measured against it)",
-     "test": "reproduced if the t 95% interval of the drop lies above 0; partial if only the mean does"},
-]
-
 
 @dataclass(frozen=True)
 class Params:

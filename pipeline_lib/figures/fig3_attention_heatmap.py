@@ -57,64 +57,6 @@ properties:
 CHECKS = [["seed", "seed is None or all(seed in seeds(r) for r in [*arms.values(), *step_arms.values()])",
            "seed {seed} is not trained by every run of {[*arms.values(), *step_arms.values()]}"]]
 
-CLAIMS = [
-    {"id": "circuits.fig3.attention_concentrates_on_first_k",
-     "claim": "Along the curriculum the attention concentrates on the first k positions",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Figs. 2 and 3",
-     "reference": "the attention moves onto the first k positions (drawn; no value given)",
-     "statistic": "per seed of arm 'curriculum' (p=2 pretraining, then p=4): attention mass on the first k positions "
-                  "(mean over the probe sequences of the phase recorded) at the last recorded epoch minus at epoch 0 "
-                  "(the start of the p=2 phase, on its probe sequences); mean over seeds",
-     "control": "the same change in arm 'scratch' (p=4 from the same initial weights, same data and total epochs: it "
-                "differs only by the p=2 phase)",
-     "test": "reproduced if the t 95% intervals are disjoint with the curriculum's change above; partial if only its "
-             "mean is higher"},
-    {"id": "circuits.fig3.attention_on_zeros",
-     "claim": "The p=2 model's attention favours the zeros among the first k tokens",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 3 (drawn; the wording is not recorded here)",
-     "reference": "none given (drawn only)",
-     "statistic": "per seed of arm 'curriculum', at the last recorded epoch of its p=2 phase (the switch), over that "
-                  "phase's own probe sequences with both zeros and non-zeros among the first k: share of the first-k "
-                  "attention on the zero tokens minus the share of zeros among the first k (0: no preference); mean "
-                  "over the probes, then over seeds",
-     "control": "the same statistic at epoch 0 of that phase (the untrained weights, same seeds and probe sequences: "
-                "differs only by the p=2 training)",
-     "test": "reproduced if the t 95% intervals are disjoint with the switch's above; partial if only its mean is "
-             "higher"},
-    {"id": "circuits.probes.zeros_above_chance",
-     "claim": "The p=2 model implements addition modulo k+1: the number of zeros among the first k is linearly "
-              "decodable from z_A at the switch",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), the curriculum's 'addition modulo k+1' sub-circuit "
-               "(section not recorded here)",
-     "reference": "none given (stated, not measured by probes in the paper)",
-     "statistic": "held-out accuracy of the logistic-regression probe of zeros_k (zeros among the first k) from z_A "
-                  "at the first probed snapshot of probe run 'curriculum' (the switch: p=2 weights, p=4 inputs); "
-                  "mean over seeds",
-     "control": "chance: the majority-class accuracy of zeros_k on the same held-out data",
-     "test": "reproduced if the t 95% interval lies above chance; partial if only the mean does"},
-    {"id": "circuits.probes.zeros_above_untrained",
-     "claim": "The zeros count is decodable at the switch because of the p=2 training, not the architecture",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), the curriculum's 'addition modulo k+1' sub-circuit "
-               "(section not recorded here)",
-     "reference": "none given",
-     "statistic": "as circuits.probes.zeros_above_chance: zeros_k probe accuracy from z_A at the switch, mean over "
-                  "seeds",
-     "control": "the same probe at the first probed snapshot of probe run 'scratch' (the same seeds' untrained "
-                "initial weights on the same p=4 data: differs only by the p=2 training)",
-     "test": "reproduced if the t 95% intervals are disjoint with the switch above; partial if only its mean is "
-             "higher"},
-    {"id": "circuits.probes.zeros_above_scratch_end",
-     "claim": "The p=2 model encodes the zeros count better than the model trained on p=4 from scratch",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), the curriculum's 'addition modulo k+1' sub-circuit "
-               "(section not recorded here)",
-     "reference": "none given",
-     "statistic": "as circuits.probes.zeros_above_chance: zeros_k probe accuracy from z_A at the switch, mean over "
-                  "seeds",
-     "control": "the same probe at the last probed snapshot of probe run 'scratch' (trained on p=4 from the same "
-                "initial weights: differs in the task trained on and in the number of epochs)",
-     "test": "reproduced if the t 95% intervals are disjoint with the switch above; partial if only its mean is "
-             "higher"},
-]
 PROBE_SITE, PROBE_TARGET = "z_A", "zeros_k"
 
 

@@ -66,56 +66,6 @@ CHECKS = [["seed", "all(seed in seeds(r) for r in [pretrain, finetune, *[r for s
            "*(p3 or {}).values()])", "seed {seed} is not trained by every run drawn"]]
 
 LEARNED = 0.99  # final train accuracy from which a seed counts as having learned its task (clusters mean something)
-CLAIMS = [
-    {"id": "circuits.fig4.clusters_after_p2",
-     "claim": "After pretraining on p=2, z_A of the d=2 model shows 6 clusters, one per sum of the first k tokens",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 4 (left)",
-     "reference": "6 clusters (k=5: the sums 0..5, the 'addition modulo k+1' sub-circuit)",
-     "statistic": "seeds of run 'pretrain' that learned p=2 (final train accuracy >= 0.99) whose z_A cluster count "
-                  "(k-means, k by the best silhouette) equals the number of distinct sums of the first k tokens "
-                  "among its embedded sequences",
-     "control": "none: a count compared with the source's value (one cluster per sum); the seeds that did not learn "
-                "are left out and counted in the score's control text",
-     "test": "share_holds: reproduced if every learned seed shows one cluster per sum, partial if at least half do; "
-             "not reproduced if fewer, or if no seed learned"},
-    {"id": "circuits.fig4.clusters_after_p4",
-     "claim": "After finetuning on p=4, z_A of the d=2 model shows 16 clusters, one per sum of the first k tokens",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 4 (right)",
-     "reference": "16 clusters (k=5, p=4: the sums 0..15)",
-     "statistic": "seeds of run 'finetune' that learned p=4 (final train accuracy >= 0.99) whose z_A cluster count "
-                  "equals the number of distinct sums of the first k tokens",
-     "control": "none: a count compared with the source's value; the seeds that did not learn are counted in the "
-                "score's control text",
-     "test": "share_holds over the learned seeds, as circuits.fig4.clusters_after_p2; not reproduced if no seed "
-             "learned p=4"},
-    {"id": "circuits.fig4.clusters_after_p2_every_setting",
-     "claim": "The 6 clusters after p=2 appear under every training setting drawn",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 4 (left)",
-     "reference": "6 clusters (one setting in the paper)",
-     "statistic": "settings (the main pair and each of 'settings') in which circuits.fig4.clusters_after_p2's test "
-                  "gives reproduced for their pretraining run",
-     "control": "none: a count of settings; each setting's learned seeds and their matches are listed",
-     "test": "share_holds over the settings: reproduced if every setting reproduces, partial if at least half do"},
-    {"id": "circuits.fig4.clusters_after_p4_every_setting",
-     "claim": "The 16 clusters after p=4 appear under every training setting drawn",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 4 (right)",
-     "reference": "16 clusters (one setting in the paper)",
-     "statistic": "settings (the main pair and each of 'settings') in which circuits.fig4.clusters_after_p4's test "
-                  "gives reproduced for their finetuning run",
-     "control": "none: a count of settings; each setting's learned seeds and their matches are listed",
-     "test": "share_holds over the settings: reproduced if every setting reproduces, partial if at least half do"},
-    {"id": "circuits.fig4.clusters_after_p3",
-     "claim": "Finetuned to p=3 (the reference finetune.py's default) the d=2 model's z_A grows to one cluster per "
-              "sum (11 for k=5), where p=4 is never learned at d=2",
-     "source": "facebookresearch/pal projects/visualization/finetune.py (default p=2 -> p=3); the paper's Fig. 4 "
-               "mechanism (one cluster per sum)",
-     "reference": "none given for p=3 (the paper shows p=4: 16 clusters)",
-     "statistic": "seeds of the 'p3' finetune run that learned p=3 (final train accuracy >= 0.99) whose z_A cluster "
-                  "count equals the number of distinct sums of the first k tokens",
-     "control": "none: a count compared with the number of sums; the same seeds' count after p=2 is listed in the "
-                "score's control text",
-     "test": "share_holds over the learned seeds; not reproduced if no seed learned p=3; not run without a 'p3' row"},
-]
 
 
 @dataclass(frozen=True)

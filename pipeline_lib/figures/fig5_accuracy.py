@@ -34,32 +34,6 @@ properties:
 
 METRICS = ["train_loss", "train_acc", "test_loss", "test_acc"]
 
-CLAIMS = [
-    {"id": "circuits.fig5.curriculum_beats_scratch",
-     "claim": "The p=2 -> p=4 curriculum generalises where training p=4 from scratch does not",
-     "source": "Easing Optimization Paths, Sec. 4, Fig. 5",
-     "reference": "curriculum reaches test accuracy ~1, scratch stays near chance (one curve per arm)",
-     "statistic": "share of curriculum seeds (arm 'curriculum') with final test accuracy >= success_threshold",
-     "control": "the same share for arm 'scratch' (same data, seeds and total epochs)",
-     "test": "reproduced if the Wilson 95% intervals are disjoint with curriculum above; partial if only its "
-             "share is higher"},
-    {"id": "circuits.fig5.scratch_does_not_generalise",
-     "claim": "Trained from scratch on p=4, the model does not generalise",
-     "source": "Easing Optimization Paths, Sec. 4, Fig. 5",
-     "reference": "scratch test accuracy stays near chance (0.25)",
-     "statistic": "share of scratch seeds with final test accuracy < success_threshold",
-     "control": "none (chance is 1/p = 0.25)",
-     "test": "reproduced if the Wilson 95% interval lies above 0.5 (most seeds fail); partial if the share does"},
-    {"id": "circuits.fig5.curriculum_beats_scratch_paper_code",
-     "claim": "The curriculum's advantage holds under the paper code's architecture",
-     "source": "Easing Optimization Paths, Fig. 5; facebookresearch/pal softmax_model.Model (architecture)",
-     "reference": "curriculum generalises, scratch does not",
-     "statistic": "share of 'curriculum, paper code' seeds with final test accuracy >= success_threshold",
-     "control": "the same share for arm 'scratch, paper code'",
-     "test": "reproduced if the Wilson 95% intervals are disjoint with curriculum above; partial if only its "
-             "share is higher"},
-]
-
 
 @dataclass(frozen=True)
 class Params:

@@ -36,40 +36,6 @@ properties:
     x-ref: analysis/interpolation
 """
 
-CLAIMS = [
-    {"id": "circuits.fig6.barrier_between_solutions",
-     "claim": "A loss barrier separates the solution trained from scratch from the curriculum's",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 6",
-     "reference": "the train loss rises between the two solutions (drawn; no value given)",
-     "statistic": "per seed i of the 'interpolation' entry (scratch seed i to curriculum seed i, the same initial "
-                  "weights): train loss barrier = max train loss on t in [0, 1] minus the larger endpoint loss; "
-                  "median over seeds",
-     "control": "none: a barrier is >= 0 by construction and 0 means no rise; the same-arm barriers are the "
-                "controls of the basin claims",
-     "test": "reproduced if the bootstrap 95% interval of the median lies above 0; partial if only the median does"},
-    {"id": "circuits.fig6.barrier_exceeds_same_arm",
-     "claim": "The curriculum reaches a different basin: the barrier between the arms exceeds those within an arm",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 6",
-     "reference": "a barrier separates the two solutions (no same-arm comparison given)",
-     "statistic": "as circuits.fig6.barrier_between_solutions: the median over seeds of the train loss barrier "
-                  "between scratch seed i and curriculum seed i",
-     "control": "the same median for each of 'controls' (seed i vs the next seed of one arm, e.g. curriculum vs "
-                "curriculum and scratch vs scratch); the cross-arm pairs share their initial weights and the control "
-                "pairs do not, so the two differ in the initialisation as well as in the arms",
-     "test": "reproduced if the bootstrap 95% interval lies above every control's; partial if the median exceeds "
-             "every control's median; not run without controls"},
-    {"id": "circuits.fig6.barrier_exceeds_same_arm_shifted",
-     "claim": "The curriculum reaches a different basin, compared at equal initialisations",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 6",
-     "reference": "a barrier separates the two solutions (no same-arm comparison given)",
-     "statistic": "per seed i of the 'cross_arm_shifted' entry (scratch seed i to curriculum seed i+1: different "
-                  "initial weights): train loss barrier; median over seeds",
-     "control": "the same median for each of 'controls' (seed i vs the next seed of one arm: also different initial "
-                "weights, so only the arm differs)",
-     "test": "reproduced if the bootstrap 95% interval lies above every control's; partial if the median exceeds "
-             "every control's median; not run without cross_arm_shifted or controls"},
-]
-
 
 @dataclass(frozen=True)
 class Params:

@@ -33,21 +33,6 @@ properties:
   method: {description: "Which embedding is drawn.", type: string, enum: [tsne, pca], default: tsne}
 """
 
-CLAIMS = [
-    {"id": "circuits.fig7.arms_end_apart",
-     "claim": "The two arms' parameter paths diverge: from the same start per seed they end apart",
-     "source": "Easing Optimization Paths (arXiv 2501.02362), Fig. 7",
-     "reference": "the scratch and curriculum paths separate (drawn; no value given)",
-     "statistic": "per seed, the Euclidean distance in parameter space between the final weights of the entry's "
-                  "first and last runs (default: scratch and curriculum, which start from the same initial weights "
-                  "of that seed); mean over seeds. The distance between their first snapshots is listed",
-     "control": "the same distance between the final weights of seed i and of the next seed of one arm, for each "
-                "arm (two end points of one training procedure from different initial weights: the cross-arm pairs "
-                "differ in the arm, the control pairs in the initialisation)",
-     "test": "reproduced if the t 95% interval lies above both arms' control intervals; partial if the mean "
-             "exceeds both control means"},
-]
-
 
 @dataclass(frozen=True)
 class Params:

@@ -31,38 +31,6 @@ REFERENCE = {"gaussian": "NC >= 0.993 throughout (final 0.994-0.995), first term
 NC_HIGH = 0.99  # "NC close to 1": at least 0.99 at every step (the brief's criterion, set before the run)
 NEGLIGIBLE = 0.1  # "~0" for a correlation: |r| <= 0.1, the conventional bound of a negligible correlation (Cohen)
 
-CLAIMS = [
-    {"id": "tian.joma_logits.nc_high_gaussian",
-     "claim": "JoMA's estimate zhat of the attention logits, from the readout W alone, tracks the real logits z "
-              "throughout training (Gaussian X)",
-     "source": "JoMA (Tian et al., ICLR 2024), Sec. 3 and Fig. 2 (NC curves; drawn by luckmatters "
-               "ssl/real-dataset/joma/draw_figure_2_3.py, use_gaussian_prob=True)",
-     "reference": "NC close to 1 at every step; the README's 'NC >= 0.993 throughout, final 0.994-0.995': no "
-                  "source recorded",
-     "statistic": "per seed, the lowest NC(zhat, z) over steps 1..end (step 0 is 1 by the choice of C); the share "
-                  "of seeds whose lowest NC is >= 0.99 (Wilson interval)",
-     "control": "a frozen estimate: NC of z at step 0 with z at the last step (what an estimate that never moves "
-                "would score), median over seeds",
-     "test": "reproduced if every seed stays >= 0.99, partial if at least half do (share_holds)"},
-    {"id": "tian.joma_logits.second_term_negligible_gaussian",
-     "claim": "The second term of the estimate (-xbar |W|^2 / 2T) alone does not explain z: its NC with z is ~0 "
-              "(Gaussian X)",
-     "source": "JoMA (Tian et al., ICLR 2024), Fig. 2 (the two terms drawn separately by luckmatters "
-               "joma/draw_figure_2_3.py)",
-     "reference": "~0 (the README's value; no source recorded for a number)",
-     "statistic": "median over seeds of NC(second term, z) at the last step (bootstrap 95% interval)",
-     "control": "the first term alone, NC(sum_k V^2 / 2T, z), median over seeds",
-     "test": "reproduced if |median| <= 0.1 (a negligible correlation, Cohen's convention) (near); partial if only the interval contains 0; else not reproduced"},
-    {"id": "tian.joma_logits.uniform_final_range",
-     "claim": "With uniform (random) X the final NC(zhat, z) lies in 0.947-0.961",
-     "source": "no source recorded (the README's JoMA reference ranges have none; JoMA's Fig. 2 with "
-               "use_gaussian_prob=False draws this case without a number)",
-     "reference": "final NC 0.947-0.961 (no source recorded)",
-     "statistic": "median over seeds of NC(zhat, z) at the last step, uniform X (bootstrap 95% interval)",
-     "control": "none: a match to a reference range (the Gaussian case's median is printed for comparison)",
-     "test": "reproduced if the median lies in 0.947-0.961 (near 0.954, tolerance the half-width 0.007); partial if only the interval contains 0.954; else not reproduced"},
-]
-
 
 @dataclass(frozen=True)
 class Params:
@@ -112,7 +80,7 @@ def _nc(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def score_claims(stats: dict, params: Params) -> dict:
-    """The claims of :data:`CLAIMS`; a case (label) this config does not draw is not run."""
+    """Its declared claims; a case (label) this config does not draw is not run."""
     g, u = stats.get("gaussian"), stats.get("uniform")
     missing = claims.not_run("case 'gaussian' not drawn")
     out = {"tian.joma_logits.nc_high_gaussian": _nc_high(g) if g else missing,

@@ -46,27 +46,6 @@ properties:
 """
 CHECKS = [["eureka_runs", "len([r for r in eureka_runs if r not in runs]) == 0",
            "every run of eureka_runs must be among runs ({runs})"]]
-CLAIMS = [
-    {"id": "llc.moves_at_eureka",
-     "claim": "The LLC changes more across a seed's Eureka-moment than across random epochs of the same run",
-     "source": "this workflow's own question (developmental interpretability: Hoogland et al., LLC over training)",
-     "reference": "none (no published value for these runs)",
-     "statistic": "per seed with a Eureka epoch, |LLC change| over the snapshot interval containing it minus the "
-                  "mean |LLC change| over intervals containing random other epochs; mean over seeds",
-     "control": "the same statistic over random other intervals of the same seed (random_epochs draws; not the "
-                "first interval, not one across a switch)",
-     "test": "reproduced if the 95% interval of the mean difference lies above 0; partial if only the mean does"},
-    {"id": "llc.moves_at_curriculum_switch",
-     "claim": "The LLC changes more across a curriculum's switch than across random epochs of the same run",
-     "source": "this workflow's own question (developmental interpretability: Hoogland et al., LLC over training)",
-     "reference": "none (no published value for these runs)",
-     "statistic": "per seed of a listed curriculum (with its parent listed), |LLC change| from the parent's last "
-                  "snapshot (its task) to the curriculum's first trained snapshot (the new task) minus the mean "
-                  "|LLC change| over random other intervals",
-     "control": "the same statistic over random other intervals of the same seed (random_epochs draws; not the "
-                "first interval)",
-     "test": "reproduced if the 95% interval of the mean difference lies above 0; partial if only the mean does"},
-]
 
 
 @dataclass(frozen=True)

@@ -36,82 +36,6 @@ REFERENCE_DATA = {"num_last": 2, "num_next_per_last": 1, "num_common": 10, "num_
 REL_TOL = 0.10  # a measured value matches a point reference (a logged loss, a "~" value) within 10% of it
 
 LOG = "facebookresearch/luckmatters ssl/real-dataset/scan_snap/figure_4.log"
-CLAIMS = [
-    {"id": "tian.scan_snap_attention.loss_matches_log",
-     "claim": "The logged Scan&Snap run's training loss at steps 0, 2, 4, 6, 10, 20 is reproduced",
-     "source": "facebookresearch/luckmatters ssl/real-dataset/scan_snap/figure_4.log (one run, seed 2; the values "
-               "are the log's, not the talk's)",
-     "reference": "loss 3.526, 2.368, 0.733, 0.161, 0.013, 2.1e-4 at steps 0, 2, 4, 6, 10, 20",
-     "statistic": "per step, the median over the run's seeds of the training loss (bootstrap 95% interval); the "
-                  "share of the 6 steps that match (Wilson interval)",
-     "control": "the untrained model's loss (step 0, zero init: ln M = ln 34 = 3.526); otherwise none: a match "
-                "to a log",
-     "test": "a step matches if its median is within 10% of the logged value (near: reproduced; the log is a single seed of fresh random batches); reproduced if all 6 steps match, partial if at "
-             "least half do (share_holds); not run unless the run is the logged setting"},
-    {"id": "tian.scan_snap_attention.common_mass_falls",
-     "claim": "Scan: the attention c of a class moves off the common tokens (their mass falls)",
-     "source": "Scan and Snap (Tian et al., NeurIPS 2023), abstract and Fig. 4 (heat map of c, drawn by "
-               "luckmatters scan_snap/figure_4_create.py)",
-     "reference": "class 0's common-token mass 0.645 -> 0.39-0.43 (start: the class distribution printed in "
-                  "figure_4.log, 10 x 0.0645; end: no source recorded)",
-     "statistic": "median over seeds of the figure's class's common-token mass after the last step (bootstrap 95% "
-                  "interval)",
-     "control": "the untrained model (zero init, so c is the class distribution): its common mass at step 0",
-     "test": "reproduced if the interval lies below the step-0 mass (below); partial if only the median does"},
-    {"id": "tian.scan_snap_attention.common_mass_final",
-     "claim": "Class 0's common-token mass ends at 0.39-0.43 after 100 steps",
-     "source": "no source recorded (the README's bracketed value; not in figure_4.log or the luckmatters scripts)",
-     "reference": "0.39-0.43 (no source recorded)",
-     "statistic": "median over seeds of class 0's common-token mass after the last step (bootstrap 95% interval)",
-     "control": "none: a match to a reference range (the step-0 mass is given for scale)",
-     "test": "reproduced if the median lies in 0.39-0.43 (near 0.41, tolerance the range's half-width 0.02); partial if only its interval contains 0.41; else not reproduced; not run unless the run is the logged setting"},
-    {"id": "tian.scan_snap_attention.top_distinct_rises",
-     "claim": "Scan: the most frequent distinct token gains attention",
-     "source": "Scan and Snap (Tian et al., NeurIPS 2023), abstract and Fig. 4",
-     "reference": "class 0's top distinct token 0.065 -> ~0.17 (start: figure_4.log's class distribution; end: no "
-                  "source recorded)",
-     "statistic": "median over seeds of the attention c on the figure's class's most frequent distinct token after "
-                  "the last step (bootstrap 95% interval)",
-     "control": "the untrained model (zero init): c on that token at step 0",
-     "test": "reproduced if the interval lies above the step-0 value (above); partial if only the median does"},
-    {"id": "tian.scan_snap_attention.top_distinct_final",
-     "claim": "Class 0's most frequent distinct token ends at ~0.17 after 100 steps",
-     "source": "no source recorded (the README's bracketed value; not in figure_4.log or the luckmatters scripts)",
-     "reference": "~0.17 (no source recorded)",
-     "statistic": "median over seeds of c on class 0's most frequent distinct token after the last step "
-                  "(bootstrap 95% interval)",
-     "control": "none: a match to a reference value (the step-0 value is given for scale)",
-     "test": "reproduced if the median is within 10% of 0.17 (near); partial if only its interval contains 0.17; else not reproduced; not run unless the run is the logged setting"},
-    {"id": "tian.scan_snap_attention.snap_starts_near_8",
-     "claim": "Snap timing: the attention starts to change at about step 8",
-     "source": "no source recorded for the step (the README's bracketed '~8'); the snap itself: Scan and Snap, "
-               "abstract",
-     "reference": "~8 (no source recorded)",
-     "statistic": "per seed, the first step at which the common mass has covered 10% of its total change; median "
-                  "over seeds (bootstrap 95% interval)",
-     "control": "none: a timing read against a reference (theory t0 = 2K ln M / eta_Y given for scale)",
-     "test": "reproduced if the median is within 10% of 8 (near); partial if only its interval contains 8; else not reproduced; not run unless the run is the logged setting"},
-    {"id": "tian.scan_snap_attention.snap_ends_near_30",
-     "claim": "Snap timing: the attention has done its change by about step 30",
-     "source": "no source recorded for the step (the README's bracketed '~30'); the snap itself: Scan and Snap, "
-               "abstract",
-     "reference": "~30 (no source recorded)",
-     "statistic": "per seed, the first step at which the common mass has covered 90% of its total change; median "
-                  "over seeds (bootstrap 95% interval)",
-     "control": "none: a timing read against a reference (theory t0 = 2K ln M / eta_Y given for scale)",
-     "test": "reproduced if the median is within 10% of 30 (near); partial if only its interval contains 30; else not reproduced; not run unless the run is the logged setting"},
-    {"id": "tian.scan_snap_attention.frozen_after_40",
-     "claim": "Snap: the attention is frozen after about step 40 (no winner-takes-all, a fixed token combination)",
-     "source": "Scan and Snap (Tian et al., NeurIPS 2023), abstract (the phase transition leaves an almost fixed "
-               "token combination); the step ~40: no source recorded",
-     "reference": "frozen after ~40 (no source recorded)",
-     "statistic": "per seed, the first step after which the common mass stays within 10% of its total change of "
-                  "its final value (the last step farther away, plus one recorded step); median over seeds "
-                  "(bootstrap 95% interval)",
-     "control": "none: a timing against a reference step (theory t0 = 2K ln M / eta_Y given for scale)",
-     "test": "reproduced if the interval lies below step 40 (below); partial if only the median does; not run "
-             "unless the run is the logged setting"},
-]
 REFERENCE_CLAIMS = ("loss_matches_log", "common_mass_final", "top_distinct_final", "snap_starts_near_8",
                     "snap_ends_near_30", "frozen_after_40")
 
@@ -204,7 +128,7 @@ def stats(cfg, an, traj, params: Params) -> dict:
 
 
 def score_claims(stats: dict, params: Params) -> dict:
-    """The claims of :data:`CLAIMS` on :func:`stats`' numbers (the reference matches only for the logged setting)."""
+    """Its declared claims on :func:`stats`' numbers (the reference matches only for the logged setting)."""
     n = stats["seeds"]
     ids = {c: f"tian.scan_snap_attention.{c}" for c in ("common_mass_falls", "top_distinct_rises", *REFERENCE_CLAIMS)}
     out = {ids["common_mass_falls"]: _moved(stats["common_mass"], n, claims.below),

@@ -49,47 +49,6 @@ REFERENCE_STD = {1: {0.5: (0.028, 0.032, 0.017, 0.016), 1: (0.052, 0.052, 0.036,
 REFERENCE_SEEDS = 10
 RELEASE = "facebookresearch/luckmatters ssl/real-dataset/scan_snap/figure_6_data.pkl"
 
-CLAIMS = [
-    {"id": "tian.scan_snap_lr_sweep.larger_lr_sparser",
-     "claim": "A larger lr_Z gives sparser attention (lower distinct-token entropy after 100 steps), at every "
-              "eta_Y/eta_Z and every num_last",
-     "source": "Scan and Snap (Tian et al., NeurIPS 2023), Fig. 6 (drawn by luckmatters "
-               "ssl/real-dataset/scan_snap/figure_6_create.py); Tian's talk, 'Larger learning rate eta_Z leads to "
-               "faster phase transition'",
-     "reference": "entropy falls with lr_Z in every series of figure_6_data.pkl (e.g. num_last = 1, ratio 1: "
-                  "1.971, 1.871, 1.699, 1.551 at lr_Z 0.5, 1, 2, 3)",
-     "statistic": "per (panel, eta_Y/eta_Z) series: the mean over seeds of the final distinct-token entropy strictly "
-                  "decreases along lr_Z; the share of series that do (Wilson interval)",
-     "control": "the smallest lr_Z of each series (its mean entropy, averaged over series, is printed), and the "
-                "untrained entropy every cell starts from",
-     "test": "reproduced if every series decreases, partial if at least half do (share_holds)"},
-    {"id": "tian.scan_snap_lr_sweep.larger_ratio_denser_num_last_1",
-     "claim": "For num_last = 1, a larger eta_Y/eta_Z gives denser attention (higher entropy), at every lr_Z",
-     "source": "Scan and Snap (Tian et al., NeurIPS 2023), Fig. 6 (luckmatters scan_snap/figure_6_create.py); "
-               "abstract: the phase transition is controllable by the learning rates of the two layers",
-     "reference": "num_last = 1 in figure_6_data.pkl: increasing along eta_Y/eta_Z 1, 2, 5, 10 at lr_Z 0.5, 1 and 3; "
-                  "at lr_Z 2 it is not (1.934 at 5, 1.900 at 10)",
-     "statistic": "per lr_Z of the num_last = 1 panel: the mean over seeds of the final entropy strictly increases "
-                  "along eta_Y/eta_Z; the share of lr_Z values where it does (Wilson interval)",
-     "control": "the smallest eta_Y/eta_Z (1) of each series (its mean entropy, averaged over lr_Z, is printed)",
-     "test": "reproduced if every lr_Z's series increases, partial if at least half do (share_holds); not run "
-             "without a num_last = 1 panel"},
-    {"id": "tian.scan_snap_lr_sweep.entropies_match_release",
-     "claim": "The sweep's final entropies equal the released ones, cell by cell",
-     "source": "facebookresearch/luckmatters ssl/real-dataset/scan_snap/figure_6_data.pkl (mean +- std [10 seeds] "
-               "per num_last, lr_Z, eta_Y/eta_Z; Scan and Snap's Fig. 6). The README's [talk] values are this "
-               "file's",
-     "reference": "64 cells, e.g. num_last = 1, lr_Z = 0.5: 1.971, 2.007, 2.066, 2.092 at eta_Y/eta_Z 1, 2, 5, 10",
-     "statistic": "per cell, our mean over seeds minus the released mean; the share of the compared cells that "
-                  "match (Wilson interval)",
-     "control": "none: a match to released values (the untrained entropy every cell starts from is printed for "
-                "scale)",
-     "test": "a cell matches (near) if |difference| <= z * sqrt(s^2/n + s_ref^2/10), z the two-sided 95% normal "
-             "quantile Bonferroni-corrected over the compared cells (so a faithful reproduction matches all cells "
-             "with probability ~0.95); reproduced if every cell matches, partial if at least half do "
-             "(share_holds); not run unless a run is the released sweep's setting"},
-]
-
 
 REFERENCE_DATA = {"num_next_per_last": 2, "num_common": 10, "num_distinct": 10, "common_weight": 1.0,
                   "distinct_min": 0.1, "distinct_max": 1.0, "T": 128}
@@ -168,7 +127,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
 
 
 def score_claims(stats: dict, params: Params) -> dict:
-    """The claims of :data:`CLAIMS` on the cells of every panel (``stats[run]['cells']``)."""
+    """Its declared claims on the cells of every panel (``stats[run]['cells']``)."""
     panels = {run: stats[run] for run in params.runs if isinstance(stats.get(run), dict)}
     by_lr = [(_series(p["cells"], "ratio", "lr_Z"), -1) for p in panels.values()]
     one = [p for p in panels.values() if p["num_last"] == 1]

@@ -27,24 +27,6 @@ properties:
 """
 NEAR_PERFECT = 0.95  # convention: "near-perfect" path accuracy
 
-CLAIMS = [
-    {"id": "tian.shortest_path_accuracy.near_perfect",
-     "claim": "A two-layer decoder learns to predict shortest paths on graphs of up to 10 nodes (near-perfect path "
-              "accuracy)",
-     "source": "Cohen, Gromov, Yang, Tian, 'Spectral Journey: How Transformers Predict the Shortest Path' (arXiv "
-               "2502.08794), abstract result (1); 'near-perfect at d = 512 after long training' as the README quotes "
-               "it (no section recorded)",
-     "reference": "near-perfect (no number recorded), at d = 512",
-     "statistic": "final path accuracy of greedy decoding on held-out test graphs (a decoded path counts when it is a"
-                  " shortest s-t walk), per seed of every configured run (default: d = 64, graphs of 3-6 nodes, 3 "
-                  "seeds, 2000 steps; the paper's size is config/shortest_path_paper.yaml); median over those seeds, "
-                  "bootstrap interval",
-     "control": "none: a threshold claim (this scale is not the paper's d = 512); the path accuracy on training "
-                "graphs is stated beside",
-     "test": "reproduced if the bootstrap interval of the median lies above 0.95 (convention for 'near-perfect'); "
-             "partial if only the median does (claims.above)"},
-]
-
 
 @dataclass(frozen=True)
 class Params:

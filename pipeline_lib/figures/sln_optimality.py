@@ -24,34 +24,6 @@ properties:
 """
 TALK_RATE, TALK_MAX_NODES = 0.99, 9  # the talk: > 99% optimal on graphs under 10 nodes
 
-CLAIMS = [
-    {"id": "tian.sln_optimality.scaled_above_99",
-     "claim": "The Spectral Line Navigator with lambda^-1/2-scaled eigenvectors finds > 99% optimal paths under 10 "
-              "nodes",
-     "source": "Tian's talk ('> 99% optimal on graphs under 10 nodes', as the README quotes it; no slide recorded); "
-               "Cohen, Gromov, Yang, Tian, 'Spectral Journey' (arXiv 2502.08794), abstract result (3)",
-     "reference": "> 99%",
-     "statistic": "share of queries (s, t), every ordered pair of every G(n, 0.5) graph of n < 10 nodes in the "
-                  "analysis (default: n = 3-9, 100 graphs per size), whose SLN walk is a shortest path; Wilson "
-                  "interval (queries of one graph are not independent: the interval is optimistic); edge embedding: "
-                  "the nontrivial eigenvectors of the line graph's normalised Laplacian scaled by lambda^-1/2 "
-                  "(variant 'scaled')",
-     "control": "none: an algorithm on exact spectra (no training, no seeds); the unscaled variant's rate is stated "
-                "beside",
-     "test": "reproduced if the Wilson interval lies above 0.99; partial if only the share does (claims.above)"},
-    {"id": "tian.sln_optimality.unscaled_above_99",
-     "claim": "The SLN as the talk writes it (unscaled eigenvectors) finds > 99% optimal paths under 10 nodes",
-     "source": "Tian's talk ('> 99% optimal on graphs under 10 nodes', as the README quotes it; no slide recorded); "
-               "Cohen, Gromov, Yang, Tian, 'Spectral Journey' (arXiv 2502.08794), abstract result (3)",
-     "reference": "> 99%",
-     "statistic": "share of queries (s, t), every ordered pair of every G(n, 0.5) graph of n < 10 nodes in the "
-                  "analysis (default: n = 3-9, 100 graphs per size), whose SLN walk is a shortest path; Wilson "
-                  "interval (queries of one graph are not independent: the interval is optimistic); edge embedding: "
-                  "the unscaled nontrivial eigenvectors (variant 'unscaled')",
-     "control": "none: an algorithm on exact spectra; the lambda^-1/2-scaled variant's rate is stated beside",
-     "test": "reproduced if the Wilson interval lies above 0.99; partial if only the share does (claims.above)"},
-]
-
 
 @dataclass(frozen=True)
 class Params:

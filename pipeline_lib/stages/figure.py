@@ -36,7 +36,7 @@ def build_figure(cfg: Config, name: str, paths: Paths | None = None, caption: st
 
 def score_claims(name: str, module, stats: dict, params) -> dict:
     """The figure's declared claims scored on its statistics (``module.score_claims``); {} without claims."""
-    declared = [c["id"] for c in registry.plugin("figure", name).get("CLAIMS", [])]
+    declared = registry.figure_claims(name)
     if not declared:
         return {}
     where = f"figure {name!r} ({registry.plugin('figure', name).path})"

@@ -7,6 +7,7 @@ rule claims:
     output:
         csv=P.claims(".csv"),
         md=P.claims(".md"),
+        coverage=P.claims("_coverage.md"),
         papers=claims_report_files(),
         own=claims_own_files(),
     log:
@@ -17,6 +18,9 @@ rule claims:
         "../envs/pipeline.yaml"
     params:
         declared=lambda wildcards: canonical_json(registry.declared_claims()),
+        results=lambda wildcards: canonical_json(
+            {k: d.get("results", []) for k, d in registry.declaration_files().items()}
+        ),
         code=jobs.claims_code(),
     script:
         "../scripts/claims.py"

@@ -109,7 +109,14 @@ def claims_original():
     """A replicate's claims rule reads the ledger of the results it replicates."""
     if not CFG.raw["replicate_of"]:
         return []
-    return Paths(CFG.raw["replicate_of"]).claims(".csv")
+    original = Paths(CFG.raw["replicate_of"]).claims(".csv")
+    if not os.path.exists(original):
+        raise WorkflowError(
+            f"the replicate compares its claims with the original run's ledger {original}, which does not exist: "
+            "run the original first (`snakemake --cores all`, the same config without replicate), then "
+            "`snakemake --config replicate=true`"
+        )
+    return original
 
 
 def claims_own_files():

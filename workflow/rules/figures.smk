@@ -21,5 +21,7 @@ for fig in CFG.raw["figures"]:
             config=canonical_json(CFG.figure_slice(fig)),
             code=jobs.figure_code(fig),
             caption=caption_digest(fig),
+            # the ids of the claims it scores (their declarations' prose is the claims rule's, not the figure's)
+            claims=canonical_json(registry.figure_claims(fig)),
         script:
             "../scripts/figure.py"
