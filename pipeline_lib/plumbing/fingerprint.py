@@ -49,12 +49,18 @@ def _cpu() -> str:
     return f"{get('vendor_id')} family {get('cpu family')} model {get('model')} ({get('model name')})"
 
 
-def _numpy_features() -> str:
-    """numpy's highest enabled dispatch target (its SIMD loops follow it)."""
+def _numpy_cpu_features() -> dict[str, bool]:
+    """numpy's CPU features (name -> enabled), as its SIMD dispatch sees them."""
     try:
         from numpy._core._multiarray_umath import __cpu_features__ as feats
     except ImportError:  # numpy < 2
         from numpy.core._multiarray_umath import __cpu_features__ as feats
+    return feats
+
+
+def _numpy_features() -> str:
+    """numpy's highest enabled dispatch target (its SIMD loops follow it)."""
+    feats = _numpy_cpu_features()
     on = [k for k in ("AVX512_SPR", "AVX512_ICL", "AVX512_SKX", "AVX2", "SSE42", "ASIMD") if feats.get(k)]
     return on[0] if on else "baseline"
 
@@ -111,10 +117,7 @@ def perturbation_env(env: dict[str, str]) -> dict[str, str]:
     """A perturbation's environment on this machine (``<avx512>``: numpy's AVX-512 targets this CPU has)."""
     out = dict(env)
     if out.get("NPY_DISABLE_CPU_FEATURES") == "<avx512>":
-        try:
-            from numpy._core._multiarray_umath import __cpu_features__ as feats
-        except ImportError:
-            from numpy.core._multiarray_umath import __cpu_features__ as feats
+        feats = _numpy_cpu_features()
         out["NPY_DISABLE_CPU_FEATURES"] = " ".join(f for f in _NUMPY_AVX512 if feats.get(f))
     return out
 

@@ -229,6 +229,9 @@ def check_report_categories(figures) -> None:
                               "are one name to the report's reStructuredText (case and spacing ignored)")
 
 
+# libyaml's safe loader where PyYAML was built with it: the declarations are read at every DAG build and in every
+# figure job (0.03 s against 0.2 s for the pure-Python loader)
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DECLARATIONS = PACKAGE_DIR / "declarations"  # one YAML file per source, own.yaml for the project's own claims
 OWN = "own"
 
@@ -242,7 +245,7 @@ def declaration_files() -> dict[str, dict]:
     paths = sorted(DECLARATIONS.glob("*.yaml"), key=lambda p: (p.stem == OWN, p.stem))
     out = {}
     for path in paths:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.load(path.read_text(), Loader=_YAML_LOADER)
         try:
             check_declaration_file(str(path), doc, own=path.stem == OWN, figures=set(plugins("figure")))
         except ClaimError as exc:

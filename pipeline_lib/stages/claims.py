@@ -148,9 +148,9 @@ def coverage(rows: list[dict]) -> dict[str, dict]:
         results, n = [], dict.fromkeys(("scored here", "declared, not run here", "not covered"), 0)
         for res in doc["results"]:
             ids = res.get("claims") or []
+            verdicts = {i: verdict.get(i, "not declared") for i in ids}
             if res.get("kind") in NOT_RESULTS:
-                results.append({**res, "status": f"not a result ({res['kind']})",
-                                "verdicts": {i: verdict.get(i, "not declared") for i in ids}})
+                results.append({**res, "status": f"not a result ({res['kind']})", "verdicts": verdicts})
                 continue
             if not ids:
                 status = "not covered"
@@ -159,7 +159,7 @@ def coverage(rows: list[dict]) -> dict[str, dict]:
             else:
                 status = "declared, not run here"
             n[status] += 1
-            results.append({**res, "status": status, "verdicts": {i: verdict.get(i, "not declared") for i in ids}})
+            results.append({**res, "status": status, "verdicts": verdicts})
         out[key] = {"title": doc["source"]["title"], "results": results, "counts": n}
     return out
 
