@@ -310,6 +310,8 @@ def test_publish_writes_the_full_reproductions_cost_measured_from_the_run(tmp_pa
     (log / "2026-01-01T000000.1.snakemake.log").write_text("Provided cores: 2\n...\n3 of 3 steps (100%) done\n"
                                                           "Elapsed time: 1:05:30.5\n")
     (log / "2026-01-02T000000.1.snakemake.log").write_text("Provided cores: 2\n1 of 3 steps (33%) done\n")  # interrupted
+    (log / "2026-01-03T000000.1.snakemake.log").write_text("Provided cores: 2\n1 of 1 steps (100%) done\n"
+                                                          "Elapsed time: 0:00:02.1\n")  # one target rebuilt later
     ledger.publish(results, tmp_path)
     text = readme.read_text()
     assert "about 2 hours" not in text and "| the tests | 8 minutes |" in text and text.endswith("rest\n")

@@ -12,15 +12,18 @@ COST_BEGIN, COST_END = "<!-- run-cost: begin -->", "<!-- run-cost: end -->"
 
 
 def _finished_log(log_dir: Path) -> tuple[float, int] | None:
-    """(wall seconds, cores) of the newest Snakemake log in ``log_dir`` that ended with every step done."""
-    for path in sorted(log_dir.glob("*.snakemake.log"), reverse=True):
+    """(wall seconds, cores) of the Snakemake log in ``log_dir`` that finished the most steps with every step
+    done (the full run, not a later invocation that rebuilt one target; the newest of equals)."""
+    best: tuple[int, float, int] | None = None
+    for path in sorted(log_dir.glob("*.snakemake.log")):
         text = path.read_text(errors="replace")
+        done = re.search(r"^(\d+) of \1 steps \(100%\) done", text, re.M)
         elapsed = re.search(r"^Elapsed time: (?:(\d+) days?, )?(\d+):(\d+):(\d+(?:\.\d+)?)", text, re.M)
         cores = re.search(r"^Provided cores: (\d+)", text, re.M)
-        if "(100%) done" in text and elapsed and cores:
+        if done and elapsed and cores and (best is None or int(done.group(1)) >= best[0]):
             d, h, m, s = elapsed.groups()
-            return int(d or 0) * 86400 + int(h) * 3600 + int(m) * 60 + float(s), int(cores.group(1))
-    return None
+            best = (int(done.group(1)), int(d or 0) * 86400 + int(h) * 3600 + int(m) * 60 + float(s), int(cores.group(1)))
+    return None if best is None else best[1:]
 
 
 def run_cost(results: Path, workdir: Path) -> dict:
