@@ -11,8 +11,10 @@ A claim is *declared* in one YAML file per source under ``pipeline_lib/declarati
 - ``quote``: the source's own words that the claim scores (required for ``origin: source``),
 - ``reference``: the source's value with its uncertainty as printed ("none printed"; "no source" for the
   project's own),
-- ``claim``: the claim in a few words; ``statistic``: what is computed, over which seeds; ``control``: the
-  control or null; ``test``: the rule that gives the verdict,
+- ``claim``: the claim in a few words; ``statistic``: what is computed, over which seeds; ``reads``: the
+  names it is computed from, as dotted paths into its figure's statistics (the sidecar's ``stats``, where a
+  reader finds the numbers; ``*`` for every entry); ``control``: the control or null; ``test``: the rule that
+  gives the verdict,
 - ``caveats`` (optional): what a reader must know beside the verdict (a rule weaker than the words, a
   comparison that changes more than one thing, wording that differs from the source's).
 
@@ -26,9 +28,10 @@ declared claim without a score (its figure is not configured, or its inputs are 
 own figure may still declare its claims in the module, as a literal list ``CLAIMS`` of mappings with the fields
 of :data:`PLUGIN_FIELDS` (they count as the project's own, origin ``extension``).
 
-The verdict helpers below are the only tests used, so a verdict always means the same thing:
-``reproduced`` when the interval (not just the estimate) is on the claimed side, ``partial`` when only the
-estimate is, ``not reproduced`` otherwise.
+The rule kinds of :mod:`pipeline_lib.claim_rules` (:data:`KINDS`) are the only tests used, so a verdict always means the same thing:
+``reproduced`` when the interval (not just the estimate) is on the claimed side, ``partial`` when the estimate
+is on it by at least one standard error, ``not reproduced`` otherwise; each verdict records its rule and the
+numbers it read, so a test can move any claim's statistic across its rule.
 """
 from __future__ import annotations
 
@@ -36,21 +39,33 @@ import math
 from collections.abc import Iterable, Mapping
 
 # numpy and scipy are imported where used: the registry checks declarations while the DAG is built.
+from .claim_rules import (  # noqa: F401  (the rule kinds, re-exported: figure modules call claims.above, ...)
+    KINDS,
+    VERDICTS,
+    ClaimError,
+    Verdict,
+    above,
+    agrees,
+    below,
+    crossings,
+    evaluate,
+    exceeds,
+    guard,
+    missing,
+    near,
+    rates_exceed,
+    share_holds,
+    weakest,
+)
 
-
-VERDICTS = ("reproduced", "partial", "not reproduced", "not run")
 # a figure module's own CLAIMS (a user's figure): the fields of each mapping
 PLUGIN_FIELDS = ("id", "claim", "source", "reference", "statistic", "control", "test")
 # a declaration file's claim: required and optional fields
 REQUIRED_FIELDS = ("id", "figure", "origin", "landmark", "reference", "claim", "statistic", "control", "test")
-OPTIONAL_FIELDS = ("quote", "caveats", "extends")
+OPTIONAL_FIELDS = ("quote", "caveats", "extends", "reads")
 SOURCE_ORIGINS = ("source", "authors_code")  # a source's file
 OWN_ORIGINS = ("extension", "diagnostic")  # own.yaml
-SCORE_FIELDS = ("measured", "ci_low", "ci_high", "n_seeds", "control", "verdict")
-
-
-class ClaimError(ValueError):
-    """A claim's declaration or score is malformed (names the claim)."""
+SCORE_FIELDS = ("measured", "ci_low", "ci_high", "n_seeds", "control", "verdict", "rule")
 
 
 def score(measured: float, ci: tuple[float, float] = (math.nan, math.nan), n_seeds: int | None = None,
@@ -58,8 +73,10 @@ def score(measured: float, ci: tuple[float, float] = (math.nan, math.nan), n_see
     """One claim's score, as the sidecar and the ledger hold it."""
     if verdict not in VERDICTS:
         raise ClaimError(f"verdict {verdict!r}: allowed {', '.join(VERDICTS)}")
+    rule = getattr(verdict, "rule", None)
     return {"measured": _num(measured), "ci_low": _num(ci[0]), "ci_high": _num(ci[1]),
-            "n_seeds": None if n_seeds is None else int(n_seeds), "control": control, "verdict": verdict}
+            "n_seeds": None if n_seeds is None else int(n_seeds), "control": control, "verdict": str(verdict),
+            "rule": rule}
 
 
 def not_run(why: str) -> dict:
@@ -117,68 +134,54 @@ def median_interval(values: Iterable[float], level: float = 0.95, n_boot: int = 
     return med, float(lo), float(hi)
 
 
-# -- verdicts -------------------------------------------------------------------------------------------------
-
-def _bad(*xs) -> bool:
-    """A value that is missing: None or NaN (of any float type, numpy's included)."""
-    return any(x is None or math.isnan(float(x)) for x in xs)
-
-
-def above(value: float, low: float, threshold: float) -> str:
-    """The claim "value exceeds threshold": interval above it reproduced, only the estimate partial."""
-    if _bad(value):
-        return "not run"
-    if not _bad(low) and low > threshold:
-        return "reproduced"
-    return "partial" if value > threshold else "not reproduced"
-
-
-def below(value: float, high: float, threshold: float) -> str:
-    """The claim "value is under threshold" (mirror of :func:`above`)."""
-    return above(-value if not _bad(value) else value, -high if not _bad(high) else high, -threshold)
-
-
-def exceeds(value: float, low: float, control_value: float, control_high: float) -> str:
-    """The claim "value exceeds the control's": intervals disjoint reproduced, only the estimates partial."""
-    if _bad(value, control_value):
-        return "not run"
-    if not _bad(low, control_high) and low > control_high:
-        return "reproduced"
-    return "partial" if value > control_value else "not reproduced"
-
-
-def near(value: float, low: float, high: float, reference: float, tolerance: float) -> str:
-    """The claim "value equals the source's reference": within ``tolerance`` (declared with the claim)
-    reproduced; only the interval containing the reference partial (a wide interval from few or noisy seeds
-    contains almost anything, so it cannot make a match); otherwise not reproduced."""
-    if _bad(value):
-        return "not run"
-    if abs(value - reference) <= tolerance:
-        return "reproduced"
-    return "partial" if not _bad(low, high) and low <= reference <= high else "not reproduced"
-
-
-def share_holds(k: int, n: int, low_share: float = 0.5) -> str:
-    """A claim about every seed/run/case: all k of n reproduced, at least ``low_share`` of them partial."""
-    if n == 0:
-        return "not run"
-    if k == n:
-        return "reproduced"
-    return "partial" if k / n >= low_share else "not reproduced"
-
-
-def weakest(*verdicts: str) -> str:
-    """The weakest of several verdicts on one claim (a missing input first): a claim tested against several
-    controls holds only as far as it holds against each."""
-    order = ("not run", "not reproduced", "partial", "reproduced")
-    return min(verdicts, key=order.index)
-
-
 def rate_exceeds(k: int, n: int, k0: int, n0: int, control_label: str) -> dict:
-    """The score of "a share of k/n exceeds the control's k0/n0" (Wilson intervals, :func:`exceeds`)."""
+    """The score of "a share of k/n exceeds the control's k0/n0" (Wilson intervals, :func:`rates_exceed`)."""
     p, lo, hi = rate(k, n)
-    p0, _, hi0 = rate(k0, n0)
-    return score(p, (lo, hi), n, fmt_rate(control_label, k0, n0), exceeds(p, lo, p0, hi0))
+    return score(p, (lo, hi), n, fmt_rate(control_label, k0, n0), rates_exceed(k, n, k0, n0))
+
+
+def read_stat(stats: dict, path: str, any_label: bool = False) -> list:
+    """The values a claim's ``reads`` path names in its figure's statistics: ``a.b.c`` is ``stats["a"]["b"]["c"]``,
+    a ``*`` every entry at that level (a list's items, a mapping's values); [] where the path names nothing. A key
+    that itself holds dots (``below_0.05_per_seed``) is matched whole, the longest first. With ``any_label``, a
+    level whose key is absent from a mapping of entries (runs, arms, settings under the labels of another
+    config) reads every entry that is a mapping, so a config with other labels still checks
+    the statistics' own names."""
+    parts = path.split(".")
+    found = []
+
+    def walk(node, i: int) -> None:
+        if i == len(parts):
+            found.append(node)
+            return
+        if isinstance(node, dict):
+            for j in range(len(parts), i, -1):  # the longest key first
+                key = ".".join(parts[i:j])
+                if key in node:
+                    return walk(node[key], j)
+        if parts[i] == "*":
+            for v in (node.values() if isinstance(node, dict) else node if isinstance(node, list) else []):
+                walk(v, i + 1)
+        elif any_label and isinstance(node, dict):
+            for v in node.values():
+                if isinstance(v, dict):
+                    walk(v, i + 1)
+
+    walk(stats, 0)
+    return found
+
+
+def at_best(score: dict) -> list[str]:
+    """The note beside a verdict whose rule could not say "reproduced" with these seeds, whatever they measured
+    (its statistic moved to the rule's most favourable side: :func:`crossings`)."""
+    rule = score.get("rule")
+    if not rule or rule["kind"] == "guard" or score["verdict"] == "not run":
+        return []
+    best = crossings(rule)[0]
+    if best == "reproduced":
+        return []
+    return [f"at best {best} with {score.get('n_seeds') or 'these'} seeds: even the most favourable numbers this rule "
+            "can read at this sample size do not make its interval clear the claimed side"]
 
 
 def json_floats(values) -> list:
@@ -194,9 +197,9 @@ def fmt_rate(label: str, k: int, n: int) -> str:
 
 
 def fmt_interval(label: str, value: float, low: float, high: float, digits: int = 3) -> str:
-    if _bad(value):
+    if missing(value):
         return f"{label} -"
-    if _bad(low, high):
+    if missing(low, high):
         return f"{label} {value:.{digits}g}"
     return f"{label} {value:.{digits}g} [{low:.{digits}g}, {high:.{digits}g}]"
 
@@ -246,6 +249,10 @@ def check_declaration_file(where: str, doc, own: bool, figures: set[str]) -> Non
             raise ClaimError(f"{where}: claim {cid!r}: no figure {c['figure']!r}")
         if not all(isinstance(x, str) and x.strip() for x in c.get("caveats", [])):
             raise ClaimError(f"{where}: claim {cid!r}: caveats must be a list of non-empty texts")
+        if not (isinstance(c.get("reads"), list) and c["reads"] and all(isinstance(x, str) and x.strip()
+                                                                        for x in c["reads"])):
+            raise ClaimError(f"{where}: claim {cid!r}: reads must list the names its statistic is computed from, as "
+                             "dotted paths into its figure's statistics (the sidecar's 'stats'; '*' for every entry)")
     for r in doc.get("results", []):
         if not isinstance(r, Mapping) or not r.get("landmark") or not (r.get("claims") or r.get("not_covered")):
             raise ClaimError(f"{where}: each result needs a landmark and either claims or not_covered; got {r!r}")

@@ -128,7 +128,7 @@ def write_fig3_artifacts(tmp_path, concentrate=True, zeros=True):
     paths, rng = Paths(str(tmp_path)), np.random.default_rng(0)
     ramp = lambda a, b, run: np.linspace(a, b, len(EPOCHS[run]))  # noqa: E731
     plan = {"pre": (ramp(0.5, 0.7 if concentrate else 0.5, "pre"), ramp(0, 2.0 if zeros else 0, "pre")),
-            "fine": (ramp(0.7 if concentrate else 0.5, 0.9 if concentrate else 0.52, "fine"), ramp(0, 0, "fine")),
+            "fine": (ramp(0.7 if concentrate else 0.5, 0.97 if concentrate else 0.52, "fine"), ramp(0, 0, "fine")),
             "scr": (ramp(0.5, 0.55, "scr"), ramp(0, 0, "scr"))}
     for run, (first_k, bias) in plan.items():
         att = planted_attention(TOKENS[run], first_k, bias, rng)
@@ -237,7 +237,9 @@ def test_fig4_clusters_per_setting_and_without_learned_seeds(default_params):
     assert v["circuits.fig4.clusters_after_p4"] == v["circuits.fig4.clusters_after_p4_every_setting"] == "not reproduced"
     assert "seeds that learned the task 0/10" in scores["circuits.fig4.clusters_after_p4"]["control"]
     assert v["circuits.fig4.clusters_after_p3"] == "not run"  # the default config has no p=3 row
-    assert verdicts(fig4.score_claims(fig4_stats(params, p2=(6, 5)), params))["circuits.fig4.clusters_after_p2"] == "partial"
+    # one of two learned seeds: a majority is not shown (partial needs a Wilson interval above one half)
+    assert verdicts(fig4.score_claims(fig4_stats(params, p2=(6, 5)), params))["circuits.fig4.clusters_after_p2"] == \
+        "not reproduced"
     assert verdicts(fig4.score_claims(fig4_stats(params, p2=(6, 5, 10)), params))[
         "circuits.fig4.clusters_after_p2"] == "not reproduced"
     assert verdicts(fig4.score_claims(fig4_stats(params, p4=(16, 16)), params))[
@@ -246,7 +248,7 @@ def test_fig4_clusters_per_setting_and_without_learned_seeds(default_params):
     one_bad[params.settings[0][1]["pretrain"]] = run_stats((6, 10))
     v = verdicts(fig4.score_claims(one_bad, params))
     assert v["circuits.fig4.clusters_after_p2"] == "reproduced"
-    assert v["circuits.fig4.clusters_after_p2_every_setting"] == "partial"  # 3 of 4 settings
+    assert v["circuits.fig4.clusters_after_p2_every_setting"] == "not reproduced"  # 3 of 4 settings: no majority shown
 
 
 def test_fig4_p3_row_is_scored_from_its_finetune(default_params):
@@ -283,8 +285,9 @@ def test_fig6_barrier_must_exceed_every_same_arm_control(default_params):
     v = verdicts(fig6.score_claims(fig6_stats(shifted=30.0), params))
     assert set(v) == set(declared("fig6_interpolation")) and set(v.values()) == {"reproduced"}
     # a control whose barrier is as high as the cross-arm one: the basin claim fails, the barrier stays
+    # a control whose barrier is as high as the cross-arm one: 'a high barrier' fails with the basin claims
     v = verdicts(fig6.score_claims(fig6_stats(same=(5.0, 40.0), shifted=30.0), params))
-    assert v["circuits.fig6.barrier_between_solutions"] == "reproduced"
+    assert v["circuits.fig6.barrier_between_solutions"] == "not reproduced"
     assert v["circuits.fig6.barrier_exceeds_same_arm"] == "not reproduced"
     assert v["circuits.fig6.barrier_exceeds_same_arm_shifted"] == "not reproduced"
     v = verdicts(fig6.score_claims(fig6_stats(cross=0.0), params))

@@ -95,7 +95,9 @@ def test_ratio_claim_needs_disjoint_wilson_intervals_and_says_a_saturated_contro
     base = _arm(2, 10)
     assert table.ratio_score(_arm(10, 10), base)["verdict"] == "reproduced"  # [0.72, 1] vs [0.06, 0.51]
     assert table.ratio_score(_arm(5, 10), _arm(5, 10))["verdict"] == "not reproduced"
-    assert table.ratio_score(_arm(6, 10), _arm(5, 10))["verdict"] == "partial"
+    assert table.ratio_score(_arm(6, 10), _arm(5, 10))["verdict"] == "not reproduced"  # 0.1 < one combined se
+    assert table.ratio_score(_arm(9, 10), _arm(5, 10))["verdict"] == "partial"  # [0.60, 0.98] vs [0.24, 0.76]
+    assert table.ratio_score(_arm(1, 10), _arm(0, 10))["verdict"] == "not reproduced"  # both arms fail
     assert table.ratio_score(_arm(4, 10), _arm(5, 10))["verdict"] == "not reproduced"
     saturated = table.ratio_score(_arm(10, 10), _arm(10, 10))
     assert saturated["verdict"] == "not run" and "saturated" in saturated["control"]  # the regime cannot show it
@@ -248,7 +250,10 @@ def test_step1_probe_above_the_majority_rate_and_the_null_at_it():
     assert s["eureka.probes.reasoning_ht_step1_decodable"]["verdict"] == "not reproduced"
     assert s["eureka.probes.reasoning_normsoftmax_step1_decodable"]["verdict"] == "reproduced"
     assert s["eureka.probes.reasoning_lowtemp_step1_decodable"]["verdict"] == "not run"
-    rows = _rows({"Softmax": _probe([0.45, 0.6, 0.52, 0.55])})  # mean 0.53 above 0.5, interval not
+    rows = _rows({"Softmax": _probe([0.45, 0.6, 0.52, 0.55])})  # mean 0.53 above 0.5 by less than one se
+    assert probes.score_claims(probes.probe_stats(rows), None)[
+        "eureka.probes.reasoning_softmax_step1_decodable"]["verdict"] == "not reproduced"
+    rows = _rows({"Softmax": _probe([0.5, 0.7, 0.62, 0.6])})  # mean 0.605, interval reaches 0.47
     assert probes.score_claims(probes.probe_stats(rows), None)[
         "eureka.probes.reasoning_softmax_step1_decodable"]["verdict"] == "partial"
 

@@ -59,7 +59,8 @@ def test_fig5_renders_and_reports_counts():
     stats = fig5_stats(arms, switches, threshold=0.9)
     assert stats["scratch"]["successes"] == 0 and stats["curriculum"]["successes"] == 2
     assert stats["curriculum"]["switch_epochs"] == [30]
-    assert list(stats["curriculum"]) == ["successes", "seeds", "ci95", "threshold", "final_test_acc", "switch_epochs"]
+    assert list(stats["curriculum"]) == ["successes", "seeds", "ci95", "threshold", "final_test_acc", "final_train_acc",
+                                         "switch_epochs"]
     fig = plot_fig5_accuracy(arms, switches, 0.9, stats)
     ax_train, ax_test = fig.axes
     # 3 thin seed lines + 1 median per arm, and the switch line of the curriculum arm

@@ -153,6 +153,12 @@ def speed_score(arms: dict, arm: str) -> dict:
     base = arms[BASE]
     control = (f"{BASE} median {np.median(b):g} epochs to {base['baseline_target_acc']:.3f} "
                f"({TARGET_SHARE:g} x its median final test accuracy {base['median_final_test_acc']:.3f})")
+    level = arms.get("chance_without_step1")
+    if level is not None and not np.isnan(level) and base["baseline_target_acc"] <= level:
+        # the baseline's median seed never solved the first step: reaching its target needs only the second
+        return claims.score(ratio, (lo, hi), len(a), control + f" <= the no-first-step accuracy {level:.3f}",
+                            claims.guard("not run", "the baseline's target is below the accuracy reached without the "
+                                                    "first step: reaching it does not measure the task"))
     return claims.score(ratio, (lo, hi), len(a), control, claims.below(ratio, hi, STEP_SHARE))
 
 

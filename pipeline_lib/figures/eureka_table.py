@@ -80,6 +80,8 @@ def arm_stats(stats: dict[str, xr.Dataset]) -> dict:
     return out
 
 
+MIN_EUREKA_SEEDS = 2  # seeds with a Eureka-moment a mean Eureka epoch needs (one seed has no interval)
+
 def score_claims(stats: dict, params: Params) -> dict:
     """Every intervention against Softmax, per experiment: the Eureka-ratio and the mean Eureka epoch."""
     out = {}
@@ -107,7 +109,8 @@ def lower_ratio_score(arm: dict, base: dict) -> dict:
     p0, lo0, _ = claims.rate(base["n_eureka"], base["n_seeds"])
     if base["n_eureka"] == 0:  # no ratio can be lower: this regime cannot show the claim
         return claims.score(p, (lo, hi), arm["n_seeds"], claims.fmt_rate(BASE, 0, base["n_seeds"])
-                            + " (no Softmax seed reaches the threshold: no ratio can be lower)", "not run")
+                            + " (no Softmax seed reaches the threshold: no ratio can be lower)",
+                            claims.guard("not run", "the control's Eureka-ratio is 0: no ratio can be lower"))
     return claims.score(p, (lo, hi), arm["n_seeds"], claims.fmt_rate(BASE, base["n_eureka"], base["n_seeds"]),
                         claims.exceeds(p0, lo0, p, hi))
 
@@ -116,21 +119,26 @@ def ratio_score(arm: dict, base: dict) -> dict:
     """The arm's Eureka-ratio above the control's (disjoint Wilson intervals); a saturated control is said."""
     out = claims.rate_exceeds(arm["n_eureka"], arm["n_seeds"], base["n_eureka"], base["n_seeds"], BASE)
     if base["n_eureka"] == base["n_seeds"]:  # no ratio can exceed it: this regime cannot show the claim
-        out.update(control=out["control"] + " (saturated: no ratio can exceed it)", verdict="not run")
+        out.update(control=out["control"] + " (saturated: no ratio can exceed it)", verdict="not run",
+                   rule=claims.guard("not run", "the control's Eureka-ratio is 1: no ratio can exceed it").rule)
     return out
 
 
 def epoch_score(arm: dict, base: dict) -> dict:
-    """The arm's mean Eureka epoch before the control's (t intervals, over the seeds that have one)."""
+    """The arm's mean Eureka epoch before the control's (t intervals, over the seeds that have one). A mean needs
+    two seeds with a Eureka-moment for an interval: a control with fewer cannot be compared with (not run), an
+    arm with fewer has not shown an earlier Eureka-moment (not reproduced)."""
     if "eureka_epochs" not in arm or "eureka_epochs" not in base:
         return claims.not_run("the eureka artifact holds no per-seed Eureka epochs")
     a = [e for e in arm["eureka_epochs"] if e is not None]
     b = [e for e in base["eureka_epochs"] if e is not None]
-    if not b:
-        return claims.not_run(f"no {BASE} seed reaches the threshold: no Eureka epoch to compare with")
+    if len(b) < MIN_EUREKA_SEEDS:
+        return claims.not_run(f"{len(b)} {BASE} seed(s) reach the threshold: no mean Eureka epoch with an interval "
+                              "to compare with")
     m0, lo0, hi0 = claims.mean_interval(b)
     control = claims.fmt_interval(f"{BASE} mean Eureka epoch", m0, lo0, hi0) + f" over {len(b)} seeds"
-    if not a:
-        return claims.score(float("nan"), n_seeds=0, control=control, verdict="not reproduced")
     m, lo, hi = claims.mean_interval(a)
+    if len(a) < MIN_EUREKA_SEEDS:
+        return claims.score(m, (lo, hi), len(a), control, claims.guard(
+            "not reproduced", f"{len(a)} seed(s) of the arm have a Eureka-moment: no earlier mean with an interval"))
     return claims.score(m, (lo, hi), len(a), control, claims.exceeds(-m, -hi, -m0, -lo0))

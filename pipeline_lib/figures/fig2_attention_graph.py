@@ -139,6 +139,8 @@ def run_mass_beyond_k(own, k: int) -> dict:
             "beyond_k_mass_end_per_seed": claims.json_floats(rest.isel(epoch=-1))}
 
 
+DOMINANT = 0.5  # the first k dominate when less than half of the attention lies beyond them
+
 def score_claims(stats: dict, params: Params) -> dict:
     out = {}
     for arm, ancestors in (("scratch", False), ("curriculum", True)):
@@ -167,10 +169,14 @@ def _pruning(st: dict) -> dict:
     end = np.array([np.nan if v is None else v for v in st["beyond_k_mass_end_per_seed"]])
     m, lo, hi = claims.mean_interval(start - end)
     m0 = claims.mean_interval(start)
+    e, elo, ehi = claims.mean_interval(end)
     e0, e1 = st["beyond_k_epochs"]
+    # pruned (the mass beyond k falls) and the first k "ultimately becoming dominant" (under half beyond k)
+    verdict = claims.weakest(claims.above(m, lo, 0.0), claims.below(e, ehi, DOMINANT))
     return claims.score(m, (lo, hi), int(np.isfinite(start - end).sum()),
                         claims.fmt_interval(f"mass beyond k at epoch {e0} (start)", *m0)
-                        + f"; at epoch {e1} {np.nanmean(end):.3g}", claims.above(m, lo, 0.0))
+                        + "; " + claims.fmt_interval(f"at epoch {e1} (dominant first k: < {DOMINANT:g})", e, elo, ehi),
+                        verdict)
 
 
 def plot_fig2_attention_graph(rows: dict[str, dict], k: int) -> Figure:

@@ -158,6 +158,8 @@ def _f(values: list) -> np.ndarray:
 
 # -- claims ---------------------------------------------------------------------------------------------------
 
+SOLELY = 0.9  # "focus solely on the first k": at least this share of the attention on them
+
 def score_claims(stats: dict, params: Params) -> dict:
     out = {"circuits.fig3.attention_concentrates_on_first_k": _concentration(stats),
            "circuits.fig3.attention_on_zeros": _zeros(stats.get("curriculum"))}
@@ -179,8 +181,11 @@ def _concentration(stats: dict) -> dict:
     cur, scr = change(stats["curriculum"]), change(stats["scratch"])
     m, lo, hi = claims.mean_interval(cur)
     m0, lo0, hi0 = claims.mean_interval(scr)
-    return claims.score(m, (lo, hi), _paired(cur), claims.fmt_interval("scratch change", m0, lo0, hi0),
-                        claims.exceeds(m, lo, m0, hi0))
+    # "focus solely on the first k": the level at the end (nearly all the attention), beside the rise over scratch
+    e, elo, ehi = claims.mean_interval(_f(stats["curriculum"]["first_k_mass_end_per_seed"]))
+    verdict = claims.weakest(claims.exceeds(m, lo, m0, hi0), claims.above(e, elo, SOLELY))
+    return claims.score(m, (lo, hi), _paired(cur), claims.fmt_interval("scratch change", m0, lo0, hi0) + "; "
+                        + claims.fmt_interval(f"curriculum's end level (solely: > {SOLELY:g})", e, elo, ehi), verdict)
 
 
 def _zeros(cur: dict | None) -> dict:

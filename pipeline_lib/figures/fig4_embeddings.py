@@ -138,7 +138,7 @@ def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:
     if not learned:
         p, lo, hi = claims.rate(0, n_all)
         return claims.score(p, (lo, hi), n_all, control + " (no seed learned: nothing shows the clusters)",
-                            "not reproduced")
+                            claims.guard("not reproduced", "no seed learned the task: no seed shows the clusters"))
     p, lo, hi = claims.rate(k, len(learned))
     return claims.score(p, (lo, hi), len(learned), control, claims.share_holds(k, len(learned)))
 

@@ -89,11 +89,10 @@ def fig6_stats(ds: xr.Dataset) -> dict:
 # -- claims ---------------------------------------------------------------------------------------------------
 
 def score_claims(stats: dict, params: Params) -> dict:
-    med, lo, hi = claims.median_interval(stats["barrier_train"]["per_seed"])
-    n = len(stats["barrier_train"]["per_seed"])
-    out = {"circuits.fig6.barrier_between_solutions": claims.score(
-        med, (lo, hi), n, "0 (no rise above the endpoints)", claims.above(med, lo, 0.0))}
     controls = stats.get("controls", {})
+    # "a high barrier": high against the barrier between two solutions of one arm (a barrier is >= 0 by
+    # construction, so "above 0" could not fail); the project's own claim below scores the same comparison
+    out = {"circuits.fig6.barrier_between_solutions": exceeds_controls(stats, controls)}
     out["circuits.fig6.barrier_exceeds_same_arm"] = exceeds_controls(stats, controls)
     out["circuits.fig6.barrier_exceeds_same_arm_shifted"] = (
         exceeds_controls(stats["cross_arm_shifted"], controls) if "cross_arm_shifted" in stats

@@ -177,8 +177,11 @@ def score_match(c: dict, control_arm: str, threshold: float) -> dict:
         return claims.not_run(f"{ctrl['run']} and the GaLore run share no seed")
     p, lo, hi = claims.rate(k, n)
     step = "" if control_arm == "matched" else f"; confounded: GaLore's step is lr x {_scale(c):g} of Adam's"
-    return claims.score(p, (lo, hi), n, claims.fmt_rate(f"{ctrl['run']} (lr {ctrl['lr']:g})", k0, n0) + step,
-                        claims.near(p, lo, hi, k0 / n0, 0.0))
+    control = claims.fmt_rate(f"{ctrl['run']} (lr {ctrl['lr']:g})", k0, n0) + step
+    if k0 == 0:  # two arms that both fail match trivially: no evidence that GaLore performs as the control does
+        return claims.score(p, (lo, hi), n, control, claims.guard(
+            "not run", "the control reaches the threshold in no seed: there is no performance to match"))
+    return claims.score(p, (lo, hi), n, control, claims.near(p, lo, hi, k0 / n0, 0.0))
 
 
 def score_plateau(c: dict, threshold: float) -> dict:

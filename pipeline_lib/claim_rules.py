@@ -1,0 +1,229 @@
+"""The rule kinds that give a claim its verdict (:data:`KINDS`), each written once, and the record each verdict
+carries of its rule and the numbers it read, so that a verdict can be re-derived (:func:`evaluate`) and a claim's
+statistic moved across its rule (:func:`crossings`). :mod:`pipeline_lib.claims` re-exports them."""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+VERDICTS = ("reproduced", "partial", "not reproduced", "not run")
+
+
+class ClaimError(ValueError):
+    """A claim's declaration or score is malformed (names the claim)."""
+
+
+# -- rules ---------------------------------------------------------------------------------------------------
+# Every verdict comes from one of the rule kinds below (written once, tested once per kind and, through the record
+# each verdict carries, once per claim): a kind returns a :class:`Verdict`, the verdict string with the record of
+# the rule and the numbers it read (``verdict.rule``), which :func:`score` stores with the score, so a verdict can
+# be re-derived (:func:`evaluate`) and moved across its rule (:func:`crossings`).
+#
+# The three tiers mean the same for every kind: ``reproduced`` when the interval (not just the estimate) is on the
+# claimed side; ``partial`` when the estimate is on the claimed side by at least one standard error (read off the
+# 95% interval: half its width / 1.96), so that a null effect scores ``partial`` about one time in six and
+# ``reproduced`` one time in forty; ``not reproduced`` otherwise. An estimate without an interval (one seed, a
+# deterministic count) is ``partial`` when it is on the claimed side.
+
+Z95 = 1.959963984540054
+
+
+class Verdict(str):
+    """A verdict with the rule that gave it: ``rule = {"kind": ..., "args": {...}}`` (see :data:`KINDS`)."""
+    rule: dict
+
+    def __new__(cls, verdict: str, kind: str, **args):
+        if verdict not in VERDICTS:
+            raise ClaimError(f"verdict {verdict!r}: allowed {', '.join(VERDICTS)}")
+        v = super().__new__(cls, verdict)
+        v.rule = {"kind": kind, "args": {k: _plain(x) for k, x in args.items()}}
+        return v
+
+
+def _plain(x):
+    """A rule's argument as JSON holds it: an integer stays one, a float's NaN becomes None."""
+    import numbers
+
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if x is None or isinstance(x, (str, bool, dict)):
+        return x
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    f = float(x)
+    return None if math.isnan(f) else f
+
+
+def missing(*xs) -> bool:
+    """A value that is missing: None or NaN (of any float type, numpy's included)."""
+    return any(x is None or math.isnan(float(x)) for x in xs)
+
+
+def _se(value, bound) -> float:
+    """The standard error read off one side of a 95% interval (NaN without it)."""
+    return math.nan if missing(value, bound) else abs(value - bound) / Z95
+
+
+def _one_se(margin: float, se: float) -> bool:
+    """The estimate's margin on the claimed side is at least one standard error (any margin > 0 without one)."""
+    return margin > 0 and (math.isnan(se) or margin >= se)
+
+
+def above(value: float, low: float, threshold: float) -> Verdict:
+    """The claim "value exceeds threshold" (see the tiers above)."""
+    args = dict(value=value, low=low, threshold=threshold)
+    if missing(value):
+        return Verdict("not run", "above", **args)
+    if not missing(low) and low > threshold:
+        return Verdict("reproduced", "above", **args)
+    return Verdict("partial" if _one_se(value - threshold, _se(value, low)) else "not reproduced", "above", **args)
+
+
+def below(value: float, high: float, threshold: float) -> Verdict:
+    """The claim "value is under threshold" (mirror of :func:`above`)."""
+    args = dict(value=value, high=high, threshold=threshold)
+    if missing(value):
+        return Verdict("not run", "below", **args)
+    if not missing(high) and high < threshold:
+        return Verdict("reproduced", "below", **args)
+    return Verdict("partial" if _one_se(threshold - value, _se(value, high)) else "not reproduced", "below", **args)
+
+
+def exceeds(value: float, low: float, control: float, control_high: float) -> Verdict:
+    """The claim "value exceeds the control's": intervals disjoint reproduced; the difference at least one
+    combined standard error partial."""
+    args = dict(value=value, low=low, control=control, control_high=control_high)
+    if missing(value, control):
+        return Verdict("not run", "exceeds", **args)
+    if not missing(low, control_high) and low > control_high:
+        return Verdict("reproduced", "exceeds", **args)
+    se = math.hypot(_se(value, low), _se(control, control_high))
+    return Verdict("partial" if _one_se(value - control, se) else "not reproduced", "exceeds", **args)
+
+
+def near(value: float, low: float, high: float, reference: float, tolerance: float) -> Verdict:
+    """The claim "value equals the source's reference" where the source prints no uncertainty: within
+    ``tolerance`` (declared with the claim, with its reason) reproduced; only the interval containing the reference
+    partial (a wide interval from few or noisy seeds contains almost anything, so it cannot make a match);
+    otherwise not reproduced."""
+    args = dict(value=value, low=low, high=high, reference=reference, tolerance=tolerance)
+    if missing(value):
+        return Verdict("not run", "near", **args)
+    if abs(value - reference) <= tolerance:
+        return Verdict("reproduced", "near", **args)
+    inside = not missing(low, high) and low <= reference <= high
+    return Verdict("partial" if inside else "not reproduced", "near", **args)
+
+
+def agrees(value: float, low: float, high: float, reference: float, reference_se: float, rounding: float) -> Verdict:
+    """The claim "value equals the value the source prints with its uncertainty": reproduced when
+    |ours - theirs| <= 1.96 sqrt(se_ours^2 + se_theirs^2) + rounding / 2 (``reference_se``: the source's printed
+    standard error, 0 if it prints none; ``rounding``: the step of the last printed digit; se_ours read off our
+    95% interval, 0 without one); otherwise not reproduced (no partial tier: the test is already two-sided)."""
+    args = dict(value=value, low=low, high=high, reference=reference, reference_se=reference_se, rounding=rounding)
+    if missing(value):
+        return Verdict("not run", "agrees", **args)
+    se = 0.0 if missing(low, high) else (high - low) / (2 * Z95)
+    ok = abs(value - reference) <= Z95 * math.hypot(se, reference_se) + rounding / 2
+    return Verdict("reproduced" if ok else "not reproduced", "agrees", **args)
+
+
+def share_holds(k: int, n: int, low_share: float = 0.5) -> Verdict:
+    """A claim about every seed/run/case: all k of n reproduced; a share whose Wilson 95% interval lies above
+    ``low_share`` (a majority, shown: 9 of 10, 17 of 20) partial; otherwise not reproduced."""
+    args = dict(k=int(k), n=int(n), low_share=low_share)
+    if n == 0:
+        return Verdict("not run", "share_holds", **args)
+    if k == n:
+        return Verdict("reproduced", "share_holds", **args)
+    from .stats import wilson_interval
+
+    return Verdict("partial" if wilson_interval(int(k), int(n))[0] > low_share else "not reproduced", "share_holds",
+                   **args)
+
+
+def rates_exceed(k: int, n: int, k0: int, n0: int) -> Verdict:
+    """The claim "a share of k/n exceeds the control's k0/n0": :func:`exceeds` on the shares with their Wilson
+    intervals, recorded as counts."""
+    from .stats import wilson_interval
+
+    lo, _ = wilson_interval(int(k), int(n))
+    _, hi0 = wilson_interval(int(k0), int(n0))
+    v = exceeds(k / n, lo, k0 / n0, hi0)
+    return Verdict(str(v), "rates_exceed", k=int(k), n=int(n), k0=int(k0), n0=int(n0))
+
+
+def guard(verdict: str, why: str) -> Verdict:
+    """A verdict that no statistic decides: the claim's precondition fails on these numbers (e.g. no Softmax seed
+    has a Eureka-moment, so no arm can have an earlier one). ``why`` says which; a guard is not a rule, and a
+    claim whose verdict is a guard cannot be moved across its rule."""
+    return Verdict(verdict, "guard", why=why)
+
+
+def weakest(*verdicts: str) -> Verdict:
+    """The weakest of several verdicts on one claim (a missing input first): a claim tested against several
+    controls holds only as far as it holds against each."""
+    order = ("not run", "not reproduced", "partial", "reproduced")
+    return Verdict(min(verdicts, key=order.index), "weakest",
+                   parts=[getattr(v, "rule", {"kind": "literal", "args": {"verdict": str(v)}}) for v in verdicts])
+
+
+KINDS = {"above": above, "below": below, "exceeds": exceeds, "near": near, "agrees": agrees,
+         "share_holds": share_holds, "rates_exceed": rates_exceed}
+
+
+def evaluate(rule: Mapping) -> str:
+    """The verdict a rule record gives (``{"kind", "args"}``, as :func:`score` stores it)."""
+    kind, args = rule["kind"], rule["args"]
+    if kind == "weakest":
+        return weakest(*(evaluate(p) for p in args["parts"]))
+    if kind in ("guard", "literal"):
+        return args.get("verdict", "")
+    if kind not in KINDS:
+        raise ClaimError(f"rule kind {kind!r}: known {', '.join(KINDS)}, weakest, guard")
+    return str(KINDS[kind](**{k: (math.nan if v is None else v) for k, v in args.items()}))
+
+
+def _moved(rule: Mapping, holds: bool) -> dict:
+    """The rule record with its statistic moved to one side of the rule: where it holds (``holds``) or fails."""
+    kind, a = rule["kind"], dict(rule["args"])
+    f = lambda key: math.nan if a.get(key) is None else float(a[key])  # noqa: E731
+    if kind in ("above", "below"):
+        sign = 1 if kind == "above" else -1
+        t = f("threshold")
+        width = abs(f("value") - f("low" if kind == "above" else "high"))
+        step = (width if not math.isnan(width) else 0) + max(abs(t) * 0.1, 1e-3)
+        value = t + sign * step if holds else t - sign * step
+        return {"kind": kind, "args": {**a, "value": value, ("low" if kind == "above" else "high"):
+                                       value - sign * (0 if math.isnan(width) else width) * (0.5 if holds else 1)}}
+    if kind == "exceeds":
+        c, ch = f("control"), f("control_high")
+        cw = 0 if math.isnan(ch) else ch - c
+        w = abs(f("value") - f("low")) if not math.isnan(f("low")) else 0
+        step = cw + w + max(abs(c) * 0.1, 1e-3)
+        value = c + step if holds else c - step
+        return {"kind": kind, "args": {**a, "value": value, "low": value - w if not math.isnan(f("low")) else None}}
+    if kind == "near":
+        r, tol = f("reference"), f("tolerance")
+        w = (f("high") - f("low")) / 2 if not missing(a.get("low"), a.get("high")) else 0
+        value = r if holds else r + 2 * tol + 2 * w + max(abs(r) * 0.1, 1e-3)
+        return {"kind": kind, "args": {**a, "value": value, "low": value - w, "high": value + w}}
+    if kind == "agrees":
+        r = f("reference")
+        w = (f("high") - f("low")) / 2 if not missing(a.get("low"), a.get("high")) else 0
+        far = 2 * (w + Z95 * f("reference_se") + f("rounding")) + max(abs(r) * 0.1, 1e-3)
+        value = r if holds else r + far
+        return {"kind": kind, "args": {**a, "value": value, "low": value - w, "high": value + w}}
+    if kind == "share_holds":
+        return {"kind": kind, "args": {**a, "k": a["n"] if holds else 0}}
+    if kind == "rates_exceed":
+        return {"kind": kind, "args": {**a, "k": a["n"], "k0": 0} if holds else {**a, "k": 0, "k0": a["n0"]}}
+    if kind == "weakest":
+        return {"kind": kind, "args": {"parts": [_moved(p, holds) for p in a["parts"]]}}
+    raise ClaimError(f"a {kind!r} verdict cannot be moved across a rule")
+
+
+def crossings(rule: Mapping) -> tuple[str, str]:
+    """The verdicts a claim's rule gives with its statistic moved to where it holds and to where it fails
+    (synthetic input): a rule that can decide gives ("reproduced", "not reproduced")."""
+    return evaluate(_moved(rule, True)), evaluate(_moved(rule, False))
