@@ -156,3 +156,19 @@ def test_the_workflow_finds_pipeline_lib_in_its_checkout_where_the_environment_l
     plan = subprocess.run([*bare, "-m", "snakemake", "fig5_accuracy", "-s", str(REPO / snakefile), "-d", str(tmp_path),
                            "-n"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert plan.returncode == 0 and "rule fig5_accuracy" in plan.stdout, plan.stderr[-2000:]
+
+
+def test_every_package_data_pattern_names_a_file_the_package_reads():
+    """A built wheel ships what the package reads at run time: each package-data pattern matches a file (a moved
+    record or declarations folder would otherwise leave the wheel without it, silently)."""
+    import tomllib
+
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        data = tomllib.load(fh)["tool"]["setuptools"]["package-data"]
+    for package, patterns in data.items():
+        for pattern in patterns:
+            assert list((REPO / package.replace(".", "/")).glob(pattern)), f"{package}: {pattern} matches no file"
+    from pipeline_lib.plumbing import equivalence
+
+    shipped = {p for pats in data.values() for pat in pats for p in (REPO / "pipeline_lib").glob(pat)}
+    assert equivalence.RECORD.resolve() in {p.resolve() for p in shipped}
