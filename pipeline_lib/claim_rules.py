@@ -21,8 +21,9 @@ class ClaimError(ValueError):
 #
 # The three tiers mean the same for every kind: ``reproduced`` when the interval (not just the estimate) is on the
 # claimed side; ``partial`` when the estimate is on the claimed side by at least one standard error (read off the
-# 95% interval: half its width / 1.96), so that a null effect scores ``partial`` about one time in six and
-# ``reproduced`` one time in forty; ``not reproduced`` otherwise. An estimate without an interval (one seed, a
+# 95% interval: half its width / 1.96), so that a null effect over 10 seeds scores ``partial`` about one time in
+# nine and ``reproduced`` about one in fifty (``near``, for a value printed without an uncertainty: partial when
+# only the interval reaches it); ``not reproduced`` otherwise. An estimate without an interval (one seed, a
 # deterministic count) is ``partial`` when it is on the claimed side.
 
 Z95 = 1.959963984540054
@@ -32,7 +33,7 @@ class Verdict(str):
     """A verdict with the rule that gave it: ``rule = {"kind": ..., "args": {...}}`` (see :data:`KINDS`)."""
     rule: dict
 
-    def __new__(cls, verdict: str, kind: str, **args):
+    def __new__(cls, verdict: str, kind: str, /, **args):
         if verdict not in VERDICTS:
             raise ClaimError(f"verdict {verdict!r}: allowed {', '.join(VERDICTS)}")
         v = super().__new__(cls, verdict)
@@ -40,18 +41,35 @@ class Verdict(str):
         return v
 
 
+    def __reduce__(self):  # a copy or a pickle keeps the rule record
+        return _verdict, (str(self), self.rule)
+
+
+def _verdict(verdict: str, rule: dict) -> Verdict:
+    v = Verdict(verdict, rule["kind"])
+    v.rule = rule
+    return v
+
+
 def _plain(x):
-    """A rule's argument as JSON holds it: an integer stays one, a float's NaN becomes None."""
+    """A rule's argument as strict JSON holds it: an integer stays one, a flag a bool, a float's NaN None and an
+    infinity the text "inf" / "-inf" (``float`` reads it back)."""
     import numbers
+
+    import numpy as np
 
     if isinstance(x, (list, tuple)):
         return [_plain(v) for v in x]
-    if x is None or isinstance(x, (str, bool, dict)):
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if x is None or isinstance(x, str):
         return x
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
     if isinstance(x, numbers.Integral):
         return int(x)
     f = float(x)
-    return None if math.isnan(f) else f
+    return None if math.isnan(f) else ("inf" if f > 0 else "-inf") if math.isinf(f) else f
 
 
 def missing(*xs) -> bool:
@@ -97,7 +115,8 @@ def exceeds(value: float, low: float, control: float, control_high: float) -> Ve
         return Verdict("not run", "exceeds", **args)
     if not missing(low, control_high) and low > control_high:
         return Verdict("reproduced", "exceeds", **args)
-    se = math.hypot(_se(value, low), _se(control, control_high))
+    known = [x for x in (_se(value, low), _se(control, control_high)) if not math.isnan(x)]
+    se = math.hypot(*known) if known else math.nan  # a side without an interval adds no error it cannot show
     return Verdict("partial" if _one_se(value - control, se) else "not reproduced", "exceeds", **args)
 
 
@@ -157,7 +176,7 @@ def guard(verdict: str, why: str) -> Verdict:
     """A verdict that no statistic decides: the claim's precondition fails on these numbers (e.g. no Softmax seed
     has a Eureka-moment, so no arm can have an earlier one). ``why`` says which; a guard is not a rule, and a
     claim whose verdict is a guard cannot be moved across its rule."""
-    return Verdict(verdict, "guard", why=why)
+    return Verdict(verdict, "guard", verdict=verdict, why=why)
 
 
 def weakest(*verdicts: str) -> Verdict:
@@ -191,11 +210,13 @@ def _moved(rule: Mapping, holds: bool) -> dict:
     if kind in ("above", "below"):
         sign = 1 if kind == "above" else -1
         t = f("threshold")
-        width = abs(f("value") - f("low" if kind == "above" else "high"))
+        bound = "low" if kind == "above" else "high"
+        width = abs(f("value") - f(bound))
         step = (width if not math.isnan(width) else 0) + max(abs(t) * 0.1, 1e-3)
         value = t + sign * step if holds else t - sign * step
-        return {"kind": kind, "args": {**a, "value": value, ("low" if kind == "above" else "high"):
-                                       value - sign * (0 if math.isnan(width) else width) * (0.5 if holds else 1)}}
+        # the interval keeps its width (none stays none: a rule read without one cannot say "reproduced")
+        return {"kind": kind, "args": {**a, "value": value,
+                                       bound: None if math.isnan(width) else value - sign * width * 0.5 ** holds}}
     if kind == "exceeds":
         c, ch = f("control"), f("control_high")
         cw = 0 if math.isnan(ch) else ch - c

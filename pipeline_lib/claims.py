@@ -145,8 +145,8 @@ def read_stat(stats: dict, path: str, any_label: bool = False) -> list:
     a ``*`` every entry at that level (a list's items, a mapping's values); [] where the path names nothing. A key
     that itself holds dots (``below_0.05_per_seed``) is matched whole, the longest first. With ``any_label``, a
     level whose key is absent from a mapping of entries (runs, arms, settings under the labels of another
-    config) reads every entry that is a mapping, so a config with other labels still checks
-    the statistics' own names."""
+    config) reads every entry that is a mapping, so a config with other labels still checks the statistics' own
+    names (the last part of a path is always matched as written)."""
     parts = path.split(".")
     found = []
 
@@ -162,7 +162,7 @@ def read_stat(stats: dict, path: str, any_label: bool = False) -> list:
         if parts[i] == "*":
             for v in (node.values() if isinstance(node, dict) else node if isinstance(node, list) else []):
                 walk(v, i + 1)
-        elif any_label and isinstance(node, dict):
+        elif any_label and isinstance(node, dict) and i < len(parts) - 1:  # a label, never the statistic's name
             for v in node.values():
                 if isinstance(v, dict):
                     walk(v, i + 1)
@@ -175,9 +175,12 @@ def at_best(score: dict) -> list[str]:
     """The note beside a verdict whose rule could not say "reproduced" with these seeds, whatever they measured
     (its statistic moved to the rule's most favourable side: :func:`crossings`)."""
     rule = score.get("rule")
-    if not rule or rule["kind"] == "guard" or score["verdict"] == "not run":
+    if not rule or score["verdict"] == "not run":
         return []
-    best = crossings(rule)[0]
+    try:
+        best = crossings(rule)[0]
+    except ClaimError:  # a guard (or a part of one): no statistic decides
+        return []
     if best == "reproduced":
         return []
     return [f"at best {best} with {score.get('n_seeds') or 'these'} seeds: even the most favourable numbers this rule "

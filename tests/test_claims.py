@@ -376,6 +376,12 @@ def test_publish_copies_the_ledger_and_refreshes_the_readme_counts(tmp_path):
     assert "claims_replication.md" in said and "marked 1 knife-edge verdicts" in said
     assert (tmp_path / "docs" / "claims_replication.md").read_text().startswith("# Claims: replicate")
     assert "- x.edge: partial here, reproduced on the replicate" in (tmp_path / "docs" / "claims.md").read_text()
+    # a comparison made against another ledger (its original verdict differs from this one's) is not published
+    ledger.write_csv(str(tmp_path / "results" / "replication" / "claims.csv"), ledger.REPLICATE_COLUMNS,
+                     [{**row, "id": rows[0]["id"], "verdict": "not run"}])
+    (tmp_path / "docs" / "claims_replication.md").unlink()
+    assert "compared with another ledger" in ledger.publish(tmp_path / "results", tmp_path)
+    assert not (tmp_path / "docs" / "claims_replication.md").exists()
     with pytest.raises(FileNotFoundError, match="snakemake claims"):
         ledger.publish(tmp_path / "nowhere", tmp_path)
 
@@ -423,3 +429,14 @@ def test_publish_writes_the_full_reproductions_cost_measured_from_the_run(tmp_pa
     text = readme.read_text()
     assert "about 2 hours" not in text and "| the tests | 8 minutes |" in text and text.endswith("rest\n")
     assert "| the full reproduction | 66 minutes on 2 cores: 2 jobs, 120 job-seconds, the largest job 1.25 GB" in text
+
+
+def test_at_best_notes_a_rule_that_cannot_say_reproduced_with_its_seeds():
+    nan = math.nan
+    note = claims.at_best(claims.score(0.7, (nan, nan), 1, "", claims.above(0.7, nan, 0.5)))
+    assert note and note[0].startswith("at best partial with 1 seeds")  # no interval: never "reproduced"
+    assert claims.at_best(claims.rate_exceeds(3, 3, 0, 3, "c"))[0].startswith("at best partial with 3 seeds")
+    assert claims.at_best(claims.rate_exceeds(10, 10, 0, 10, "c")) == []  # 10/10 vs 0/10 can clear it
+    assert claims.at_best(claims.score(0, (0, 0), 3, "", claims.guard("not reproduced", "no seed"))) == []
+    assert claims.at_best(claims.score(0, (0, 0), 3, "", claims.weakest(claims.guard("not run", "x"),
+                                                                          claims.above(1, 0.9, 0.5)))) == []

@@ -284,16 +284,14 @@ def test_fig6_barrier_must_exceed_every_same_arm_control(default_params):
                                  controls=(("two curriculum seeds", "c"), ("two scratch seeds", "s")))
     v = verdicts(fig6.score_claims(fig6_stats(shifted=30.0), params))
     assert set(v) == set(declared("fig6_interpolation")) and set(v.values()) == {"reproduced"}
-    # a control whose barrier is as high as the cross-arm one: the basin claim fails, the barrier stays
     # a control whose barrier is as high as the cross-arm one: 'a high barrier' fails with the basin claims
     v = verdicts(fig6.score_claims(fig6_stats(same=(5.0, 40.0), shifted=30.0), params))
     assert v["circuits.fig6.barrier_between_solutions"] == "not reproduced"
-    assert v["circuits.fig6.barrier_exceeds_same_arm"] == "not reproduced"
     assert v["circuits.fig6.barrier_exceeds_same_arm_shifted"] == "not reproduced"
     v = verdicts(fig6.score_claims(fig6_stats(cross=0.0), params))
     assert v["circuits.fig6.barrier_between_solutions"] == "not reproduced"
     v = verdicts(fig6.score_claims(fig6_stats(same=None), default_params["fig6_interpolation"]))
-    assert v["circuits.fig6.barrier_exceeds_same_arm"] == v["circuits.fig6.barrier_exceeds_same_arm_shifted"] == "not run"
+    assert v["circuits.fig6.barrier_between_solutions"] == v["circuits.fig6.barrier_exceeds_same_arm_shifted"] == "not run"
 
 
 def test_fig6_build_reads_the_controls_and_the_shifted_entry(tmp_path):
@@ -404,4 +402,4 @@ def test_every_declared_circuit_claim_is_scored_and_well_formed(default_params, 
             if s["verdict"] != "not run":
                 assert s["measured"] is not None and any(ch.isdigit() for ch in s["control"]), (cid, s)
         ids += list(scores)
-    assert len(ids) == len(set(ids)) >= 18
+    assert len(ids) == len(set(ids)) >= 17

@@ -33,11 +33,14 @@ def talk_run(stats: dict, d: int) -> dict | None:
 
 
 def cell_check(s: dict, column: str, ref: float, se: float, rounding: float) -> tuple[float, float, float, int, str]:
-    """(mean, t low, t high, seeds, claims.agrees verdict: both uncertainties and the printed rounding) of one
-    column over the solved seeds; the first column as the reference's per-seed count."""
+    """(mean, t low, t high, seeds, verdict) of one column over the solved seeds; the first column as the
+    reference's per-seed count. The verdict: claims.agrees (both uncertainties and the printed rounding), except
+    for a printed 0 ± 0, which says every seed had none: claims.share_holds over the seeds with a 0."""
     values = s["per_seed"]["count_not_46" if column == "pct_not_46" else column]
     m, lo, hi = claims.mean_interval(values)
     n = sum(v is not None for v in values)
+    if ref == 0 and se == 0:
+        return m, lo, hi, n, claims.share_holds(sum(v == 0 for v in values if v is not None), n)
     return m, lo, hi, n, claims.agrees(m, lo, hi, ref, se, rounding)
 
 
@@ -48,8 +51,9 @@ def score_cell(s: dict | None, d: int, column: str) -> dict:
     m, lo, hi, n, verdict = cell_check(s, column, ref, se, rounding)
     if n == 0:
         return claims.not_run(f"d = {d}: no solved seed with this column defined")
-    what = (f"talk {REFERENCE[d][TABLE.index(column)]}; agree within 1.96 x combined se + half the printed digit"
-            if d in REFERENCE else "no talk value (count 0 claimed)")
+    what = (f"talk {REFERENCE[d][TABLE.index(column)]}" + ("; every seed 0" if ref == 0 and se == 0 else
+                                                         "; agree within 1.96 x combined se + half the printed digit")
+            if d in REFERENCE else "no talk value (count 0 claimed: every seed 0)")
     extra = ""
     if column == "pct_not_46":
         pct = claims.mean_interval(s["per_seed"]["pct_not_46"])[0]

@@ -91,9 +91,8 @@ def fig6_stats(ds: xr.Dataset) -> dict:
 def score_claims(stats: dict, params: Params) -> dict:
     controls = stats.get("controls", {})
     # "a high barrier": high against the barrier between two solutions of one arm (a barrier is >= 0 by
-    # construction, so "above 0" could not fail); the project's own claim below scores the same comparison
+    # construction, so "above 0" could not fail)
     out = {"circuits.fig6.barrier_between_solutions": exceeds_controls(stats, controls)}
-    out["circuits.fig6.barrier_exceeds_same_arm"] = exceeds_controls(stats, controls)
     out["circuits.fig6.barrier_exceeds_same_arm_shifted"] = (
         exceeds_controls(stats["cross_arm_shifted"], controls) if "cross_arm_shifted" in stats
         else claims.not_run("no cross_arm_shifted entry configured"))

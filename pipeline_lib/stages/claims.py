@@ -376,10 +376,16 @@ def publish(results: Path, root: Path) -> str:
             readme.write_text(head + COST_BEGIN + block + COST_END + tail)
             done += f"; the full reproduction's cost: {row.split('|')[2].strip()}"
     replicate = results / "replication" / "claims.md"  # the replicate's comparison, where one ran
-    if replicate.exists():
+    if replicate.exists() and replicate.with_suffix(".csv").exists():
+        table = read_csv(str(replicate.with_suffix(".csv")))
+        now = {r["id"]: r["verdict"] for r in rows}
+        stale = [r["id"] for r in table if r["id"] in now and r["verdict"] != now[r["id"]]]
+        if stale:  # compared with another ledger than this one: neither copied nor marked
+            return done + (f"; {replicate} was compared with another ledger ({len(stale)} verdicts differ, e.g. "
+                           f"{stale[0]}): not copied; rerun `snakemake --config replicate=true` to refresh it")
         (root / "docs" / "claims_replication.md").write_text(replicate.read_text())
         done += f"; copied {replicate} to docs/claims_replication.md"
-        edge = [r for r in read_csv(str(replicate.with_suffix(".csv"))) if r.get("knife_edge") == "yes"]
+        edge = [r for r in table if r.get("knife_edge") == "yes"]
         docs.write_text(docs.read_text() + knife_edge_markdown(edge))
         done += f"; marked {len(edge)} knife-edge verdicts in {docs}"
     return done
