@@ -40,7 +40,6 @@ class Verdict(str):
         v.rule = {"kind": kind, "args": {k: _plain(x) for k, x in args.items()}}
         return v
 
-
     def __reduce__(self):  # a copy or a pickle keeps the rule record
         return _verdict, (str(self), self.rule)
 
@@ -89,22 +88,25 @@ def _one_se(margin: float, se: float) -> bool:
 
 def above(value: float, low: float, threshold: float) -> Verdict:
     """The claim "value exceeds threshold" (see the tiers above)."""
-    args = dict(value=value, low=low, threshold=threshold)
-    if missing(value):
-        return Verdict("not run", "above", **args)
-    if not missing(low) and low > threshold:
-        return Verdict("reproduced", "above", **args)
-    return Verdict("partial" if _one_se(value - threshold, _se(value, low)) else "not reproduced", "above", **args)
+    return _beyond("above", value, low, threshold)
 
 
 def below(value: float, high: float, threshold: float) -> Verdict:
     """The claim "value is under threshold" (mirror of :func:`above`)."""
-    args = dict(value=value, high=high, threshold=threshold)
+    return _beyond("below", value, high, threshold)
+
+
+def _beyond(kind: str, value: float, bound: float, threshold: float) -> Verdict:
+    """:func:`above` (``bound``: the interval's low end) or :func:`below` (its high end): the margin is taken on
+    the claimed side, so one rule serves both."""
+    sign = 1 if kind == "above" else -1
+    args = {"value": value, ("low" if sign > 0 else "high"): bound, "threshold": threshold}
     if missing(value):
-        return Verdict("not run", "below", **args)
-    if not missing(high) and high < threshold:
-        return Verdict("reproduced", "below", **args)
-    return Verdict("partial" if _one_se(threshold - value, _se(value, high)) else "not reproduced", "below", **args)
+        return Verdict("not run", kind, **args)
+    if not missing(bound) and sign * (bound - threshold) > 0:
+        return Verdict("reproduced", kind, **args)
+    return Verdict("partial" if _one_se(sign * (value - threshold), _se(value, bound)) else "not reproduced", kind,
+                   **args)
 
 
 def exceeds(value: float, low: float, control: float, control_high: float) -> Verdict:
@@ -182,7 +184,7 @@ def guard(verdict: str, why: str) -> Verdict:
 def weakest(*verdicts: str) -> Verdict:
     """The weakest of several verdicts on one claim (a missing input first): a claim tested against several
     controls holds only as far as it holds against each."""
-    order = ("not run", "not reproduced", "partial", "reproduced")
+    order = VERDICTS[::-1]  # "not run" weakest, "reproduced" strongest
     return Verdict(min(verdicts, key=order.index), "weakest",
                    parts=[getattr(v, "rule", {"kind": "literal", "args": {"verdict": str(v)}}) for v in verdicts])
 

@@ -53,6 +53,22 @@ def _arm(final, epochs=np.arange(0, 101)):
                       coords={"seed": np.arange(len(final)), "epoch": epochs})
 
 
+def test_fig5_scratch_claim_needs_seeds_that_memorize_without_generalizing():
+    from pipeline_lib.figures.fig5_accuracy import score_claims
+
+    def verdict(train, test):
+        arm = _arm(test)
+        arm["train_acc"] = arm["train_acc"].copy()  # _arm's variables share one array
+        arm["train_acc"][:, -1] = train
+        return score_claims(fig5_stats({"scratch": arm}, {}, 0.9), None)[
+            "circuits.fig5.scratch_does_not_generalise"]["verdict"]
+
+    memorize = [1.0] * 10
+    assert verdict(memorize, [0.25] * 10) == "reproduced"
+    assert verdict([0.3] * 10, [0.25] * 10) == "not reproduced"  # learns nothing: it memorizes nothing either
+    assert verdict(memorize, [0.95] * 10) == "not reproduced"  # generalizes
+
+
 def test_fig5_renders_and_reports_counts():
     arms = {"scratch": _arm([0.3, 0.2, 0.25]), "curriculum": _arm([1.0, 0.95, 0.4])}
     switches = {"curriculum": [30]}

@@ -47,13 +47,14 @@ def cell_check(s: dict, column: str, ref: float, se: float, rounding: float) -> 
 def score_cell(s: dict | None, d: int, column: str) -> dict:
     if s is None:
         return claims.not_run(f"no d = {d} Adam run at the talk's q = 512, wd = 5e-5 among runs")
-    ref, se, rounding = talk_value(REFERENCE[d][TABLE.index(column)]) if d in REFERENCE else (0.0, 0.0, 0.0)
+    cell = REFERENCE[d][TABLE.index(column)] if d in REFERENCE else None
+    ref, se, rounding = talk_value(cell) if cell else (0.0, 0.0, 0.0)
     m, lo, hi, n, verdict = cell_check(s, column, ref, se, rounding)
     if n == 0:
         return claims.not_run(f"d = {d}: no solved seed with this column defined")
-    what = (f"talk {REFERENCE[d][TABLE.index(column)]}" + ("; every seed 0" if ref == 0 and se == 0 else
-                                                         "; agree within 1.96 x combined se + half the printed digit")
-            if d in REFERENCE else "no talk value (count 0 claimed: every seed 0)")
+    what = (f"talk {cell}" + ("; every seed 0" if ref == 0 and se == 0 else
+                              "; agree within 1.96 x combined se + half the printed digit")
+            if cell else "no talk value (count 0 claimed: every seed 0)")
     extra = ""
     if column == "pct_not_46":
         pct = claims.mean_interval(s["per_seed"]["pct_not_46"])[0]

@@ -117,11 +117,12 @@ def lower_ratio_score(arm: dict, base: dict) -> dict:
 
 def ratio_score(arm: dict, base: dict) -> dict:
     """The arm's Eureka-ratio above the control's (disjoint Wilson intervals); a saturated control is said."""
-    out = claims.rate_exceeds(arm["n_eureka"], arm["n_seeds"], base["n_eureka"], base["n_seeds"], BASE)
     if base["n_eureka"] == base["n_seeds"]:  # no ratio can exceed it: this regime cannot show the claim
-        out.update(control=out["control"] + " (saturated: no ratio can exceed it)", verdict="not run",
-                   rule=claims.guard("not run", "the control's Eureka-ratio is 1: no ratio can exceed it").rule)
-    return out
+        p, lo, hi = claims.rate(arm["n_eureka"], arm["n_seeds"])
+        return claims.score(p, (lo, hi), arm["n_seeds"], claims.fmt_rate(BASE, base["n_eureka"], base["n_seeds"])
+                            + " (saturated: no ratio can exceed it)",
+                            claims.guard("not run", "the control's Eureka-ratio is 1: no ratio can exceed it"))
+    return claims.rate_exceeds(arm["n_eureka"], arm["n_seeds"], base["n_eureka"], base["n_seeds"], BASE)
 
 
 def epoch_score(arm: dict, base: dict) -> dict:
