@@ -21,9 +21,9 @@ class ClaimError(ValueError):
 #
 # The three tiers mean the same for every kind: ``reproduced`` when the interval (not just the estimate) is on the
 # claimed side; ``partial`` when the estimate is on the claimed side by at least one standard error (read off the
-# 95% interval: half its width / 1.96), so that a null effect over 10 seeds scores ``partial`` about one time in
-# nine and ``reproduced`` about one in fifty (``near``, for a value printed without an uncertainty: partial when
-# only the interval reaches it); ``not reproduced`` otherwise. An estimate without an interval (one seed, a
+# 95% interval: half its width / 1.96), so that a null effect seldom scores ``partial`` (tests/test_claims.py
+# measures each kind's rates on a planted effect and a null) (``near``, for a value printed without an
+# uncertainty: partial when only the interval reaches it); ``not reproduced`` otherwise. An estimate without an interval (one seed, a
 # deterministic count) is ``partial`` when it is on the claimed side.
 
 Z95 = 1.959963984540054
