@@ -62,4 +62,16 @@ def test_a_few_steps_on_the_other_device_equal_the_cpu(smoke_raw, run, tmp_path)
     other, where_other = _final_weights(copy.deepcopy(smoke_raw), run, OTHER, tmp_path)
     assert where_cpu == "cpu" and where_other.startswith(OTHER)
     for name, w in cpu.items():
-        np.testing.assert_allclose(other[name], w, rtol=1e-4, atol=1e-5, err_msg=f"{run}: {name}")
+        a, b = _identifiable(name, other[name]), _identifiable(name, w)
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=f"{run}: {name}")
+
+
+def _identifiable(name: str, w: np.ndarray) -> np.ndarray:
+    """The part of a weight that the loss determines. The key bias of ``nn.MultiheadAttention`` (the middle
+    third of ``in_proj_bias``) adds the same q.b_k to every score of a query, which the softmax removes: its
+    gradient is zero in exact arithmetic, so Adam turns each device's rounding noise into steps of the full
+    learning rate, in a direction that changes no output."""
+    if name.endswith("self_attn.in_proj_bias"):
+        third = w.shape[-1] // 3
+        return np.concatenate([w[..., :third], w[..., 2 * third:]], axis=-1)
+    return w

@@ -33,6 +33,7 @@ import functools
 import importlib
 import json
 import os
+import contextlib
 import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -41,6 +42,7 @@ import numpy as np
 import torch
 from torch import nn
 from torch.func import functional_call, vmap
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from ..plumbing.registry import user_import_path
 
@@ -220,7 +222,8 @@ class ModuleModel(nn.Module):
         eager = self._batched(capture)
         compiled = self._compiled() if not capture else None
         try:
-            with warnings.catch_warnings():  # attention kernels without a batching rule run one seed at a time
+            with warnings.catch_warnings(), _vmappable_attention(x):
+                # attention kernels without a batching rule run one seed at a time
                 warnings.filterwarnings("ignore", message="There is a performance drop")
                 if compiled is None:
                     logits, captured = eager(params, buffers, x)
@@ -293,6 +296,13 @@ class ModuleModel(nn.Module):
             raise ModuleError(f"config key '{self._where}.attention': submodule {self._attention_name!r} gave shape "
                               f"{tuple(att.shape[1:])}; expected (batch, positions)")
         return att
+
+
+def _vmappable_attention(x: torch.Tensor):
+    """On CUDA, ``scaled_dot_product_attention`` inside the user's forward (e.g. ``nn.TransformerEncoderLayer``)
+    restricted to the math kernel: the memory-efficient kernel's backward fails under vmap ("LSE is not
+    correctly aligned (strideH)", torch 2.11). On the CPU nothing changes."""
+    return sdpa_kernel([SDPBackend.MATH]) if x.is_cuda else contextlib.nullcontext()
 
 
 def param_dims(params: Params) -> dict:
