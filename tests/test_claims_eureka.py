@@ -86,9 +86,25 @@ def _declared(module: str) -> list[str]:
 
 # -- Table 1: ratio and Eureka epoch --------------------------------------------------------------------------
 
-def _arm(k, n, epochs=None):
+def _arm(k, n, epochs=None, memorise=0):
     epochs = [100.0 + i for i in range(k)] if epochs is None else epochs
-    return {"n_seeds": n, "n_eureka": k, "eureka_epochs": list(epochs) + [None] * (n - len(epochs))}
+    return {"n_seeds": n, "n_eureka": k, "eureka_epochs": list(epochs) + [None] * (n - len(epochs)),
+            "n_plateau": n - k - memorise, "n_memorise": memorise, "lr": 2e-3}
+
+
+def test_plateau_claim_counts_the_seeds_without_a_eureka_moment():
+    assert table.plateau_score(_arm(2, 10))["verdict"] == "reproduced"  # 8 of 8 plateau
+    assert table.plateau_score(_arm(2, 10, memorise=1))["verdict"] == "partial"  # 7/8: Wilson low 0.53
+    assert table.plateau_score(_arm(2, 10, memorise=4))["verdict"] == "not reproduced"  # 4/8
+    saturated = table.plateau_score(_arm(10, 10))
+    assert saturated["verdict"] == "not run" and "saturated" in saturated["control"]
+    assert table.plateau_score(None)["verdict"] == "not run"
+
+
+def test_lower_ratio_claim_is_the_rise_rule_with_the_roles_swapped():
+    assert table.lower_ratio_score(_arm(0, 10), _arm(8, 10))["verdict"] == "reproduced"
+    assert table.lower_ratio_score(_arm(5, 10), _arm(5, 10))["verdict"] == "not reproduced"
+    assert table.lower_ratio_score(_arm(0, 10), _arm(0, 10))["verdict"] == "not run"  # nothing can be lower
 
 
 def test_ratio_claim_needs_disjoint_wilson_intervals_and_says_a_saturated_control():

@@ -138,6 +138,21 @@ def test_engine_follows_the_heat_treatment_schedule(smoke_raw):
     assert not np.allclose(rec.test_loss, rec2.test_loss)  # the schedule changed the training
 
 
+def test_seeds_without_a_eureka_moment_are_told_apart_by_their_train_accuracy():
+    epochs = np.arange(0, 11)
+    test = np.array([np.r_[np.full(5, 0.55), np.full(6, 0.95)],  # a Eureka-moment: train and test jump together
+                     np.full(11, 0.55),  # plateau: train stays with test
+                     np.full(11, 0.55),  # memorises: train fitted, test not
+                     np.full(11, 0.60)])
+    train = np.array([np.r_[np.full(4, 0.56), np.full(7, 0.97)], np.full(11, 0.58), np.r_[np.full(3, 0.6), np.full(8, 1.0)],
+                      np.r_[np.full(10, 0.6), [0.71]]])  # ends just above the threshold: counts as fitted
+    res = eureka_summary(test, epochs, 0.7, train)
+    assert (res["n_eureka"], res["n_plateau"], res["n_memorise"]) == (1, 1, 2)
+    np.testing.assert_array_equal(res["train_eureka_epoch"], [4, np.nan, 3, 10])
+    np.testing.assert_allclose(res["final_train_acc"], [0.97, 0.58, 1.0, 0.71])
+    assert np.isnan(eureka_summary(test, epochs, 0.7)["n_plateau"])  # no train curves: not counted
+
+
 def test_eureka_epochs_and_ratio_on_curves_with_a_known_jump():
     epochs = np.arange(0, 101)
     plateau = np.full(101, 0.55)
