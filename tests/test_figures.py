@@ -228,7 +228,7 @@ def test_builds_read_their_inputs_through_paths(tmp_path):
     fig, stats = eureka_table.build(None, eureka_table.Params(experiments=("reasoning",)), paths, outputs)
     with open(outputs[".csv"], newline="") as fh:
         table = list(csv.reader(fh))
-    assert table[0] == eureka_table.COLUMNS and table[1][5] == "0.987" and table[2][5] == "-"
+    assert table[0] == eureka_table.COLUMNS and table[1][6] == "0.987" and table[2][6] == "-" and table[1][3] == "-"
     assert Path(outputs[".md"]).read_text().count("\n") == 4
     assert stats["rows"][0]["Eureka-ratio"] == "2/2 = 1.00"
 

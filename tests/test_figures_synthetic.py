@@ -219,18 +219,21 @@ def test_eureka_table_writes_the_planted_rows(paths, tmp_path):
                      "n_seeds": ("arm", [10, 10]), "eureka_ratio": ("arm", [0.3, 0.9]),
                      "ratio_ci_low": ("arm", [0.11, 0.6]), "ratio_ci_high": ("arm", [0.6, 0.98]),
                      "acc_after_eureka": ("arm", [0.99, np.nan]), "mean_final_test_acc": ("arm", [0.5, 0.95]),
-                     "mean_eureka_epoch": ("arm", [250.0, 120.4]),
+                     "mean_eureka_epoch": ("arm", [250.0, 120.4]), "lr": ("arm", [2e-3, 2e-3]),
+                     "n_plateau": ("arm", [6, 1]), "n_memorise": ("arm", [1, 0]),
                      "eureka_epoch": (("arm", "seed"), [[10.0, np.nan], [np.nan, 20.0]])},
                     coords={"arm": arms, "seed": [0, 1]})
     write_dataset(an, paths.analysis("eureka", "reasoning"))
     outputs = {ext: str(tmp_path / f"table{ext}") for ext in (".csv", ".md")}
     stats = _build(eureka_table, eureka_table.Params(experiments=("reasoning",)), paths, outputs=outputs)
     assert stats["rows"][1] == {"experiment": "reasoning", "variant": "NormSoftmax", "attention": "normsoftmax",
-                                "Eureka-ratio": "9/10 = 0.90", "95% CI": "[0.60, 0.98]", "acc. (Eureka seeds)": "-",
-                                "final acc. (all seeds)": "0.950", "mean Eureka epoch": "120"}
-    assert stats["arms"]["reasoning"]["Softmax"] == {"n_seeds": 10, "n_eureka": 3, "eureka_epochs": [10.0, None]}
+                                "lr": "0.002", "Eureka-ratio": "9/10 = 0.90", "95% CI": "[0.60, 0.98]",
+                                "acc. (Eureka seeds)": "-", "final acc. (all seeds)": "0.950", "mean Eureka epoch": "120",
+                                "no Eureka: plateau / memorise": "1 / 0"}
+    assert stats["arms"]["reasoning"]["Softmax"] == {"n_seeds": 10, "n_eureka": 3, "eureka_epochs": [10.0, None],
+                                                     "n_plateau": 6, "n_memorise": 1, "lr": 2e-3}
     csv_lines = (tmp_path / "table.csv").read_text().splitlines()
-    assert len(csv_lines) == 3 and csv_lines[1].startswith("reasoning,Softmax,softmax,3/10 = 0.30")
+    assert len(csv_lines) == 3 and csv_lines[1].startswith("reasoning,Softmax,softmax,0.002,3/10 = 0.30")
     assert "| reasoning | NormSoftmax |" in (tmp_path / "table.md").read_text()
 
 

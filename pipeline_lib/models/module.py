@@ -29,11 +29,11 @@ the wrong shape (checked on two examples of the dataset's shape when the config 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
 import os
-import contextlib
 import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
