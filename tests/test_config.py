@@ -47,7 +47,11 @@ def test_default_and_smoke_configs_are_valid():
         rates.add(arms[0].optimizer.lr)
     assert len(rates) == 2
     assert cfg.analyses["eureka"]["reasoning"].threshold == 0.7
-    load_config_file(REPO / "config" / "eureka_paper.yaml")
+    # the paper-scale config names its reasoning experiments as the default does, each at the default's rate
+    paper_eureka = load_config_file(REPO / "config" / "eureka_paper.yaml")
+    for exp in ("reasoning", "reasoning_lr5e4"):
+        rate = {paper_eureka.runs[r].optimizer.lr for _, r in paper_eureka.analyses["eureka"][exp].arms}
+        assert rate == {cfg.runs[r].optimizer.lr for _, r in cfg.analyses["eureka"][exp].arms}, exp
     # the GPU overlay runs the default's comparison (same arms and grid, same recipe) at the paper's width for longer
     long = load_config_file(REPO / "config" / "eureka_long.yaml")
     for exp in ("reasoning", "reasoning_lr5e4"):
