@@ -103,7 +103,10 @@ def test_the_cross_machine_comparison_holds_each_variable_to_its_spread():
     # never moved by a perturbation: held to the digest's own arithmetic
     assert not golden.compare_across(art(stats), art(nudged(1e-12)))["moved"]
     assert golden.compare_across(art(stats), art(nudged(1e-6)))["moved"] == ["r (stage train r): w (5.0e-07 > 1e-09)"]
-    # moved by a spread s: within CROSS_FACTOR * s, not beyond
+    # moved by a spread s: within CROSS_FACTOR * s, not beyond; never tighter than CROSS_FLOOR of the rms
+    tiny = 1e-10
+    assert not golden.compare_across(art(stats, {"w": tiny}), art(nudged(2 * 1.4e-8)))["moved"]
+    assert golden.compare_across(art(stats, {"w": tiny}), art(nudged(2 * golden.CROSS_FLOOR * 1.1)))["moved"]
     s = 1e-6
     assert not golden.compare_across(art(stats, {"w": s}), art(nudged(2 * golden.CROSS_FACTOR * s * 0.9)))["moved"]
     assert golden.compare_across(art(stats, {"w": s}), art(nudged(2 * golden.CROSS_FACTOR * s * 1.1)))["moved"]

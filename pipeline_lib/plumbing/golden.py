@@ -53,9 +53,14 @@ ATOL_SCALE = 1e-6
 # the digest's own arithmetic (sums of the same values in another SIMD order); one that moved, to
 # CROSS_FACTOR times its spread (another CPU's last bits enter at other places than the perturbations', but
 # are of the same size, and training amplifies them alike: two orders of magnitude of margin); one whose
-# spread reaches CHAOTIC is checked by its size only (the factor would leave no test).
+# spread reaches CHAOTIC is checked by its size only (the factor would leave no test). A variable that moved
+# is held to no less than CROSS_FLOOR of its rms (8 float32 units in the last place, the artifacts' storage
+# precision): below that, six perturbations do not bound every CPU's rounding (seen: a d=2 run's MLP bias,
+# spread 1e-10, moved 1.4e-8 on another x86 CPU with the same libraries), while any change of a formula or a
+# hyperparameter moves trained weights by orders of magnitude more.
 EXACT = 1e-9
 CROSS_FACTOR = 100.0
+CROSS_FLOOR = 8 * 2.0**-23  # 9.5e-7
 CHAOTIC = 1e-3
 
 
@@ -185,7 +190,7 @@ def tolerance(spread: float | None) -> float | None:
     checked; a spread of None means it was never measured)."""
     if spread is None or spread >= CHAOTIC:
         return None
-    return max(EXACT, CROSS_FACTOR * spread)
+    return EXACT if spread == 0 else max(CROSS_FLOOR, CROSS_FACTOR * spread)
 
 
 def compare_across(golden: dict[str, dict], current: dict[str, dict], measured: bool = True) -> dict[str, list[str]]:
