@@ -96,7 +96,8 @@ def train_seeds(
 
     ``data`` holds input tensors x_test, probe_x (token ids or image patches), int64 labels y_test,
     and, unless a batch ``source`` is given, the training set x_train (N, ...), y_train (N,) (a
-    :class:`TrainingSet` of the run's batch size); optionally stats_x: inputs whose attention-weight
+    :class:`TrainingSet` of the run's batch size), or one per slot (x_train (S, N, ...), y_train (S, N):
+    x_train has one axis more than x_test); optionally stats_x: inputs whose attention-weight
     histogram is recorded every epoch by models that declare ``records_attention_histogram``. Models
     that declare ``records_gradients`` have ``grad_summary`` recorded after every backward pass (mean
     over the epoch's steps). Under the run's Heat Treatment schedule the model's ``beta`` is set at the
@@ -110,7 +111,8 @@ def train_seeds(
     """
     E = plan.epochs
     if source is None:
-        source = TrainingSet(data["x_train"], data["y_train"], plan.batch_size, plan.seeds, device)
+        source = TrainingSet(data["x_train"], data["y_train"], plan.batch_size, plan.seeds, device,
+                             per_slot=data["x_train"].dim() > data["x_test"].dim())
     x_te, y_te = data["x_test"].to(device), data["y_test"].to(device)
     tr = _training(model, plan, device, source, param_dims)
     rec = Recorder(model, data, plan, start_epoch, device, source.steps_per_epoch)

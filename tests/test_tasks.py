@@ -47,3 +47,30 @@ def test_training_set_sampled_with_replacement():
     d = sparse_modular_addition(2, 12, 5, 2048, 16, seed=0)
     # 2048 uniform draws from 4096 sequences repeat some (expected unique ~1574).
     assert 1400 < d.attrs["n_unique_train"] < 1750
+
+
+def test_training_draws_are_independent_and_the_test_set_disjoint_from_all():
+    from pipeline_lib.tasks.sma import sparse_modular_addition_draws
+
+    d2 = sparse_modular_addition_draws(2, 12, 5, 512, 64, draws=4, seed=0)
+    d4 = sparse_modular_addition_draws(4, 12, 5, 512, 64, draws=4, seed=0)
+    ds = d4.to_dataset()
+    assert list(np.unique(ds.draw.values)) == [-1, 0, 1, 2, 3]
+    assert (ds.draw.values[ds.split.values == "test"] == -1).all()
+    draws = [d4.x_train[d4.draw == i] for i in range(4)]
+    assert all(len(x) == 512 for x in draws)
+    assert not np.array_equal(draws[0], draws[1])
+    # the moduli's draws are not coupled (one generator per (seed, p, draw)): x_p2 != x_p4 // 2
+    assert np.mean(d2.x_train == d4.x_train // 2) < 0.6
+    train = {r.tobytes() for r in d4.x_train}
+    assert not any(r.tobytes() in train for r in d4.x_test) and d4.attrs["test_train_overlap"] == 0
+    np.testing.assert_array_equal(d4.y_train, d4.x_train[:, :5].sum(1) % 4)
+
+
+def test_the_shared_draw_is_unchanged_by_the_draws_option():
+    """Without draws the dataset is the one drawn from the seed alone (its p = 2 and p = 4 sets coupled:
+    x_p2 == x_p4 // 2, stated beside the claims that use them)."""
+    d2 = sparse_modular_addition(2, 12, 5, 256, 32, seed=0)
+    d4 = sparse_modular_addition(4, 12, 5, 256, 32, seed=0)
+    assert (d2.x_train == d4.x_train // 2).all()
+    assert "draw" not in d4.to_dataset().coords

@@ -212,8 +212,13 @@ def read_dataset(path: str | os.PathLike, rule: str | None = None) -> xr.Dataset
 
 
 def dataset_split(ds: xr.Dataset, which: str) -> tuple[np.ndarray, np.ndarray]:
-    """(x, y) of one split ('train' or 'test') of a dataset artifact."""
+    """(x, y) of one split ('train' or 'test') of a dataset artifact. A dataset with training draws (one
+    per seed, read by the training stage) has no single training set: asking for it raises, naming the dataset."""
     sel = ds.split.values == which
+    if which == "train" and "draw" in ds.coords:
+        raise ValueError(f"dataset {ds.attrs.get('task_task', '')!r} holds {int(ds.attrs.get('task_draws', 0))} "
+                         "training draws, one per seed (config key 'draws'), and no single training set: "
+                         "this stage reads one; use a dataset without 'draws' for it")
     return ds.x.values[sel], ds.y.values[sel]
 
 

@@ -82,14 +82,30 @@ def _initial_model(spec: RunSpec, init_path: str | None):
 
 
 def _tensors(spec: RunSpec, ds) -> tuple[dict, tuple[np.ndarray, np.ndarray]]:
-    """The engine's input tensors (and the raw probe inputs under ``probe_x_raw``)."""
-    (x_tr, y_tr), (x_te, y_te) = dataset_split(ds, "train"), dataset_split(ds, "test")
+    """The engine's input tensors (and the raw probe inputs under ``probe_x_raw``). From a dataset with
+    training draws, each slot's training set is its seed's draw (:func:`train_draws`): x_train (S, N, ...), y_train (S, N)."""
+    x_te, y_te = dataset_split(ds, "test")
+    x_tr, y_tr = train_draws(ds, list(spec.seeds), spec.slot_seeds) if "draw" in ds.coords else dataset_split(ds, "train")
     rc = spec.run
     tensors = {k: run_inputs(spec, v) for k, v in
                dict(x_train=x_tr, x_test=x_te, probe_x=x_te[: rc.n_probe], stats_x=x_te[: rc.n_stats]).items()}
     tensors.update(y_train=torch.as_tensor(y_tr, dtype=torch.long), y_test=torch.as_tensor(y_te, dtype=torch.long),
                    probe_x_raw=x_te[: rc.n_probe])
     return tensors, (x_te, y_te)
+
+
+def train_draws(ds, seeds: list[int], slot_seeds: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(x (S, N, ...), y (S, N)): each slot's training draw from a dataset with draws, the i-th of the run's
+    ``seeds`` training on draw i (so a replicate's shifted seeds take the draws of its shifted dataset seed);
+    a run with more seeds than draws raises, naming the config key."""
+    draw = ds.draw.values
+    n = int(ds.attrs.get("task_draws", draw.max() + 1))
+    if len(seeds) > n:
+        raise ValueError(f"{len(seeds)} seeds but the dataset holds {n} training draws (config key 'draws: {n}'), "
+                         f"one per seed; allowed: at most {n} seeds, or more draws")
+    index = {s: i for i, s in enumerate(seeds)}
+    x, y = ds.x.values, ds.y.values
+    return (np.stack([x[draw == index[s]] for s in slot_seeds]), np.stack([y[draw == index[s]] for s in slot_seeds]))
 
 
 def _checkpointing(cfg: Config, spec: RunSpec, inputs: list[str], trajectory_path: str, log,

@@ -25,15 +25,20 @@ class TaskData:
     attrs: dict = field(default_factory=dict)
     latent_train: np.ndarray | None = None  # hidden variables a task is built from (probe targets)
     latent_test: np.ndarray | None = None
+    draw: np.ndarray | None = None  # (n_train,): the training draw of each training row (the i-th seed of a run trains on draw i)
 
     def to_dataset(self) -> xr.Dataset:
-        """Train and test in one table along ``sample``, told apart by the ``split`` coordinate."""
+        """Train and test in one table along ``sample``, told apart by the ``split`` coordinate; with
+        training draws, the ``draw`` coordinate gives each row's draw (-1 on the test rows)."""
         x = np.concatenate([self.x_train, self.x_test])
         y = np.concatenate([self.y_train, self.y_test])
         split = np.array(["train"] * len(self.x_train) + ["test"] * len(self.x_test), dtype=object)
+        coords = {"sample": np.arange(len(x)), "position": np.arange(x.shape[1]), "split": ("sample", split)}
+        if self.draw is not None:
+            coords["draw"] = ("sample", np.concatenate([self.draw, np.full(len(self.x_test), -1)]).astype(np.int64))
         return xr.Dataset(
             {"x": (("sample", "position"), x), "y": (("sample",), y)},
-            coords={"sample": np.arange(len(x)), "position": np.arange(x.shape[1]), "split": ("sample", split)},
+            coords=coords,
             attrs={f"task_{k}": v for k, v in self.attrs.items()},
         )
 

@@ -18,6 +18,14 @@ properties:
   k: {description: "The label is the sum of the first k tokens mod p (1 <= k <= T).", type: integer, minimum: 1}
   n_train: {description: "Training sequences, sampled with replacement as in the paper.", type: integer, minimum: 1}
   n_test: {description: "Test sequences, disjoint from training whenever p^T allows.", type: integer, minimum: 1}
+  draws:
+    description: "Independent training sets of n_train sequences, one per seed: the i-th seed of a run trains
+      on draw i (a run has at most this many seeds); one test set, disjoint from every draw whenever p^T
+      allows. 0: one training set that every seed shares (draws >= 1 are drawn from (seed, p, draw), so the draws of two
+      moduli are independent; the shared set is drawn from seed alone)."
+    type: integer
+    minimum: 0
+    default: 0
 """
 SHAPE = {"n_train": "n_train", "n_test": "n_test", "tokens": "p", "T": "T", "classes": "p"}
 CHECKS = [
@@ -41,9 +49,13 @@ class Params:
     n_train: int
     n_test: int
     seed: int = 0
+    draws: int = 0
 
 
 def generate(params: Params) -> xr.Dataset:
+    if params.draws:
+        return sparse_modular_addition_draws(params.p, params.T, params.k, params.n_train, params.n_test,
+                                             params.draws, params.seed).to_dataset()
     return sparse_modular_addition(params.p, params.T, params.k, params.n_train, params.n_test, params.seed).to_dataset()
 
 
@@ -57,6 +69,8 @@ def sma_targets(x: np.ndarray, k: int, p: int) -> dict[str, np.ndarray]:
     targets = {"label": first.sum(1) % p, "sum_k": first.sum(1), "zeros_k": (first == 0).sum(1)}
     targets.update({f"token_{t}": first[:, t] for t in range(k)})
     return targets
+
+
 def sparse_modular_addition(p: int, T: int, k: int, n_train: int, n_test: int, seed: int = 0) -> TaskData:
     """Sparse modular addition: ``x ~ U(Z_p^T)``, ``y = sum_{t<k} x_t mod p``.
 
@@ -70,23 +84,7 @@ def sparse_modular_addition(p: int, T: int, k: int, n_train: int, n_test: int, s
     rng = np.random.default_rng(seed)
     x_train = rng.integers(0, p, size=(n_train, T), dtype=np.int64)
     train_keys = {row.tobytes() for row in x_train}
-    space = p**T
-    if space <= _ENUMERATE_LIMIT:
-        codes = np.arange(space, dtype=np.int64)
-        digits = (codes[:, None] // p ** np.arange(T, dtype=np.int64)) % p  # (space, T)
-        unseen = np.array([row.tobytes() not in train_keys for row in digits])
-        pool = digits[unseen]
-        if len(pool) >= n_test:
-            x_test = pool[rng.choice(len(pool), size=n_test, replace=False)]
-        else:  # not enough unseen sequences: take them all, fill the rest from the whole space
-            fill = digits[rng.choice(space, size=n_test - len(pool), replace=True)]
-            x_test = np.concatenate([pool, fill])[rng.permutation(n_test)]
-    else:  # rejection sampling: a random sequence is almost never a training one
-        rows: list[np.ndarray] = []
-        while len(rows) < n_test:
-            cand = rng.integers(0, p, size=(n_test, T), dtype=np.int64)
-            rows.extend(r for r in cand if r.tobytes() not in train_keys)
-        x_test = np.stack(rows[:n_test])
+    x_test = _disjoint_test_set(rng, p, T, n_test, train_keys)
     overlap = int(sum(row.tobytes() in train_keys for row in x_test))
     attrs = {
         "task": "sparse_modular_addition", "p": p, "T": T, "k": k, "n_train": n_train, "n_test": n_test,
@@ -94,6 +92,49 @@ def sparse_modular_addition(p: int, T: int, k: int, n_train: int, n_test: int, s
         "n_unique_train": len(train_keys),
     }
     return TaskData(x_train, sparse_sum_label(x_train, k, p), x_test, sparse_sum_label(x_test, k, p), attrs)
+
+
+def _disjoint_test_set(rng: np.random.Generator, p: int, T: int, n_test: int, train_keys: set) -> np.ndarray:
+    """``n_test`` sequences absent from ``train_keys`` whenever ``p^T`` leaves enough of them, else all the
+    absent ones and the remainder sampled freely."""
+    space = p**T
+    if space <= _ENUMERATE_LIMIT:
+        codes = np.arange(space, dtype=np.int64)
+        digits = (codes[:, None] // p ** np.arange(T, dtype=np.int64)) % p  # (space, T)
+        unseen = np.array([row.tobytes() not in train_keys for row in digits])
+        pool = digits[unseen]
+        if len(pool) >= n_test:
+            return pool[rng.choice(len(pool), size=n_test, replace=False)]
+        fill = digits[rng.choice(space, size=n_test - len(pool), replace=True)]  # not enough unseen sequences
+        return np.concatenate([pool, fill])[rng.permutation(n_test)]
+    rows: list[np.ndarray] = []  # rejection sampling: a random sequence is almost never a training one
+    while len(rows) < n_test:
+        cand = rng.integers(0, p, size=(n_test, T), dtype=np.int64)
+        rows.extend(r for r in cand if r.tobytes() not in train_keys)
+    return np.stack(rows[:n_test])
+
+
+def sparse_modular_addition_draws(p: int, T: int, k: int, n_train: int, n_test: int, draws: int,
+                                  seed: int = 0) -> TaskData:
+    """Sparse modular addition with ``draws`` independent training sets (draw d sampled with replacement
+    by the generator seeded with (seed, p, d)) and one test set (seeded with (seed, p, 0, 1)), disjoint
+    from all of them whenever ``p^T`` allows. The training rows of all draws lie one after another;
+    ``TaskData.draw`` says which draw each row belongs to."""
+    if not 1 <= k <= T:
+        raise ValueError(f"k must satisfy 1 <= k <= T, got k={k}, T={T}")
+    x_draws = [np.random.default_rng([seed, p, d]).integers(0, p, size=(n_train, T), dtype=np.int64)
+               for d in range(draws)]
+    x_train = np.concatenate(x_draws)
+    train_keys = {row.tobytes() for row in x_train}
+    x_test = _disjoint_test_set(np.random.default_rng([seed, p, 0, 1]), p, T, n_test, train_keys)
+    overlap = int(sum(row.tobytes() in train_keys for row in x_test))
+    attrs = {
+        "task": "sparse_modular_addition", "p": p, "T": T, "k": k, "n_train": n_train, "n_test": n_test,
+        "seed": seed, "n_classes": p, "test_train_overlap": overlap, "draws": draws,
+        "n_unique_train": min(len({row.tobytes() for row in x}) for x in x_draws),
+    }
+    return TaskData(x_train, sparse_sum_label(x_train, k, p), x_test, sparse_sum_label(x_test, k, p), attrs,
+                    draw=np.repeat(np.arange(draws), n_train))
 
 
 def sparse_sum_label(x: np.ndarray, k: int, p: int) -> np.ndarray:
