@@ -95,9 +95,8 @@ def train_seeds(
     :class:`~pipeline_lib.plumbing.config.TrainingPlan` says, for ``plan.epochs`` epochs.
 
     ``data`` holds input tensors x_test, probe_x (token ids or image patches), int64 labels y_test,
-    and, unless a batch ``source`` is given, the training set x_train (N, ...), y_train (N,) (a
-    :class:`TrainingSet` of the run's batch size), or one per slot (x_train (S, N, ...), y_train (S, N):
-    x_train has one axis more than x_test); optionally stats_x: inputs whose attention-weight
+    and, unless a batch ``source`` is given, the training set x_train (N, ...), y_train (N,), or one per
+    slot (x_train (S, N, ...), y_train (S, N)) (a :class:`TrainingSet` of the run's batch size); optionally stats_x: inputs whose attention-weight
     histogram is recorded every epoch by models that declare ``records_attention_histogram``. Models
     that declare ``records_gradients`` have ``grad_summary`` recorded after every backward pass (mean
     over the epoch's steps). Under the run's Heat Treatment schedule the model's ``beta`` is set at the

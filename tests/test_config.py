@@ -141,7 +141,7 @@ MALFORMED = [
     ("a probe sequence that is not recorded", "figures.fig2_attention_graph.probe", 4,
      ["figures.fig2_attention_graph.probe", "n_probe"]),
     ("interpolation between different models", "analyses.interpolation.scratch_vs_curriculum.b", "pretrain_p2_d2",
-     ["analyses.interpolation.scratch_vs_curriculum.b", "share the model and the seeds"]),
+     ["analyses.interpolation.scratch_vs_curriculum.b", "must share the model, and run b must train every seed of run a"]),
     ("digits without sizes", "datasets.digits.n_train", _DELETE, ["datasets.digits", "n_train"]),
     ("figure naming a missing experiment", "figures.eureka_table.experiments", ["nope"],
      ["figures.eureka_table.experiments", "nope", "reasoning"]),

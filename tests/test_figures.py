@@ -85,6 +85,18 @@ def test_fig5_renders_and_reports_counts():
     assert "curriculum 2/3" in texts and "scratch 0/3" in texts
 
 
+def test_fig5_compares_each_arm_with_its_shared_draw_control():
+    from pipeline_lib.figures.fig5_accuracy import draw_control
+
+    arms = {"curriculum": _arm([1.0] * 3 + [0.3] * 7), "curriculum, shared draw": _arm([1.0] * 10),
+            "scratch": _arm([0.3] * 10)}
+    control = draw_control(fig5_stats(arms, {}, threshold=0.9))
+    assert list(control) == ["curriculum"]  # scratch has no shared-draw arm
+    c = control["curriculum"]
+    assert c["own_draws"] == [3, 10] and c["shared_draw"] == [10, 10]
+    assert c["difference"] == pytest.approx(-0.7) and c["ci95"][0] < -0.7 < c["ci95"][1] < 0
+
+
 def test_seeds_and_median_draws_every_seed_thin_and_the_nan_skipping_median_bold():
     da = xr.DataArray([[0.0, 1.0], [1.0, np.nan], [2.0, 3.0]], dims=("seed", "epoch"),
                       coords={"seed": [0, 1, 2], "epoch": [0, 1]})

@@ -401,3 +401,12 @@ def test_llc_trajectories_joins_a_curriculum_and_tests_planted_moves_against_ran
     _llc(paths, cfg, "r_softmax", snaps, np.where(snaps % 2 == 0, 0.0, 3.0))
     stats = _build(llc_trajectories, params, paths, cfg)
     assert llc_trajectories.score_claims(stats, params)["llc.moves_at_eureka"]["verdict"] == "not reproduced"
+
+
+def test_rate_difference_is_newcombes_hybrid_score_interval():
+    from pipeline_lib.stats import rate_difference
+
+    d, lo, hi = rate_difference(56, 70, 48, 80)  # Newcombe (1998), Table II, example (a)
+    assert (round(d, 4), round(lo, 4), round(hi, 4)) == (0.2, 0.0524, 0.3339)
+    d, lo, hi = rate_difference(10, 10, 0, 10)
+    assert d == 1.0 and 0.5 < lo < 1.0 and hi == 1.0

@@ -19,21 +19,21 @@ description: "Named straight-line interpolations between the final weights of tw
 required: [a, b]
 properties:
   a: {description: "Run at t=0 (its final weights).", type: string, x-ref: run, x-reads: [weights]}
-  b: {description: "Run at t=1 (its final weights); both runs need the same model and seeds.", type: string, x-ref: run, x-reads: [weights, dataset]}
+  b: {description: "Run at t=1 (its final weights); the same model as run a and every seed of run a (a run of more seeds meets a's seeds).", type: string, x-ref: run, x-reads: [weights, dataset]}
   dataset: {description: "Dataset to evaluate on (null: run b's dataset).", type: [string, "null"], default: null, x-ref: dataset}
   t_min: {description: "First t.", type: number, default: -0.25}
   t_max: {description: "Last t.", type: number, default: 1.25}
   n_points: {description: "Number of t values (0 and 1 are always included).", type: integer, minimum: 3, default: 61}
   pair:
-    description: "Which seed of run b meets seed i of run a: 'same' (seed i), or 'shifted' (the next seed of b's list, the last with the first: two different initialisations, e.g. two seeds of one run)."
+    description: "Which seed of run b meets seed i of run a: 'same' (seed i), or 'shifted' (the next seed of a's list, the last with the first: two different initialisations, e.g. two seeds of one run)."
     type: string
     enum: [same, shifted]
     default: same
 """
 CHECKS = [
     ["t_min", "t_min < t_max", "must be smaller than t_max"],
-    ["b", "run(a)['model'] == run(b)['model'] and seeds(a) == seeds(b)",
-     "runs '{a}' and '{b}' must share the model and the seeds to be interpolated"],
+    ["b", "run(a)['model'] == run(b)['model'] and set(seeds(a)) <= set(seeds(b))",
+     "runs '{a}' and '{b}' must share the model, and run b must train every seed of run a, to be interpolated"],
     ["pair", "pair == 'shifted' or a != b", "a run interpolated with itself seed by seed is a constant line: "
      "use pair: shifted to meet two different seeds of '{a}'"],
     ["pair", "pair == 'same' or len(seeds(a)) >= 2", "pair: shifted needs at least 2 seeds"],
@@ -56,7 +56,7 @@ class Params:
 def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
     torch.set_num_threads(max(1, threads))
     spec = cfg.run_spec(params.b)
-    seeds = list(spec.seeds)
+    seeds = list(cfg.run_spec(params.a).seeds)
     seeds_b = paired_seeds(seeds, params.pair)
     dataset = params.dataset or spec.dataset
     wa = read_dataset(paths.weights(params.a), rule="train").sel(seed=seeds)

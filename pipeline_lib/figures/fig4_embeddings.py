@@ -46,6 +46,13 @@ properties:
       properties:
         pretrain: {description: "Pretraining run.", type: string, x-ref: run, x-requires: *d2, x-requires-message: *d2message}
         finetune: {description: "Finetuning run.", type: string, x-ref: run, x-requires: *d2, x-requires-message: *d2message}
+  scratch:
+    description: "Optional control: a d=2 run trained on the finetune's task from scratch (the paper: could not emerge from p = 4 only); its learned share and z_A statistics are reported, not drawn. null: none."
+    type: [string, "null"]
+    default: null
+    x-ref: run
+    x-requires: *d2
+    x-requires-message: *d2message
   seed: {description: "Seed drawn (cluster counts are reported for every seed).", type: integer, minimum: 0, default: 0}
   max_clusters:
     description: "Largest k tried by the k-means/silhouette cluster count."
@@ -73,6 +80,7 @@ class Params:
     pretrain: str
     finetune: str
     settings: tuple = ()  # ((label, {"pretrain": run, "finetune": run}), ...)
+    scratch: str | None = None
     seed: int = 0
     max_clusters: int = 24
     p3: tuple | None = None  # (("pretrain", run), ("finetune", run))
@@ -85,6 +93,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         [(" (p=3 diagnostic)", dict(params.p3))] if params.p3 else [])
     shown = [(setting, phase, pair[key]) for setting, pair in pairs
              for phase, key in (("after pretraining", "pretrain"), ("after finetuning", "finetune"))]
+    if params.scratch:
+        shown.append((" (control: from scratch, not drawn)", "", params.scratch))
     for setting, phase, run in shown:
         traj = read_dataset(paths.trajectory(run), rule="train")
         k = int(traj.attrs["task_k"])
@@ -92,21 +102,47 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         z = traj.z_A.isel(snapshot=-1)  # final weights
         counts = stats[run]["clusters_per_seed"] if run in stats else {  # a run drawn twice is counted once
             int(s): count_clusters(z.sel(seed=s).values, params.max_clusters, seed=0)[0] for s in z.seed.values}
-        panels.append({"title": f"{phase}{setting}\n{run}, seed {params.seed}", "z": z.sel(seed=params.seed).values,
-                       "color": sums, "clusters": counts[params.seed]})
-        train_acc = traj.train_acc.isel(epoch=-1)
+        if phase:
+            panels.append({"title": f"{phase}{setting}\n{run}, seed {params.seed}", "z": z.sel(seed=params.seed).values,
+                           "color": sums, "clusters": counts[params.seed]})
+        train_acc, test_acc = traj.train_acc.isel(epoch=-1), traj.test_acc.isel(epoch=-1)
         learned = [int(s) for s in z.seed.values if float(train_acc.sel(seed=s)) >= LEARNED]
+        z0 = traj.z_A.isel(snapshot=0)  # the run's first snapshot: the initialisation, or a finetune's start
         stats[run] = {"clusters_per_seed": counts, "distinct_sums": int(len(np.unique(sums))),
                       "median_clusters": float(np.median(list(counts.values()))),
                       "final_train_acc": {int(s): float(train_acc.sel(seed=s)) for s in z.seed.values},
+                      "final_test_acc": {int(s): float(test_acc.sel(seed=s)) for s in z.seed.values},
                       "seeds_learned": learned,  # train accuracy >= 0.99: clusters mean something
-                      "clusters_of_learned": [counts[s] for s in learned]}
+                      "clusters_of_learned": [counts[s] for s in learned],
+                      "order_per_seed": {int(s): count_order(z.sel(seed=s).values, sums) for s in z.seed.values},
+                      "order_start_per_seed": {int(s): count_order(z0.sel(seed=s).values, sums) for s in z.seed.values},
+                      "pc1_share_per_seed": {int(s): pc1_share(z.sel(seed=s).values) for s in z.seed.values}}
     stats["summary"] = ("clusters of z_A (k-means, k by best silhouette): "
                         + "; ".join(f"{r}: {len(s['seeds_learned'])}/{len(s['clusters_per_seed'])} seeds reach train "
                                     f"accuracy >= 0.99, their cluster counts {s['clusters_of_learned']}, all seeds' "
                                     f"median {s['median_clusters']:g} ({s['distinct_sums']} distinct sums)"
                                     for r, s in stats.items()))
     return plot_fig4_embeddings(panels, ncols=2), stats
+
+
+def count_order(z: np.ndarray, sums: np.ndarray) -> float | None:
+    """How well one direction of the plane orders z_A by the count: |Spearman's rho| between the
+    projection of z_A (n, 2) on its first principal axis and the sum of the first k tokens (1: the count
+    is a monotone function of the position along that axis). None where z_A or the sums do not vary."""
+    from scipy.stats import spearmanr
+
+    centred = z - z.mean(0)
+    if not np.isfinite(centred).all() or np.allclose(centred, 0) or np.unique(sums).size < 2:
+        return None
+    axis = np.linalg.svd(centred, full_matrices=False)[2][0]
+    rho = spearmanr(centred @ axis, sums).statistic
+    return None if not np.isfinite(rho) else float(abs(rho))
+
+
+def pc1_share(z: np.ndarray) -> float | None:
+    """The share of z_A's variance along its first principal axis (1: one-dimensional)."""
+    sv = np.linalg.svd(z - z.mean(0), compute_uv=False) if np.isfinite(z).all() else None
+    return None if sv is None or not (sv**2).sum() > 0 else float(sv[0] ** 2 / (sv**2).sum())
 
 
 def score_claims(stats: dict, params: Params) -> dict:
@@ -118,7 +154,49 @@ def score_claims(stats: dict, params: Params) -> dict:
     p3 = dict(params.p3 or ())
     out["circuits.fig4.clusters_after_p3"] = (one_per_sum(stats, p3["finetune"], before=p3["pretrain"]) if p3
                                               else claims.not_run("no 'p3' row configured"))
+    out["circuits.fig4.d2_learns_p2"] = learned_share(stats[params.pretrain], "p=2")
+    out["circuits.fig4.d2_learns_p4_after_p2"] = learned_share(stats[params.finetune], "p=4 after p=2")
+    out["circuits.fig4.not_from_p4_only"] = (
+        not_from_scratch(stats[params.finetune], stats[params.scratch]) if params.scratch
+        else claims.not_run("no 'scratch' control configured"))
+    out["circuits.fig4.z_a_ordered_by_count"] = ordered_by_count(stats[params.pretrain])
     return out
+
+
+def learned_share(s: dict, task: str) -> dict:
+    """Share of seeds whose final train accuracy reaches LEARNED (share_holds: "works" read as every seed)."""
+    n, k = len(s["final_train_acc"]), len(s["seeds_learned"])
+    p, lo, hi = claims.rate(k, n)
+    tests = sorted(s["final_test_acc"].values())
+    return claims.score(p, (lo, hi), n, f"seeds with final train accuracy >= {LEARNED:g} on {task}: {k} of {n}; "
+                        f"final test accuracy median {np.median(tests):.3f}", claims.share_holds(k, n))
+
+
+def not_from_scratch(finetune: dict, scratch: dict) -> dict:
+    """The finetune's learned share against the same task's from-scratch run at the same width."""
+    k, n = len(finetune["seeds_learned"]), len(finetune["final_train_acc"])
+    k0, n0 = len(scratch["seeds_learned"]), len(scratch["final_train_acc"])
+    return claims.rate_exceeds(k, n, k0, n0, "from scratch")
+
+
+def ordered_by_count(s: dict) -> dict:
+    """z_A of the seeds that learned p=2 lies along one axis ordered by the count: |Spearman| of the
+    first principal axis against the sum, against the same at the run's first snapshot (initialisation)."""
+    learned = s["seeds_learned"]
+    end = [s["order_per_seed"][x] for x in learned]
+    start = [s["order_start_per_seed"][x] for x in learned]
+    if len([v for v in end if v is not None]) < 2:
+        return claims.not_run(f"{len(learned)} seed(s) learned p=2: no interval")
+    m, lo, hi = claims.mean_interval(end)
+    m0, lo0, hi0 = claims.mean_interval(start)
+    pc1 = [s["pc1_share_per_seed"][x] for x in learned]
+    return claims.score(m, (lo, hi), len(learned), claims.fmt_interval("at initialisation", m0, lo0, hi0)
+                        + f"; share of variance on the first axis, median {np.nanmedian(_nums(pc1)):.3f}",
+                        claims.exceeds(m, lo, m0, hi0))
+
+
+def _nums(values: list) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
 
 
 def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:

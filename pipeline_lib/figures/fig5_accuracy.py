@@ -1,5 +1,7 @@
 """Fig. 5 of 'Easing Optimization Paths': train/test accuracy of p=4 from scratch vs the p=2 -> p=4
-curriculum, every seed thin and the median bold, with success counts and Wilson intervals."""
+curriculum, every seed thin and the median bold, with success counts and Wilson intervals. An arm
+labelled '<arm>, shared draw' is the control of '<arm>' for the data draw: the same runs with every seed
+on one shared training set; the statistics give the difference of the two rates (Newcombe's interval)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,7 +11,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..stats import success_counts, success_label, wilson_interval
+from ..stats import rate_difference, success_counts, success_label, wilson_interval
 from . import style
 from .reading import arm_trajectory
 
@@ -33,6 +35,7 @@ properties:
 """
 
 METRICS = ["train_loss", "train_acc", "test_loss", "test_acc"]
+SHARED = ", shared draw"  # the label suffix of an arm's shared-draw control
 
 
 @dataclass(frozen=True)
@@ -47,9 +50,27 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         arms[label], switches[label] = arm_trajectory(cfg, run, paths, METRICS)
     stats = fig5_stats(arms, switches, params.success_threshold)
     fig = plot_fig5_accuracy(arms, switches, params.success_threshold, stats)
+    control = draw_control(stats)
     stats["summary"] = (f"seeds with final test accuracy >= {params.success_threshold}: "
-                        + "; ".join(success_label(lbl, s["successes"], s["seeds"]) for lbl, s in stats.items()))
+                        + "; ".join(success_label(lbl, s["successes"], s["seeds"]) for lbl, s in stats.items())
+                        + "".join(f"; {arm}: own draws minus shared draw {c['difference']:+.2f} "
+                                  f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}]" for arm, c in control.items()))
+    if control:
+        stats["draw_control"] = control
     return fig, stats
+
+
+def draw_control(stats: dict) -> dict:
+    """Per arm with a shared-draw control: its rate (each seed its own draw) minus the control's, with
+    Newcombe's 95% interval of the difference of two independent proportions."""
+    out = {}
+    for label, s in stats.items():
+        c = stats.get(label + SHARED)
+        if c is not None:
+            d, lo, hi = rate_difference(s["successes"], s["seeds"], c["successes"], c["seeds"])
+            out[label] = {"own_draws": [s["successes"], s["seeds"]], "shared_draw": [c["successes"], c["seeds"]],
+                          "difference": d, "ci95": [lo, hi]}
+    return out
 
 
 def score_claims(stats: dict, params: Params) -> dict:
