@@ -164,6 +164,17 @@ def test_malformed_config_is_rejected_naming_the_key(smoke_raw, what, path, valu
         assert w in msg, f"{what}: {w!r} not in message:\n{msg}"
 
 
+def test_interpolation_b_may_train_more_seeds_than_a_but_not_fewer(smoke_raw):
+    """The same-initialisation control meets a's seeds in a run of more seeds (another data draw)."""
+    entry = smoke_raw["analyses"]["interpolation"]["scratch_vs_curriculum"]
+    smoke_raw["runs"]["more"] = dict(smoke_raw["runs"]["scratch_p4"], seeds=smoke_raw["runs"]["scratch_p4"]["seeds"] + 2)
+    smoke_raw["analyses"]["interpolation"]["same_init"] = dict(entry, a="scratch_p4", b="more")
+    load_config(smoke_raw)
+    smoke_raw["analyses"]["interpolation"]["same_init"] = dict(entry, a="more", b="scratch_p4")
+    with pytest.raises(ConfigError, match="run b must train every seed of run a"):
+        load_config(smoke_raw)
+
+
 def test_finetune_must_keep_parent_architecture(smoke_raw):
     smoke_raw["models"]["wide"] = {"d": 16, "vocab": 4}
     smoke_raw["runs"]["curriculum_p2_p4"]["model"] = "wide"
