@@ -164,6 +164,15 @@ def test_malformed_config_is_rejected_naming_the_key(smoke_raw, what, path, valu
         assert w in msg, f"{what}: {w!r} not in message:\n{msg}"
 
 
+def test_a_run_with_more_seeds_than_its_datasets_draws_is_rejected_naming_both_keys(smoke_raw):
+    smoke_raw["datasets"]["sma_draws"] = dict(smoke_raw["datasets"]["sma_p4_T12"], draws=2)
+    smoke_raw["runs"]["on_draws"] = dict(smoke_raw["runs"]["scratch_p4"], dataset="sma_draws", seeds=2)
+    load_config(smoke_raw)
+    smoke_raw["runs"]["on_draws"]["seeds"] = [0, 1, 2]
+    with pytest.raises(ConfigError, match=r"runs.on_draws.seeds': 3 seeds .* 'datasets.sma_draws.draws'"):
+        load_config(smoke_raw)
+
+
 def test_interpolation_b_may_train_more_seeds_than_a_but_not_fewer(smoke_raw):
     """The same-initialisation control meets a's seeds in a run of more seeds (another data draw)."""
     entry = smoke_raw["analyses"]["interpolation"]["scratch_vs_curriculum"]

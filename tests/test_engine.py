@@ -198,7 +198,7 @@ def test_a_run_on_a_dataset_with_draws_trains_each_seed_on_its_own(smoke_raw, tm
     one training set refuses such a dataset by name; more seeds than draws is refused naming the key."""
     from pipeline_lib.plumbing.store import dataset_split, read_dataset
     from pipeline_lib.stages.dataset import build_dataset
-    from pipeline_lib.stages.train import train_run
+    from pipeline_lib.stages.train import train_draws, train_run
 
     smoke_raw["datasets"]["sma_draws"] = dict(smoke_raw["datasets"]["sma_p4_T12"], draws=2)
     smoke_raw["runs"]["on_draws"] = dict(smoke_raw["runs"]["scratch_p4"], dataset="sma_draws", seeds=2, epochs=3)
@@ -220,6 +220,6 @@ def test_a_run_on_a_dataset_with_draws_trains_each_seed_on_its_own(smoke_raw, tm
         acc = [float(per_seed_loss_acc(model(torch.as_tensor(ds.x.values[ds.draw.values == d])),
                                        torch.as_tensor(ds.y.values[ds.draw.values == d]))[1][1]) for d in (0, 1)]
     assert rec.train_acc[1, 0] == pytest.approx(acc[1], abs=1e-6) and acc[0] != acc[1]
-    smoke_raw["runs"]["on_draws"]["seeds"] = 3
+    # a run of more seeds than draws: the config check refuses it (tests/test_config.py); the stage too
     with pytest.raises(ValueError, match="'draws: 2'"):
-        train_run(load_config(smoke_raw), "on_draws", str(tmp_path / "d.h5"), out["trajectory"], out["weights"])
+        train_draws(ds, [0, 1, 2], [0, 1, 2])

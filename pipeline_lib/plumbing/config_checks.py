@@ -122,6 +122,12 @@ def _run_checks(data: dict, name: str, run: dict) -> list[str]:
     if bs != "full" and bs > shape["n_train"]:
         problems.append(f"config key '{key}.batch_size': {bs} exceeds the {shape['n_train']} training examples "
                         f"of dataset '{run['dataset']}'; allowed batch_size <= that or 'full'")
+    draws, seeds = ds.get("draws") or 0, run["seeds"]
+    n_seeds = seeds if isinstance(seeds, int) else len(seeds)
+    if draws and n_seeds > draws:  # the i-th seed trains on draw i
+        problems.append(f"config key '{key}.seeds': {n_seeds} seeds but dataset '{run['dataset']}' holds {draws} "
+                        f"training draws, one per seed (config key 'datasets.{run['dataset']}.draws'); allowed: at "
+                        f"most {draws} seeds, or more draws")
     if run["init_from"] is not None:
         problems += _finetune_checks(data, name, run)
     return (problems + _online_checks(data, name, run) + _sweep_checks(data, name, run)

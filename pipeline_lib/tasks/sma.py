@@ -21,11 +21,10 @@ properties:
   draws:
     description: "Independent training sets of n_train sequences, one per seed: the i-th seed of a run trains
       on draw i (a run has at most this many seeds); one test set, disjoint from every draw whenever p^T
-      allows. 0: one training set that every seed shares (draws >= 1 are drawn from (seed, p, draw), so the draws of two
-      moduli are independent; the shared set is drawn from seed alone)."
+      allows. default 0: one training set that every seed shares (draws >= 1 are drawn from (seed, p, draw), so
+      the draws of two moduli are independent; the shared set is drawn from seed alone)."
     type: integer
     minimum: 0
-    default: 0
 """
 SHAPE = {"n_train": "n_train", "n_test": "n_test", "tokens": "p", "T": "T", "classes": "p"}
 CHECKS = [
