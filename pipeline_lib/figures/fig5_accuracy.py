@@ -62,7 +62,9 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
 
 def draw_control(stats: dict) -> dict:
     """Per arm with a shared-draw control: its rate (each seed its own draw) minus the control's, with
-    Newcombe's 95% interval of the difference of two independent proportions."""
+    Newcombe's 95% interval of the difference of two independent proportions (the control's seeds share
+    their initialisations with the arm's first seeds, which makes the two rates positively correlated and
+    this interval conservative)."""
     out = {}
     for label, s in stats.items():
         c = stats.get(label + SHARED)
