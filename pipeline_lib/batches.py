@@ -30,7 +30,7 @@ class TrainingSet:
     def __init__(self, x: torch.Tensor, y: torch.Tensor, batch_size, seeds: list[int], device,
                  per_slot: bool = False):
         self.x, self.y, self.per_slot = x.to(device), y.to(device), per_slot
-        N = self.x.shape[1 if per_slot else 0]
+        self.n = N = self.x.shape[1 if per_slot else 0]
         self.full_batch = batch_size == "full" or batch_size >= N
         self.batch = N if self.full_batch else int(batch_size)
         self.steps_per_epoch = 1 if self.full_batch else math.ceil(N / self.batch)
@@ -49,15 +49,13 @@ class TrainingSet:
     def steps(self) -> Iterator[tuple[torch.Tensor, torch.Tensor, float]]:
         """One epoch of mini-batches (x (S, b, ...), y (S, b), the step's weight b / N in the epoch's
         mean gradient), each seed in its own order (of its own set, when the slots have one each)."""
-        N = self.x.shape[1 if self.per_slot else 0]
+        N = self.n
         perm = torch.stack([torch.randperm(N, generator=g) for g in self.generators]).to(self.device)  # (S, N)
         slot = torch.arange(perm.shape[0], device=self.device)[:, None]
         for j in range(self.steps_per_epoch):
             idx = perm[:, j * self.batch:(j + 1) * self.batch]  # (S, b): each seed its own order
-            if self.per_slot:
-                yield self.x[slot, idx], self.y[slot, idx], idx.shape[1] / N
-            else:
-                yield self.x[idx], self.y[idx], idx.shape[1] / N
+            rows = (slot, idx) if self.per_slot else idx  # of its own set, or of the shared one
+            yield self.x[rows], self.y[rows], idx.shape[1] / N
 
 
 class FreshSamples:

@@ -4,6 +4,7 @@ of mini-batch runs (``step_arms``: runs with ``step_attention_epochs``), the pap
 claims also read the linear probes of ``probe_runs`` ("addition modulo k+1")."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,21 +113,22 @@ def _shown(att: xr.DataArray, seed: int | None, k: int, time: str) -> tuple[xr.D
 def zeros_stats(cfg, run: str, paths, k: int) -> dict:
     """Per seed, :func:`zeros_excess` at epoch 0 of the arm's first phase, at the last recorded epoch of
     its last-but-one phase (the switch; only for an arm of several phases) and at the end of the run,
-    each over that phase's own probe sequences."""
+    each over that phase's own probe sequences; at the switch also the attention mass on the first k
+    (mean over the probes). Each phase's trajectory is read once."""
     chain, seeds = cfg.lineage(run), list(cfg.runs[run].seeds)
+    read = functools.cache(lambda r: read_dataset(paths.trajectory(r), rule="train").sel(seed=seeds))
+
+    def attention(r: str, which: int) -> xr.DataArray:
+        return recorded_attention(read(r)).isel(epoch=which).transpose("seed", "probe", "position")
 
     def at(r: str, which: int) -> list:
-        own = read_dataset(paths.trajectory(r), rule="train").sel(seed=seeds)
-        att = recorded_attention(own).isel(epoch=which).transpose("seed", "probe", "position")
-        return zeros_excess(att.values, own.probe_x.values, k)
+        return zeros_excess(attention(r, which).values, read(r).probe_x.values, k)
 
     out = {"zeros_excess_start_per_seed": at(chain[0], 0)}
     if len(chain) > 1:
         out["zeros_excess_switch_per_seed"] = at(chain[-2], -1)
-        own = read_dataset(paths.trajectory(chain[-2]), rule="train").sel(seed=seeds)
-        att = recorded_attention(own).isel(epoch=-1).mean("probe")
-        out["first_k_mass_switch_per_seed"] = claims.json_floats(att.isel(position=slice(0, k)).sum("position",
-                                                                                                    skipna=False))
+        first_k = attention(chain[-2], -1).mean("probe").isel(position=slice(0, k)).sum("position", skipna=False)
+        out["first_k_mass_switch_per_seed"] = claims.json_floats(first_k)
     out["zeros_excess_end_per_seed"] = at(run, -1)
     return out
 
@@ -210,13 +212,14 @@ def _zeros(cur: dict | None) -> dict:
     if "zeros_excess_switch_per_seed" not in cur:
         return claims.not_run("arm 'curriculum' has a single phase: no p=2 phase before a switch")
     sw, st = _f(cur["zeros_excess_switch_per_seed"]), _f(cur["zeros_excess_start_per_seed"])
-    if not _paired(list(sw)):
+    if not _paired(cur["zeros_excess_switch_per_seed"]):
         return claims.not_run("no probe sequence has both zeros and non-zeros among the first k")
     # selectivity for either token value: attending to the zeros or to the ones solves the parity equally
     m, lo, hi = claims.mean_interval(np.abs(sw))
     m0, lo0, hi0 = claims.mean_interval(np.abs(st))
     zeros, ones = int(np.sum(sw > 0)), int(np.sum(sw < 0))
-    return claims.score(m, (lo, hi), _paired(list(sw)), claims.fmt_interval("epoch 0 (untrained)", m0, lo0, hi0)
+    return claims.score(m, (lo, hi), _paired(cur["zeros_excess_switch_per_seed"]),
+                        claims.fmt_interval("epoch 0 (untrained)", m0, lo0, hi0)
                         + f"; seeds favouring the zeros / the ones at the switch: {zeros} / {ones}",
                         claims.exceeds(m, lo, m0, hi0))
 

@@ -191,12 +191,9 @@ def ordered_by_count(s: dict) -> dict:
     m0, lo0, hi0 = claims.mean_interval(start)
     pc1 = [s["pc1_share_per_seed"][x] for x in learned]
     return claims.score(m, (lo, hi), len(learned), claims.fmt_interval("at initialisation", m0, lo0, hi0)
-                        + f"; share of variance on the first axis, median {np.nanmedian(_nums(pc1)):.3f}",
+                        + f"; share of variance on the first axis, median {np.nanmedian(np.array(pc1, dtype=float)):.3f}",
                         claims.exceeds(m, lo, m0, hi0))
 
-
-def _nums(values: list) -> np.ndarray:
-    return np.array([np.nan if v is None else v for v in values], dtype=float)
 
 
 def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:

@@ -99,7 +99,7 @@ def train_draws(ds, seeds: list[int], slot_seeds: list[int]) -> tuple[np.ndarray
     ``seeds`` training on draw i (so a replicate's shifted seeds take the draws of its shifted dataset seed);
     a run with more seeds than draws raises, naming the config key."""
     draw = ds.draw.values
-    n = int(ds.attrs.get("task_draws", draw.max() + 1))
+    n = int(draw.max()) + 1
     if len(seeds) > n:
         raise ValueError(f"{len(seeds)} seeds but the dataset holds {n} training draws (config key 'draws: {n}'), "
                          f"one per seed; allowed: at most {n} seeds, or more draws")

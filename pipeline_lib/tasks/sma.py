@@ -78,19 +78,9 @@ def sparse_modular_addition(p: int, T: int, k: int, n_train: int, n_test: int, s
     the remainder is sampled freely and the number of test sequences that also occur in the
     training set is recorded as ``attrs['test_train_overlap']``.
     """
-    if not 1 <= k <= T:
-        raise ValueError(f"k must satisfy 1 <= k <= T, got k={k}, T={T}")
-    rng = np.random.default_rng(seed)
-    x_train = rng.integers(0, p, size=(n_train, T), dtype=np.int64)
-    train_keys = {row.tobytes() for row in x_train}
-    x_test = _disjoint_test_set(rng, p, T, n_test, train_keys)
-    overlap = int(sum(row.tobytes() in train_keys for row in x_test))
-    attrs = {
-        "task": "sparse_modular_addition", "p": p, "T": T, "k": k, "n_train": n_train, "n_test": n_test,
-        "seed": seed, "n_classes": p, "test_train_overlap": overlap,
-        "n_unique_train": len(train_keys),
-    }
-    return TaskData(x_train, sparse_sum_label(x_train, k, p), x_test, sparse_sum_label(x_test, k, p), attrs)
+    _check_k(k, T)
+    rng = np.random.default_rng(seed)  # the training set, then the test set, from one stream
+    return _task_data([rng.integers(0, p, size=(n_train, T), dtype=np.int64)], rng, p, T, k, n_test, seed)
 
 
 def _disjoint_test_set(rng: np.random.Generator, p: int, T: int, n_test: int, train_keys: set) -> np.ndarray:
@@ -119,21 +109,33 @@ def sparse_modular_addition_draws(p: int, T: int, k: int, n_train: int, n_test: 
     by the generator seeded with (seed, p, d)) and one test set (seeded with (seed, p, 0, 1)), disjoint
     from all of them whenever ``p^T`` allows. The training rows of all draws lie one after another;
     ``TaskData.draw`` says which draw each row belongs to."""
-    if not 1 <= k <= T:
-        raise ValueError(f"k must satisfy 1 <= k <= T, got k={k}, T={T}")
+    _check_k(k, T)
     x_draws = [np.random.default_rng([seed, p, d]).integers(0, p, size=(n_train, T), dtype=np.int64)
                for d in range(draws)]
+    return _task_data(x_draws, np.random.default_rng([seed, p, 0, 1]), p, T, k, n_test, seed, draws=draws)
+
+
+def _check_k(k: int, T: int) -> None:
+    if not 1 <= k <= T:
+        raise ValueError(f"k must satisfy 1 <= k <= T, got k={k}, T={T}")
+
+
+def _task_data(x_draws: list[np.ndarray], test_rng: np.random.Generator, p: int, T: int, k: int, n_test: int,
+               seed: int, draws: int | None = None) -> TaskData:
+    """The training rows of ``x_draws`` one after another, a test set drawn by ``test_rng`` away from all
+    of them, labels and attrs (``draws``: record the draw of every row; None: one shared set)."""
     x_train = np.concatenate(x_draws)
     train_keys = {row.tobytes() for row in x_train}
-    x_test = _disjoint_test_set(np.random.default_rng([seed, p, 0, 1]), p, T, n_test, train_keys)
-    overlap = int(sum(row.tobytes() in train_keys for row in x_test))
+    x_test = _disjoint_test_set(test_rng, p, T, n_test, train_keys)
+    n_train = len(x_draws[0])
     attrs = {
         "task": "sparse_modular_addition", "p": p, "T": T, "k": k, "n_train": n_train, "n_test": n_test,
-        "seed": seed, "n_classes": p, "test_train_overlap": overlap, "draws": draws,
+        "seed": seed, "n_classes": p, "test_train_overlap": int(sum(row.tobytes() in train_keys for row in x_test)),
+        **({} if draws is None else {"draws": draws}),
         "n_unique_train": min(len({row.tobytes() for row in x}) for x in x_draws),
     }
     return TaskData(x_train, sparse_sum_label(x_train, k, p), x_test, sparse_sum_label(x_test, k, p), attrs,
-                    draw=np.repeat(np.arange(draws), n_train))
+                    draw=None if draws is None else np.repeat(np.arange(draws), n_train))
 
 
 def sparse_sum_label(x: np.ndarray, k: int, p: int) -> np.ndarray:
