@@ -173,6 +173,20 @@ def test_a_run_with_more_seeds_than_its_datasets_draws_is_rejected_naming_both_k
         load_config(smoke_raw)
 
 
+def test_embed_inputs_must_be_offered_by_the_runs_task(smoke_raw):
+    """A run records z_A for the test set or for an input set its task declares (EMBED_INPUTS)."""
+    smoke_raw["runs"]["pretrain_p2_d2"]["embed_inputs"] = "first_k_patterns"
+    load_config(smoke_raw)
+    smoke_raw["runs"]["pretrain_p2_d2"]["embed_inputs"] = "all_patterns"
+    with pytest.raises(ConfigError, match=r"runs.pretrain_p2_d2.embed_inputs': task sparse_modular_addition .* "
+                                          r"offers \['test', 'first_k_patterns'\]; got 'all_patterns'"):
+        load_config(smoke_raw)
+    smoke_raw["runs"]["pretrain_p2_d2"]["embed_inputs"] = "test"
+    smoke_raw["runs"]["r_softmax"]["embed_inputs"] = "first_k_patterns"
+    with pytest.raises(ConfigError, match=r"runs.r_softmax.embed_inputs': task eureka_reasoning .* offers \['test'\]"):
+        load_config(smoke_raw)
+
+
 def test_interpolation_b_may_train_more_seeds_than_a_but_not_fewer(smoke_raw):
     """The same-initialisation control meets a's seeds in a run of more seeds (another data draw)."""
     entry = smoke_raw["analyses"]["interpolation"]["scratch_vs_curriculum"]

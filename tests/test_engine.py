@@ -223,3 +223,30 @@ def test_a_run_on_a_dataset_with_draws_trains_each_seed_on_its_own(smoke_raw, tm
     # a run of more seeds than draws: the config check refuses it (tests/test_config.py); the stage too
     with pytest.raises(ValueError, match="'draws: 2'"):
         train_draws(ds, [0, 1, 2], [0, 1, 2])
+
+
+def test_a_run_records_z_a_for_the_input_set_it_names(smoke_raw, tmp_path):
+    """embed_inputs: first_k_patterns records z_A of every first-k pattern followed by zeros (the authors'
+    Fig. 4 inputs) instead of the first test sequences; the recorded z_A is the model's at those inputs."""
+    from pipeline_lib.plumbing.store import read_dataset, snapshot_arrays
+    from pipeline_lib.stages.dataset import build_dataset
+    from pipeline_lib.stages.train import train_run
+    from pipeline_lib.tasks.sma import first_k_patterns
+
+    run = dict(smoke_raw["runs"]["pretrain_p2_d2"], epochs=2, n_embed=40, embed_inputs="first_k_patterns")
+    smoke_raw["runs"]["patterns"] = run
+    cfg = load_config(smoke_raw)
+    build_dataset(cfg, run["dataset"], str(tmp_path / "d.h5"))
+    out = {k: str(tmp_path / f"{k}.h5") for k in ("trajectory", "weights")}
+    train_run(cfg, "patterns", str(tmp_path / "d.h5"), out["trajectory"], out["weights"])
+    traj = read_dataset(out["trajectory"])
+    d = smoke_raw["datasets"][run["dataset"]]
+    x = first_k_patterns(d["p"], d["k"], d["T"])
+    assert len(x) == d["p"] ** d["k"] < run["n_embed"] and np.array_equal(traj.embed_x.values, x)  # all of them
+    assert (x[:, d["k"]:] == 0).all() and np.array_equal(traj.embed_y.values, x[:, :d["k"]].sum(1) % d["p"])
+    model = build_run_model(cfg.run_spec("patterns"), 2)
+    model.load_arrays(snapshot_arrays(read_dataset(out["weights"]), -1))
+    with torch.no_grad():
+        z = model.site(model.internals(torch.as_tensor(x)), "z_A").numpy()
+    np.testing.assert_allclose(traj.z_A.isel(snapshot=-1).values, z, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(traj.z_A.isel(snapshot=-1).values, traj.z_A.isel(snapshot=0).values)  # it trained

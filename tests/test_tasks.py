@@ -74,3 +74,16 @@ def test_the_shared_draw_is_unchanged_by_the_draws_option():
     d4 = sparse_modular_addition(4, 12, 5, 256, 32, seed=0)
     assert (d2.x_train == d4.x_train // 2).all()
     assert "draw" not in d4.to_dataset().coords
+
+
+def test_first_k_patterns_enumerate_every_prefix_in_base_p_followed_by_zeros():
+    """The authors' Fig. 4 inputs: pattern i's first k tokens are i in base p, most significant first."""
+    from pipeline_lib.tasks.sma import first_k_patterns
+
+    x = first_k_patterns(4, 5, 12)
+    assert x.shape == (1024, 12) and (x[:, 5:] == 0).all()
+    assert len({row.tobytes() for row in x}) == 1024
+    assert x[1, :5].tolist() == [0, 0, 0, 0, 1] and x[4, :5].tolist() == [0, 0, 0, 1, 0]
+    assert (x[:, :5] @ 4 ** np.arange(4, -1, -1) == np.arange(1024)).all()
+    sums = first_k_patterns(2, 5, 12)[:, :5].sum(1)
+    assert np.bincount(sums).tolist() == [1, 5, 10, 10, 5, 1]  # binomial(5, s) patterns per count

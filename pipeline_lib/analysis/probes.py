@@ -42,6 +42,11 @@ properties:
     minItems: 1
     default: null
   max_snapshots: {description: "Probe at most this many snapshots (log-spaced, first and last included).", type: integer, minimum: 1, default: 12}
+  every_snapshot:
+    description: "Runs (of runs) probed at every weight snapshot instead of max_snapshots of them, e.g. to time when a target becomes decodable."
+    type: array
+    items: {type: string, x-ref: run}
+    default: []
   n_fit: {description: "Training sequences the probes are fitted on.", type: integer, minimum: 2, default: 1024}
   n_eval: {description: "Held-out test sequences the probes are scored on.", type: integer, minimum: 1, default: 512}
 """
@@ -50,6 +55,8 @@ CHECKS = [
      "run '{r}' is probed at sites {sites} but its model offers {model_offers(r)}"],
     ["targets", "targets is None or set(targets) <= set(task_offers(r))",
      "run '{r}' is probed for targets {targets} but its task offers {task_offers(r)}"],
+    ["every_snapshot", "all(x in runs for x in every_snapshot)",
+     "{[x for x in every_snapshot if x not in runs]} are not among the probed runs {runs}"],
 ]
 USES = ["model", "task"]  # the run's model builds the sites, its task the targets
 RESOURCES = {"runtime": 60, "mem_mb": 4000}
@@ -61,6 +68,7 @@ class Params:
     sites: tuple[str, ...] | None = None
     targets: tuple[str, ...] | None = None
     max_snapshots: int = 12
+    every_snapshot: tuple[str, ...] = ()
     n_fit: int = 1024
     n_eval: int = 512
 
@@ -87,7 +95,8 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     seeds = list(w.seed.values)
     model = build_run_model(spec, len(seeds))
     sites = list(params.sites) if params.sites is not None else model_sites(spec)
-    snaps = choose_snapshots(w.sizes["snapshot"], params.max_snapshots)
+    n_snap = w.sizes["snapshot"]
+    snaps = list(range(n_snap)) if run in params.every_snapshot else choose_snapshots(n_snap, params.max_snapshots)
     acc = np.full((len(seeds), len(snaps), len(sites), len(t_fit)), np.nan, dtype=np.float32)
     xf, xe = run_inputs(spec, x_fit), run_inputs(spec, x_eval)
     for j, snap in enumerate(snaps):

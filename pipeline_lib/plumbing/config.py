@@ -86,6 +86,7 @@ class RunConfig:
     n_probe: int = 8
     n_stats: int = 256
     n_embed: int = 0
+    embed_inputs: str = "test"  # which inputs n_embed records: the test set's, or a set the task offers
     record_attention: ScheduleConfig = field(default_factory=ScheduleConfig)
     record_weights: ScheduleConfig = field(default_factory=ScheduleConfig)
     step_attention_epochs: int = 0
@@ -361,7 +362,7 @@ def checked_config(data: Mapping[str, Any]) -> Config:
             name=n, dataset=r["dataset"], model=r["model"], epochs=r["epochs"],
             seeds=seed_list(r["seeds"]), batch_size=r["batch_size"], init_from=r["init_from"],
             optimizer=OptimizerConfig(**opt), attention=AttentionConfig(**r["attention"]),
-            n_probe=r["n_probe"], n_stats=r["n_stats"], n_embed=r["n_embed"],
+            n_probe=r["n_probe"], n_stats=r["n_stats"], n_embed=r["n_embed"], embed_inputs=r.get("embed_inputs", "test"),
             record_attention=ScheduleConfig(**r["record_attention"]),
             record_weights=ScheduleConfig(**r["record_weights"]), step_attention_epochs=r["step_attention_epochs"],
             log_every=r["log_every"],

@@ -128,6 +128,10 @@ def _run_checks(data: dict, name: str, run: dict) -> list[str]:
         problems.append(f"config key '{key}.seeds': {n_seeds} seeds but dataset '{run['dataset']}' holds {draws} "
                         f"training draws, one per seed (config key 'datasets.{run['dataset']}.draws'); allowed: at "
                         f"most {draws} seeds, or more draws")
+    offered = registry.plugin("task", ds["task"]).get("EMBED_INPUTS", ["test"])
+    if run.get("embed_inputs", "test") not in offered:
+        problems.append(f"config key '{key}.embed_inputs': task {ds['task']} of dataset '{run['dataset']}' offers "
+                        f"{offered}; got {run['embed_inputs']!r}")
     if run["init_from"] is not None:
         problems += _finetune_checks(data, name, run)
     return (problems + _online_checks(data, name, run) + _sweep_checks(data, name, run)

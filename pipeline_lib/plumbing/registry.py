@@ -58,7 +58,8 @@ class Plugin:
 # what each kind of plug-in declares: key -> (required, type of its literal)
 DECLARED = {
     "task": {"CONFIG": (True, str), "SHAPE": (True, dict), "MODELS": (False, list), "CHECKS": (False, list),
-             "PROBE_TARGETS": (False, str), "ONLINE": (False, bool)},
+             "PROBE_TARGETS": (False, str), "ONLINE": (False, bool),
+             "EMBED_INPUTS": (False, list)},
     "model": {"CONFIG": (True, str), "TASKS": (False, list), "CHECKS": (False, list), "ARCH": (False, str),
               "SITES": (False, str), "RECORDS": (False, (list, str)), "VALIDATE": (False, bool)},
     "analysis": {"CONFIG": (True, str), "CHECKS": (False, list), "USES": (False, list), "PER_RUN": (False, bool),

@@ -15,6 +15,7 @@ from ..artifacts import slot_axis, snapshot_site, trajectory_dataset, weights_da
 from ..attention import describe
 from ..checkpointing import Checkpointing
 from ..models import build_run_model, param_dims, run_inputs
+from ..plumbing import registry
 from ..plumbing.config import Config, RunSpec, slice_hash
 from ..plumbing.device import resolve_device, tune_allocator
 from ..plumbing.jobs import train_code
@@ -49,9 +50,8 @@ def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, we
                               param_dims=param_dims(spec))
     embed = None
     if spec.run.n_embed and model.embed_site is not None:  # e.g. z_A of fixed inputs at every snapshot (Fig. 4)
-        embed_x = x_te[: spec.run.n_embed]
-        embed = (snapshot_site(model, rec.weights, run_inputs(spec, embed_x), model.embed_site), embed_x,
-                 y_te[: spec.run.n_embed])
+        embed_x, embed_y = _embed_inputs(spec, ds, x_te, y_te)
+        embed = (snapshot_site(model, rec.weights, run_inputs(spec, embed_x), model.embed_site), embed_x, embed_y)
     attrs = provenance(cfg.run_slice(run), inputs, device=str(device), code=code)
     attrs.update(run=run, start_epoch=spec.start_epoch, init_from=spec.run.init_from or "", dataset=spec.dataset,
                  threads=torch.get_num_threads(), model_kind=spec.model_kind, attention=describe(spec.attention),
@@ -79,6 +79,15 @@ def _initial_model(spec: RunSpec, init_path: str | None):
     else:
         model.init_seeds(seeds)
     return model
+
+
+def _embed_inputs(spec: RunSpec, ds, x_te: np.ndarray, y_te: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first n_embed of the inputs the run's ``embed_inputs`` names: the test set's, or a set its task offers."""
+    n, kind = spec.run.n_embed, spec.run.embed_inputs
+    if kind == "test":
+        return x_te[:n], y_te[:n]
+    x, y = registry.load("task", spec.task).embed_inputs(ds, kind)
+    return x[:n], y[:n]
 
 
 def _tensors(spec: RunSpec, ds) -> tuple[dict, tuple[np.ndarray, np.ndarray]]:

@@ -2,9 +2,10 @@
 
 A task module declares ``NAME``, ``CONFIG`` (its keys of a ``datasets`` entry), ``MODELS`` (the model
 kinds that serve it), ``SHAPE`` (n_train, n_test, tokens, T, classes as expressions of its keys),
-``CHECKS`` and ``PROBE_TARGETS``, and defines ``Params``, ``generate(params) -> xr.Dataset`` (the
+``CHECKS``, ``PROBE_TARGETS`` and optionally ``EMBED_INPUTS``, and defines ``Params``, ``generate(params) -> xr.Dataset`` (the
 artifact's data: ``x``, ``y``, ``split`` and anything else it offers) and
-``probe_targets(ds, split, n) -> {name: labels}``. This package file holds only what they share.
+``probe_targets(ds, split, n) -> {name: labels}`` (and ``embed_inputs(ds, kind) -> (x, y)`` for the
+kinds of ``EMBED_INPUTS`` besides "test"). This package file holds only what they share.
 """
 from __future__ import annotations
 

@@ -35,6 +35,9 @@ CHECKS = [
 # the label, the unreduced sum of the first k tokens, the number of zeros among them (the paper's
 # 'addition modulo k+1' sub-circuit) and each of the first k tokens
 PROBE_TARGETS = "['label', 'sum_k', 'zeros_k'] + [f'token_{t}' for t in range(k)]"
+# inputs a run may record its embedding site for (run key embed_inputs): the first test sequences, or every
+# pattern of the first k tokens followed by zeros (the authors' probe inputs, see first_k_patterns)
+EMBED_INPUTS = ["test", "first_k_patterns"]
 
 # Spaces up to this size are enumerated exactly when drawing a disjoint test set.
 _ENUMERATE_LIMIT = 1 << 22
@@ -60,6 +63,24 @@ def generate(params: Params) -> xr.Dataset:
 
 def probe_targets(ds: xr.Dataset, split: str, n: int) -> dict[str, np.ndarray]:
     return sma_targets(split_values(ds, "x", split, n), int(ds.attrs["task_k"]), int(ds.attrs["task_p"]))
+
+
+def embed_inputs(ds: xr.Dataset, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) of the ``kind`` of EMBED_INPUTS other than 'test' (which the trainer takes itself)."""
+    if kind != "first_k_patterns":
+        raise ValueError(f"embed_inputs {kind!r}: allowed {EMBED_INPUTS}")
+    x = first_k_patterns(int(ds.attrs["task_p"]), int(ds.attrs["task_k"]), int(ds.attrs["task_T"]))
+    return x, sparse_sum_label(x, int(ds.attrs["task_k"]), int(ds.attrs["task_p"]))
+
+
+def first_k_patterns(p: int, k: int, T: int) -> np.ndarray:
+    """All p^k patterns of the first k tokens, each followed by T - k zeros, (p^k, T), in base-p order
+    with the first token the most significant digit: the inputs whose z_A the authors draw for Fig. 4
+    (facebookresearch/pal projects/visualization/notebooks/factorization.ipynb: the 2^5 binary patterns
+    "+ [0]*7", and int2base(i, base=4, length=5) + [0]*7 for p = 4)."""
+    codes = np.arange(p**k, dtype=np.int64)
+    first = (codes[:, None] // p ** np.arange(k - 1, -1, -1, dtype=np.int64)) % p
+    return np.concatenate([first, np.zeros((p**k, T - k), dtype=np.int64)], axis=1)
 
 
 def sma_targets(x: np.ndarray, k: int, p: int) -> dict[str, np.ndarray]:
