@@ -121,7 +121,9 @@ def planted_attention(tokens, first_k, zero_bias, rng) -> np.ndarray:
     return att / att.sum(-1, keepdims=True)
 
 
-def write_fig3_artifacts(tmp_path, concentrate=True, zeros=True):
+def write_fig3_artifacts(tmp_path, concentrate=True, zeros=True, count_epoch=4):
+    """Planted trajectories and probes; the p=2 run 'pre' solves its answer (test accuracy 1) at epoch 7 and its
+    count probe (every snapshot) reaches 0.995 at ``count_epoch`` (None: never)."""
     from pipeline_lib.plumbing.paths import Paths
     from pipeline_lib.plumbing.store import write_dataset
 
@@ -132,8 +134,10 @@ def write_fig3_artifacts(tmp_path, concentrate=True, zeros=True):
             "scr": (ramp(0.5, 0.55, "scr"), ramp(0, 0, "scr"))}
     for run, (first_k, bias) in plan.items():
         att = planted_attention(TOKENS[run], first_k, bias, rng)
+        test_acc = np.tile(np.where(EPOCHS[run] >= 7, 1.0, 0.5), (S, 1)) if run == "pre" else np.zeros((S, len(EPOCHS[run])))
         ds = xr.Dataset({"attention": (("seed", "epoch", "probe", "position"), att.astype(np.float32)),
-                         "probe_x": (("probe", "position"), TOKENS[run])},
+                         "probe_x": (("probe", "position"), TOKENS[run]),
+                         "test_acc": (("seed", "epoch"), test_acc.astype(np.float32))},
                         coords={"seed": np.arange(S), "epoch": EPOCHS[run], "probe": np.arange(P),
                                 "position": np.arange(T), "attention_recorded": ("epoch", np.ones(len(EPOCHS[run]), bool))},
                         attrs={"task_k": K})
@@ -144,6 +148,12 @@ def write_fig3_artifacts(tmp_path, concentrate=True, zeros=True):
                                   "chance": (("target",), np.array([0.38], np.float32))},
                                  coords={"seed": np.arange(S), "snapshot": [10 if run == "fine" else 0, 30],
                                          "site": ["z_A"], "target": ["zeros_k"]}), paths.analysis("probes", run))
+    count = np.where(EPOCHS["pre"] >= (99 if count_epoch is None else count_epoch), 0.995, 0.8)
+    write_dataset(xr.Dataset({"accuracy": (("seed", "snapshot", "site", "target"),
+                                           np.tile(count, (S, 1))[:, :, None, None].astype(np.float32)),
+                              "chance": (("target",), np.array([0.38], np.float32))},
+                             coords={"seed": np.arange(S), "snapshot": EPOCHS["pre"], "site": ["z_A"],
+                                     "target": ["zeros_k"]}), paths.analysis("probes", "pre"))
     lineage = {"fine": ["pre", "fine"], "pre": ["pre"], "scr": ["scr"]}
     cfg = SimpleNamespace(runs={r: SimpleNamespace(seeds=tuple(range(S))) for r in lineage},
                           lineage=lambda r: lineage[r], start_epoch=lambda r: 10 if r == "fine" else 0)
@@ -157,7 +167,7 @@ def fig3_params(**kw):
 def test_fig3_build_scores_planted_concentration_zeros_and_probes(tmp_path):
     cfg, paths = write_fig3_artifacts(tmp_path)
     params = fig3.Params(arms=(("scratch", "scr"), ("curriculum", "fine"), ("curriculum, d=2", "fine")),
-                         probe_runs=(("curriculum", "fine"), ("scratch", "scr")))
+                         probe_runs=(("curriculum", "fine"), ("scratch", "scr"), ("pretrain", "pre")))
     _, stats = fig3.build(cfg, params, paths, {})
     assert len(stats["curriculum"]["first_k_mass_end_per_seed"]) == S
     assert stats["curriculum"]["first_k_mass_start"] == pytest.approx(0.5, abs=0.02)
@@ -168,6 +178,28 @@ def test_fig3_build_scores_planted_concentration_zeros_and_probes(tmp_path):
     assert set(verdicts(scores).values()) == {"reproduced"}, verdicts(scores)
     assert "scratch change" in scores["circuits.fig3.attention_concentrates_on_first_k"]["control"]
     assert scores["circuits.probes.zeros_above_chance"]["control"] == "chance (majority class) 0.38"
+    assert stats["probes"]["pretrain"]["count_solved_epoch"] == [4] * S
+    assert stats["probes"]["pretrain"]["answer_solved_epoch"] == [7] * S
+
+
+@pytest.mark.parametrize("count_epoch,verdict", [(6, "reproduced"), (7, "not reproduced"), (9, "not reproduced"),
+                                                 (None, "not reproduced")])
+def test_count_before_answer_needs_the_count_solved_strictly_first(tmp_path, count_epoch, verdict):
+    """Sec. II.c's order: the count probe must reach 0.99 at a snapshot before the answer's epoch (7 here);
+    the same epoch, later, or never fails."""
+    cfg, paths = write_fig3_artifacts(tmp_path, count_epoch=count_epoch)
+    params = fig3_params(probe_runs=(("pretrain", "pre"),))
+    _, stats = fig3.build(cfg, params, paths, {})
+    assert fig3.score_claims(stats, params)["circuits.probes.count_before_answer"]["verdict"] == verdict
+
+
+def test_count_order_tells_before_after_and_what_the_snapshots_cannot_tell():
+    assert fig3.count_order(400, 300, 500) == "before"
+    assert fig3.count_order(600, 550, 500) == "after"  # still unsolved at 550, after the answer at 500
+    assert fig3.count_order(600, 450, 500) == "undetermined"  # solved somewhere in (450, 600]
+    assert fig3.count_order(None, 3000, 500) == "after"  # never solved
+    assert fig3.count_order(0, None, 500) == "before"  # solved at the first snapshot
+    assert fig3.count_order(None, 3000, None) == "undetermined"  # neither is solved
 
 
 def test_fig3_null_attention_is_not_reproduced(tmp_path):
@@ -226,12 +258,12 @@ def test_probe_claims_without_scratch_or_the_target_are_not_run():
 
 # -- Fig. 4: cluster counts -----------------------------------------------------------------------------------
 
-def run_stats(counts_learned, n_all=S, sums=6, order=0.95, order_start=0.1):
+def run_stats(counts_learned, n_all=S, sums=6, order=0.95, order_start=0.1, purity=1.0):
     learned = list(range(len(counts_learned)))
     counts = {s: (counts_learned[s] if s < len(learned) else 3) for s in range(n_all)}
     jitter = dict(enumerate(noisy(0, 0.02, seed=7)))
     return {"clusters_per_seed": counts, "distinct_sums": sums, "seeds_learned": learned,
-            "clusters_of_learned": list(counts_learned),
+            "clusters_of_learned": list(counts_learned), "purity_of_learned": [purity] * len(learned),
             "final_train_acc": {s: (1.0 if s in learned else 0.5) for s in range(n_all)},
             "final_test_acc": {s: (0.9 if s in learned else 0.3) for s in range(n_all)},
             "order_per_seed": {s: order + jitter[s % S] for s in range(n_all)},
@@ -266,6 +298,9 @@ def test_fig4_clusters_per_setting_and_without_learned_seeds(default_params):
         "circuits.fig4.clusters_after_p2"] == "not reproduced"
     assert verdicts(fig4.score_claims(fig4_stats(params, p4=(16, 16)), params))[
         "circuits.fig4.clusters_after_p4_every_setting"] == "reproduced"
+    mixed = fig4_stats(params)  # the right count, but clusters that mix sums: not 'equivalence classes' of the sum
+    mixed[params.pretrain] = run_stats((6, 6), purity=0.8)
+    assert verdicts(fig4.score_claims(mixed, params))["circuits.fig4.clusters_after_p2"] == "not reproduced"
     one_bad = fig4_stats(params)
     one_bad[params.settings[0][1]["pretrain"]] = run_stats((6, 10))
     v = verdicts(fig4.score_claims(one_bad, params))
@@ -289,6 +324,16 @@ def test_fig4_recipe_claims_learned_shares_scratch_control_and_order(default_par
     assert verdicts(fig4.score_claims(flat, params))["circuits.fig4.z_a_ordered_by_count"] == "not reproduced"
     assert verdicts(fig4.score_claims(fig4_stats(params, p2=(6,)), params))[
         "circuits.fig4.z_a_ordered_by_count"] == "not run"  # one learned seed: no interval
+
+
+def test_sum_purity_is_one_for_clusters_of_one_sum_and_lower_when_they_mix():
+    rng = np.random.default_rng(0)
+    sums = np.repeat(np.arange(6), 20)
+    apart = np.stack([sums * 3.0, np.zeros(120)], 1) + rng.normal(0, 0.05, (120, 2))
+    assert fig4.sum_purity(apart, sums, 6) == 1.0
+    pairs = np.stack([(sums // 2) * 3.0, np.zeros(120)], 1) + rng.normal(0, 0.05, (120, 2))  # sums 0,1 | 2,3 | 4,5
+    assert fig4.sum_purity(pairs, sums, 6) < 0.9  # six clusters, but each pair of sums shares one place
+    assert fig4.sum_purity(np.zeros((120, 2)), sums, 1) == pytest.approx(1 / 6)
 
 
 def test_count_order_is_one_along_an_ordered_axis_and_low_for_noise():

@@ -76,13 +76,32 @@ def test_fig5_renders_and_reports_counts():
     assert stats["scratch"]["successes"] == 0 and stats["curriculum"]["successes"] == 2
     assert stats["curriculum"]["switch_epochs"] == [30]
     assert list(stats["curriculum"]) == ["successes", "seeds", "ci95", "threshold", "final_test_acc", "final_train_acc",
-                                         "switch_epochs"]
+                                         "switch_epochs", "epochs_to_threshold", "phase_start", "phase_epochs"]
+    # _arm's accuracy rises linearly over epochs 0..100: seed 0 (final 1.0) crosses 0.9 at epoch 90, 60 after the switch
+    assert stats["curriculum"]["epochs_to_threshold"] == [60, 65, None] and stats["curriculum"]["phase_epochs"] == 70
     fig = plot_fig5_accuracy(arms, switches, 0.9, stats)
     ax_train, ax_test = fig.axes
     # 3 thin seed lines + 1 median per arm, and the switch line of the curriculum arm
     assert len(ax_test.lines) == 2 * 4 + 1
     texts = " ".join(t.get_text() for t in fig.texts)
     assert "curriculum 2/3" in texts and "scratch 0/3" in texts
+
+
+def test_fig5_soon_after_switch_compares_time_to_threshold_with_scratch():
+    """'Easily' as time: the curriculum's median epochs from its switch against scratch's from its start;
+    a seed that never reaches the threshold counts as beyond its phase."""
+    from pipeline_lib.figures.fig5_accuracy import score_claims
+
+    def verdict(curriculum_final, scratch_final, scratch_epochs=np.arange(0, 101)):
+        arms = {"curriculum": _arm(curriculum_final), "scratch": _arm(scratch_final, scratch_epochs)}
+        stats = fig5_stats(arms, {"curriculum": [50]}, threshold=0.9)
+        return score_claims(stats, None)["circuits.fig5.curriculum_generalises_soon_after_switch"]["verdict"]
+
+    assert verdict([1.0] * 10, [0.3] * 10) == "reproduced"  # 40 epochs after the switch; scratch never in 100
+    assert verdict([0.3] * 10, [0.3] * 10) == "not reproduced"  # neither reaches it
+    assert verdict([1.0] * 10, [1.0] * 10) == "reproduced"  # scratch reaches it later, at 90
+    assert verdict([1.0] * 10, [1.0] * 10, np.arange(0, 31)) == "not reproduced"  # scratch sooner, at 27
+    assert verdict([0.3] * 7 + [1.0] * 3, [0.3] * 10) == "not reproduced"  # most curriculum seeds never do
 
 
 def test_fig5_compares_each_arm_with_its_shared_draw_control():

@@ -45,13 +45,13 @@ properties:
           run: {properties: {step_attention_epochs: {minimum: 1}}}
       x-requires-message: "must be a sparse_modular_addition run with step_attention_epochs >= 1"
   probe_runs:
-    description: "Label -> run whose linear probes (analyses.probes) the 'addition modulo k+1' claims read (not drawn): 'curriculum', a finetune whose first snapshot is the switch (the p=2 weights on p=4 inputs), and 'scratch', whose first snapshot is the untrained initialisation."
+    description: "Label -> run whose linear probes (analyses.probes) the 'addition modulo k+1' claims read (not drawn): 'curriculum', a finetune whose first snapshot is the switch (the p=2 weights on p=4 inputs), 'scratch', whose first snapshot is the untrained initialisation, and 'pretrain', a p=2 run probed at every snapshot (analyses.probes.every_snapshot), whose count is timed against its answer."
     type: object
     default: {}
     additionalProperties:
       type: string
       x-ref: run
-      x-reads: [analysis/probes]
+      x-reads: [analysis/probes, trajectory]
       x-requires: {properties: {dataset: {properties: {task: {const: sparse_modular_addition}}}}}
       x-requires-message: "must be a sparse_modular_addition run (the claims probe the zeros among the first k)"
 """
@@ -59,6 +59,7 @@ CHECKS = [["seed", "seed is None or all(seed in seeds(r) for r in [*arms.values(
            "seed {seed} is not trained by every run of {[*arms.values(), *step_arms.values()]}"]]
 
 PROBE_SITE, PROBE_TARGET = "z_A", "zeros_k"
+SOLVED = 0.99  # "solves for z" / "solving for y": the count probe's and the model's test accuracy
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                + "; ".join(f"{lbl} {s['first_k_mass_start']:.2f} -> {s['first_k_mass_end']:.2f}"
                            for lbl, s in stats.items()))
     if params.probe_runs:
-        stats["probes"] = {label: probe_stats(read_dataset(paths.analysis("probes", run), rule="probes"))
+        stats["probes"] = {label: probe_stats(read_dataset(paths.analysis("probes", run), rule="probes"),
+                                              read_dataset(paths.trajectory(run), rule="train"))
                            for label, run in params.probe_runs}
         summary += f". Probe of {PROBE_TARGET} from {PROBE_SITE}, median over seeds, first -> last snapshot: " + "; ".join(
             f"{lbl} {np.nanmedian(_f(p['first_per_seed'])):.2f} -> {np.nanmedian(_f(p['last_per_seed'])):.2f} "
@@ -147,15 +149,31 @@ def zeros_excess(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
     return claims.json_floats(excess.mean(1))
 
 
-def probe_stats(ds: xr.Dataset) -> dict:
+def probe_stats(ds: xr.Dataset, traj: xr.Dataset) -> dict:
     """Per seed, the held-out accuracy of the zeros_k probe from z_A at the first and the last probed
-    snapshot, with the snapshots' epochs and the majority-class chance."""
+    snapshot, with the snapshots' epochs and the majority-class chance; and when the count and the answer
+    are solved (:data:`SOLVED`): the first probed snapshot whose count probe reaches it, the first epoch
+    whose test accuracy (the run's own answer) does (None: never)."""
     if PROBE_SITE not in list(ds.site.values) or PROBE_TARGET not in list(ds.target.values):
         return {"missing": f"its probes artifact has no {PROBE_TARGET} probe at {PROBE_SITE}"}
     acc = ds.accuracy.sel(site=PROBE_SITE, target=PROBE_TARGET)
+    test = traj.test_acc.sel(seed=acc.seed.values)
+
+    def first(epochs: np.ndarray, values: np.ndarray) -> int | None:
+        hit = np.flatnonzero(values >= SOLVED)
+        return int(epochs[hit[0]]) if hit.size else None
+
+    def probed_before(values: np.ndarray) -> int | None:  # the probed snapshot before the count's first solved one
+        hit = np.flatnonzero(values >= SOLVED)
+        i = hit[0] if hit.size else len(values)
+        return int(acc.snapshot.values[i - 1]) if i > 0 else None
+
     return {"first_snapshot": int(acc.snapshot[0]), "last_snapshot": int(acc.snapshot[-1]),
             "first_per_seed": claims.json_floats(acc.isel(snapshot=0)), "last_per_seed": claims.json_floats(acc.isel(snapshot=-1)),
-            "chance": float(ds.chance.sel(target=PROBE_TARGET))}
+            "chance": float(ds.chance.sel(target=PROBE_TARGET)), "snapshots_probed": int(acc.sizes["snapshot"]),
+            "count_solved_epoch": [first(acc.snapshot.values, a) for a in acc.values],
+            "count_unsolved_epoch": [probed_before(a) for a in acc.values],
+            "answer_solved_epoch": [first(test.epoch.values, a) for a in test.values]}
 
 
 def _f(values: list) -> np.ndarray:
@@ -172,6 +190,7 @@ def score_claims(stats: dict, params: Params) -> dict:
            "circuits.fig3.solely_first_k_p2": _solely(stats.get("curriculum"), "curriculum"),
            "circuits.fig3.solely_first_k_p2_d2": _solely(stats.get("curriculum, d=2"), "curriculum, d=2")}
     out.update(_probe_claims(stats.get("probes", {})))
+    out["circuits.probes.count_before_answer"] = _count_first(stats.get("probes", {}).get("pretrain"))
     return out
 
 
@@ -244,6 +263,38 @@ def _probe_claims(probes: dict) -> dict:
         m0, lo0, hi0 = claims.mean_interval(scr[key])
         out[cid] = claims.score(m, (lo, hi), n, claims.fmt_interval(what, m0, lo0, hi0), claims.exceeds(m, lo, m0, hi0))
     return out
+
+
+def _count_first(pre: dict | None) -> dict:
+    """Sec. II.c "first solves for z ... before solving for y": per seed of the p=2 run, 'before' where the count
+    probe is solved at a probed snapshot before the first epoch the model's own test accuracy is; 'after' where
+    it is still unsolved at a snapshot at or after that epoch (or never solved); 'undetermined' where the answer
+    falls between the last unsolved and the first solved snapshot. share_holds over all seeds for 'before'."""
+    if pre is None or "missing" in pre:
+        return claims.not_run("probe run 'pretrain' not configured (probe_runs)" if pre is None
+                              else f"'pretrain': {pre['missing']}")
+    order = [count_order(c, u, a) for c, u, a in zip(pre["count_solved_epoch"], pre["count_unsolved_epoch"],
+                                                      pre["answer_solved_epoch"])]
+    k, n = order.count("before"), len(order)
+    p, lo, hi = claims.rate(k, n)
+    return claims.score(p, (lo, hi), n, f"count solved before / after / undetermined: {k} / {order.count('after')} / "
+                        f"{order.count('undetermined')} of {n} ({pre['snapshots_probed']} probed snapshots); per seed, "
+                        f"epoch the count probe reaches {SOLVED:g} / epoch the test accuracy does: "
+                        + ", ".join(f"{c}/{a}" for c, a in zip(pre["count_solved_epoch"], pre["answer_solved_epoch"]))
+                        + f"; the count probe at the first snapshot (untrained), median "
+                        f"{np.nanmedian(_f(pre['first_per_seed'])):.3f}", claims.share_holds(k, n))
+
+
+def count_order(count: int | None, unsolved: int | None, answer: int | None) -> str:
+    """'before', 'after' or 'undetermined' (see :func:`_count_first`); ``unsolved``: the probed snapshot before
+    the count's first solved one (None: the count is solved at the first snapshot)."""
+    if count is not None and (answer is None or count < answer):
+        return "before"
+    if answer is None:
+        return "undetermined"  # neither is solved
+    if count is None or (unsolved is not None and unsolved >= answer):
+        return "after"
+    return "undetermined"
 
 
 def _heatmap(ax, edges: np.ndarray, att: xr.DataArray, time: str, k: int, vmax: float):

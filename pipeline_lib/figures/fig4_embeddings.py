@@ -72,6 +72,7 @@ properties:
 CHECKS = [["seed", "all(seed in seeds(r) for r in [pretrain, finetune, *[r for s in settings.values() for r in s.values()], "
            "*(p3 or {}).values()])", "seed {seed} is not trained by every run drawn"]]
 
+PURE = 0.99  # "equivalence classes" of the sum: at least this share of points in a cluster of their own sum
 LEARNED = 0.99  # final train accuracy from which a seed counts as having learned its task (clusters mean something)
 
 
@@ -102,6 +103,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         z = traj.z_A.isel(snapshot=-1)  # final weights
         counts = stats[run]["clusters_per_seed"] if run in stats else {  # a run drawn twice is counted once
             int(s): count_clusters(z.sel(seed=s).values, params.max_clusters, seed=0)[0] for s in z.seed.values}
+        purity = {s: sum_purity(z.sel(seed=s).values, sums, c) for s, c in counts.items()}
         if phase:
             panels.append({"title": f"{phase}{setting}\n{run}, seed {params.seed}", "z": z.sel(seed=params.seed).values,
                            "color": sums, "clusters": counts[params.seed]})
@@ -114,6 +116,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                       "final_test_acc": {int(s): float(test_acc.sel(seed=s)) for s in z.seed.values},
                       "seeds_learned": learned,  # train accuracy >= 0.99: clusters mean something
                       "clusters_of_learned": [counts[s] for s in learned],
+                      "purity_of_learned": [purity[s] for s in learned],
                       "order_per_seed": {int(s): count_order(z.sel(seed=s).values, sums) for s in z.seed.values},
                       "order_start_per_seed": {int(s): count_order(z0.sel(seed=s).values, sums) for s in z.seed.values},
                       "pc1_share_per_seed": {int(s): pc1_share(z.sel(seed=s).values) for s in z.seed.values}}
@@ -123,6 +126,17 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                                     f"median {s['median_clusters']:g} ({s['distinct_sums']} distinct sums)"
                                     for r, s in stats.items()))
     return plot_fig4_embeddings(panels, ncols=2), stats
+
+
+def sum_purity(z: np.ndarray, sums: np.ndarray, k: int) -> float:
+    """The share of points whose k-means cluster (k clusters, as counted) holds mostly their own sum: 1 when
+    every cluster is one sum class ('equivalence classes' of the sum), whatever the count."""
+    if k < 2 or len(np.unique(np.round(z, 6), axis=0)) < k:
+        return float(np.bincount(sums).max() / len(sums))  # one cluster: the largest sum class
+    from sklearn.cluster import KMeans
+
+    labels = KMeans(n_clusters=k, n_init=4, random_state=0).fit_predict(z)
+    return float(sum(np.bincount(sums[labels == c]).max() for c in np.unique(labels)) / len(sums))
 
 
 def count_order(z: np.ndarray, sums: np.ndarray) -> float | None:
@@ -197,16 +211,17 @@ def ordered_by_count(s: dict) -> dict:
 
 
 def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:
-    """Score of "the seeds of ``run`` that learned its task show one z_A cluster per sum": share_holds
-    over the learned seeds; not reproduced when none learned. ``before``: the run whose counts of the
+    """Score of "the seeds of ``run`` that learned its task show one z_A cluster per sum": as many clusters as
+    sums, each holding one sum (:func:`sum_purity` >= PURE); share_holds over the learned seeds; not reproduced when none learned. ``before``: the run whose counts of the
     same seeds the control text lists (the pretraining of a finetune)."""
     s = stats.get(run)
     if s is None:
         return claims.not_run(f"run {run!r} not drawn")
     learned, n_all, sums = s["seeds_learned"], len(s["clusters_per_seed"]), s["distinct_sums"]
-    k = sum(c == sums for c in s["clusters_of_learned"])
+    k = sum(c == sums and q >= PURE for c, q in zip(s["clusters_of_learned"], s["purity_of_learned"]))
     control = (claims.fmt_rate("seeds that learned the task", len(learned), n_all)
-               + f"; one cluster per sum = {sums}; the learned seeds' counts {s['clusters_of_learned']}")
+               + f"; one cluster per sum = {sums} clusters of sum purity >= {PURE:g}; the learned seeds' counts "
+               f"{s['clusters_of_learned']}, purities {[round(q, 3) for q in s['purity_of_learned']]}")
     if before in stats:
         prior = stats[before]["clusters_per_seed"]
         control += f"; the same seeds' counts after {before}: {[prior.get(x, prior.get(str(x))) for x in learned]}"
