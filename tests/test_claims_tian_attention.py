@@ -180,20 +180,33 @@ def test_sweep_build_carries_the_release_std_into_its_cells(tmp_path, cfg):
 
 # -- JoMA -----------------------------------------------------------------------------------------------------
 
-def _joma(lowest=0.995, term2=0.02, uniform=0.955, seeds=5, cases=("gaussian", "uniform")):
+def _joma(lowest=0.995, term2=0.02, uniform=0.955, seeds=5, cases=("gaussian", "uniform"), v_final=1.05,
+          vdot=1.03, v=1.2):
+    jitter = np.linspace(-0.01, 0.01, seeds)
     one = {"min_nc_after_step0": {"per_seed": [lowest] * seeds}, "final_nc": [uniform] * seeds,
-           "final_nc_term1": [0.99] * seeds, "final_nc_term2": [term2] * seeds, "final_nc_frozen": [0.1] * seeds}
+           "final_nc_term1": [0.99] * seeds, "final_nc_term2": [term2] * seeds, "final_nc_frozen": [0.1] * seeds,
+           "max_rank": 20, "v_rank_initial_per_seed": list(5.9 + 10 * jitter), "v_rank_final_per_seed": list(v_final + jitter),
+           "v_rank_median_per_seed": list(v + jitter), "vdot_rank_median_per_seed": list(vdot + 2 * jitter)}
     stats = {c: dict(one) for c in cases}
     return verdicts(joma_logits.score_claims(stats, joma_logits.Params(cases=tuple((c, c) for c in cases))))
 
 
 def test_joma_planted_effect_is_reproduced_a_null_is_not_and_the_threshold_flips():
     assert set(_joma().values()) == {"reproduced"}
-    assert set(_joma(lowest=0.9, term2=0.5, uniform=0.99).values()) == {"not reproduced"}
+    assert set(_joma(lowest=0.9, term2=0.5, uniform=0.99, v_final=6.5, vdot=1.5).values()) == {"not reproduced"}
     assert _joma(lowest=0.9901)[JO + "nc_high_gaussian"] == "reproduced"
     assert _joma(lowest=0.9899)[JO + "nc_high_gaussian"] == "not reproduced"
     assert _joma(term2=-0.099)[JO + "second_term_negligible_gaussian"] == "reproduced"
     assert _joma(term2=-0.101)[JO + "second_term_negligible_gaussian"] == "not reproduced"
+
+
+def test_joma_v_low_rank_needs_both_a_fall_and_a_low_rank_and_vdot_below_v():
+    assert _joma()[JO + "v_low_rank_gaussian"] == "reproduced"  # 1.05: below 20/4 and below 5.9 at initialisation
+    assert _joma(v_final=5.5)[JO + "v_low_rank_gaussian"] == "not reproduced"  # above a quarter of 20
+    assert _joma(v_final=6.5)[JO + "v_low_rank_gaussian"] == "not reproduced"  # no fall from initialisation
+    assert _joma()[JO + "vdot_lower_rank_gaussian"] == "reproduced"
+    assert _joma(vdot=1.2)[JO + "vdot_lower_rank_gaussian"] == "not reproduced"  # V-dot as low-rank as V, no lower
+    assert _joma(vdot=1.5)[JO + "vdot_lower_rank_gaussian"] == "not reproduced"
 
 
 def test_joma_cases_not_drawn_are_not_run():
@@ -210,7 +223,9 @@ def test_joma_build_scores_a_frozen_estimate_control(tmp_path):
     nc = np.full((3, 11), 0.995)
     write_dataset(xr.Dataset({"z": (("seed", "step", "token"), z), "zhat": (("seed", "step", "token"), z),
                               "nc": (("seed", "step"), nc), "nc_term1": (("seed", "step"), nc),
-                              "nc_term2": (("seed", "step"), nc * 0)},
+                              "nc_term2": (("seed", "step"), nc * 0),
+                              "v_stable_rank": (("seed", "step"), np.tile(np.linspace(6, 1, 11), (3, 1))),
+                              "vdot_stable_rank": (("seed", "step"), np.ones((3, 11))), "v_max_rank": ((), 20)},
                              coords={"seed": [0, 1, 2], "step": np.arange(11), "token": np.arange(20)}),
                   paths.analysis("joma", "g"))
     params = joma_logits.Params(cases=(("gaussian", "g"),))
@@ -271,7 +286,9 @@ def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
         assert scan_snap_lr_sweep.reference_values(cfg, run), run  # the default sweep is the released setting
         sweep[run] = {"num_last": nl, "initial_entropy": 2.151, "cells": _cells(nl, lambda a, r, ref: ref)}
     joma = {label: {"min_nc_after_step0": {"per_seed": [0.99] * 5}, "final_nc": [0.95] * 5,
-                    "final_nc_term1": [0.99] * 5, "final_nc_term2": [0.0] * 5, "final_nc_frozen": [0.1] * 5}
+                    "final_nc_term1": [0.99] * 5, "final_nc_term2": [0.0] * 5, "final_nc_frozen": [0.1] * 5,
+                    "max_rank": 20, "v_rank_initial_per_seed": [5.0] * 5, "v_rank_final_per_seed": [1.0] * 5,
+                    "v_rank_median_per_seed": [1.2] * 5, "vdot_rank_median_per_seed": [1.0] * 5}
             for label in figs["joma_logits"]["cases"]}
     entropy = _entropy_stats({r: 0.1 for r in figs["attention_entropy"]["runs"]})[0]
     stats = {"scan_snap_attention": _ss_stats(), "scan_snap_lr_sweep": sweep, "joma_logits": joma,

@@ -63,7 +63,10 @@ def test_joma_logits_reports_the_planted_correlations(paths):
     nc[:, 2] = -1.0
     an = xr.Dataset({"z": (("seed", "step", "token"), z), "zhat": (("seed", "step", "token"), zhat),
                      "nc": (("seed", "step"), nc), "nc_term1": (("seed", "step"), 0.5 * nc),
-                     "nc_term2": (("seed", "step"), 0.25 * nc)},
+                     "nc_term2": (("seed", "step"), 0.25 * nc),
+                     "v_stable_rank": (("seed", "step"), np.tile([6.0, 3, 2, 1.5, 1.2], (S, 1))),
+                     "vdot_stable_rank": (("seed", "step"), np.tile([np.nan, 1, 1, 1, 1.1], (S, 1))),
+                     "v_max_rank": ((), 16)},
                     coords={"seed": [0, 1, 2], "step": np.arange(T) * 10})
     write_dataset(an, paths.analysis("joma", "run_a"))
     stats = _build(joma_logits, joma_logits.Params(cases=(("gaussian", "run_a"),)), paths)
@@ -72,6 +75,8 @@ def test_joma_logits_reports_the_planted_correlations(paths):
     assert s["final_nc"] == [1.0] * 3 and s["final_nc_term1"] == [0.5] * 3 and s["final_nc_term2"] == [0.25] * 3
     # the frozen reference: z at the last step against z at step 0 (independent draws: far from 1)
     assert all(abs(v) < 0.9 for v in s["final_nc_frozen"])
+    assert s["max_rank"] == 16 and s["v_rank_initial_per_seed"] == [6.0] * 3 and s["v_rank_final_per_seed"] == [1.2] * 3
+    assert s["v_rank_median_per_seed"] == [1.75] * 3 and s["vdot_rank_median_per_seed"] == [1.0] * 3  # steps 1..end
 
 
 def test_edge_spectrum_reports_the_planted_correlations(paths):

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from pipeline_lib.analysis.attention_sparsity import attention_layers, normalised_entropy
-from pipeline_lib.analysis.joma import estimate_terms, joma_estimate, normalised_correlation
+from pipeline_lib.analysis.joma import estimate_terms, joma_estimate, normalised_correlation, stable_rank, v_ranks
 from pipeline_lib.analysis.scan_snap import entropy, summarise, token_attention
 from pipeline_lib.batches import FreshSamples
 from pipeline_lib.engine import train_seeds
@@ -276,3 +276,19 @@ def test_a_ratio_for_a_parameter_the_model_lacks_names_the_key():
         load_config(_raw({"optimizer": {"name": "sgd", "lr": 1.0, "lr_ratio": {"Q": 2.0}}}))
     with pytest.raises(ValueError, match="lr_ratio.*Q"):  # and the trainer too, for a config built by hand
         _train_scan_snap(_run_cfg(steps=1, lr_ratio=(("Q", 2.0),)))
+
+
+def test_v_ranks_are_one_for_a_rank_one_v_and_track_the_change_per_step():
+    rng = np.random.default_rng(0)
+    U = np.eye(8, 6)  # d = 8, M_c = 5 context tokens and the query
+    u, w = rng.normal(size=5), rng.normal(size=4)
+    W = np.zeros((3, 2, 8, 4))  # (step, seed, d, K)
+    W[1, :, :5] = np.outer(u, w)  # rank one
+    W[2, :, :5] = np.outer(u, w) + rng.normal(size=(5, 4))  # full rank after a random step
+    W[:, :, 5:] = rng.normal(size=(3, 2, 3, 4))  # rows outside the context tokens are not V's
+    v, vdot = v_ranks(W, U, 5)
+    assert np.isnan(v[0]).all() and np.allclose(v[1], 1.0) and (v[2] > 1.5).all()
+    assert np.isnan(vdot[0]).all() and np.allclose(vdot[1], 1.0) and (vdot[2] > 1.5).all()
+    M = rng.normal(size=(6, 6))
+    sv = np.linalg.svd(M, compute_uv=False)
+    assert stable_rank(M) == pytest.approx((sv**2).sum() / sv[0] ** 2)

@@ -20,7 +20,7 @@ from ..plumbing.store import read_dataset
 NAME = "joma"
 PER_RUN = True
 CONFIG = """
-description: "JoMA: attention logits z against their estimate from the readout W, per step."
+description: "JoMA: attention logits z against their estimate from the readout W, per step; the stable rank of V = U_c^T W and of its change."
 properties:
   runs:
     description: "Runs of task joma with a joma model."
@@ -64,6 +64,21 @@ def joma_estimate(z: np.ndarray, W: np.ndarray, U: np.ndarray, xbar: np.ndarray,
             "nc_term1": normalised_correlation(zhat1, z), "nc_term2": normalised_correlation(zhat2, z)}
 
 
+def stable_rank(M: np.ndarray) -> np.ndarray:
+    """||M||_F^2 / ||M||_2^2 over the last two axes (NaN for a zero matrix): 1 for rank one, at most min(m, n)."""
+    sv = np.linalg.svd(M, compute_uv=False)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(sv[..., 0] > 0, (sv ** 2).sum(-1) / sv[..., 0] ** 2, np.nan)
+
+
+def v_ranks(W: np.ndarray, U: np.ndarray, Mc: int) -> tuple[np.ndarray, np.ndarray]:
+    """Stable ranks of V = U_c^T W (step, ..., M_c, K) at every step and of its change from the previous step
+    (step 0: NaN): the talk's "V gradually becomes low rank" and "V-dot can be even more low-rank"."""
+    V = np.einsum("dl,...dk->...lk", U[:, :Mc], W)
+    dV = np.diff(V, axis=0)
+    return stable_rank(V), np.concatenate([np.full((1, *V.shape[1:-2]), np.nan), stable_rank(dV)])
+
+
 def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
     spec = cfg.run_spec(name)
     w = read_dataset(paths.weights(name), rule="train")
@@ -72,13 +87,20 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     U, T = model.embeddings().numpy().astype(np.float64), model.tau
     z, W = w.z.values.astype(np.float64), w.W.values.astype(np.float64)  # (step, seed, ...)
     est = joma_estimate(z, W, U, data.xbar.values, T)
+    v_rank, vdot_rank = v_ranks(W, U, z.shape[-1])
     dims = ("step", "seed")
     out = xr.Dataset(
         {"z": ((*dims, "token"), z), "zhat": ((*dims, "token"), est["zhat"]),
-         "nc": (dims, est["nc"]), "nc_term1": (dims, est["nc_term1"]), "nc_term2": (dims, est["nc_term2"])},
+         "nc": (dims, est["nc"]), "nc_term1": (dims, est["nc_term1"]), "nc_term2": (dims, est["nc_term2"]),
+         "v_stable_rank": (dims, v_rank), "vdot_stable_rank": (dims, vdot_rank),
+         "v_max_rank": ((), min(z.shape[-1], W.shape[-1]))},
         coords={"step": w.snapshot.values, "seed": w.seed.values, "token": np.arange(z.shape[-1])},
     ).transpose("seed", "step", ...)
     out["nc"].attrs["description"] = "NC(zhat, z): normalised correlation of the estimate with the real logits"
     out["nc_term1"].attrs["description"] = "NC(sum_k V_lk^2/(2T), z)"
     out["nc_term2"].attrs["description"] = "NC(-xbar_l |W|_F^2/(2T), z)"
+    out["v_stable_rank"].attrs["description"] = "stable rank ||V||_F^2/||V||_2^2 of V = U_c^T W (M_c x K)"
+    out["v_max_rank"].attrs["description"] = "min(M_c, K): the largest rank V can have"
+    out["vdot_stable_rank"].attrs["description"] = ("stable rank of V's change from the previous recorded step (the "
+                                                    "gradient's, under SGD with weights every step); step 0: NaN")
     return out, {"run": name, "temperature": T, "x": str(data.attrs.get("task_x", ""))}

@@ -1,6 +1,8 @@
 """JoMA (Tian et al.): normalised correlation of the estimated attention logits zhat (from the readout
 W alone) with the real ones z over training, and of each of its two terms alone, for each frequency
-case (every seed thin, median bold); right: zhat against z at the last step, every seed."""
+case (every seed thin, median bold); middle: zhat against z at the last step, every seed; right: the
+stable rank of V = U_c^T W and of its per-step change V-dot over training ("V gradually becomes low rank
+... V-dot can be even more low-rank")."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,7 +40,7 @@ class Params:
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
-    fig, axes = style.figure(ncols=2, nrows=len(params.cases), width=3.4)
+    fig, axes = style.figure(ncols=3, nrows=len(params.cases), width=3.4)
     stats: dict = {}
     for row, (label, run) in enumerate(params.cases):
         an = read_dataset(paths.analysis("joma", run), rule="joma")
@@ -58,6 +60,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.6)
         ax.set_xlabel("z (last step)")
         ax.set_ylabel("zhat")
+        stats_rank = _rank_panel(axes[row, 2], an)
         nc = an.nc.isel(step=slice(1, None))  # step 0: zhat = z by the choice of C
         stats[label] = {"run": run, "min_nc_after_step0": {"median": float(nc.min("step").median()),
                                                            "per_seed": [float(v) for v in nc.min("step").values]},
@@ -65,12 +68,30 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                         "final_nc_term1": [float(v) for v in an.nc_term1.isel(step=-1).values],
                         "final_nc_term2": [float(v) for v in an.nc_term2.isel(step=-1).values],
                         "final_nc_frozen": [float(v) for v in _nc(an.z.isel(step=0).values, an.z.isel(step=-1).values)],
-                        "reference": REFERENCE.get(label, "")}
+                        "reference": REFERENCE.get(label, ""), **stats_rank}
     stats["summary"] = "; ".join(
         f"X {label}: final NC {min(s['final_nc']):.4f}-{max(s['final_nc']):.4f} over seeds, lowest after step 0 "
         f"{min(s['min_nc_after_step0']['per_seed']):.4f}; first term alone {np.median(s['final_nc_term1']):.3f}, second "
         f"{np.median(s['final_nc_term2']):.3f} (reference: {s['reference']})" for label, s in stats.items())
     return fig, stats
+
+
+def _rank_panel(ax, an) -> dict:
+    """Draw the stable ranks of V and V-dot over steps; return their per-seed statistics (V's at the first and the
+    last step; over steps 1..end the medians of V's and of V-dot's) and the largest rank min(M_c, K)."""
+    for i, (var, name) in enumerate((("v_stable_rank", "V"), ("vdot_stable_rank", "V-dot"))):
+        style.seeds_and_median(ax, an.step, an[var], style.ARM_COLORS[i], label=name)
+    max_rank = int(an.v_max_rank)
+    ax.axhline(max_rank / 4, color="0.5", ls="--", lw=0.6, label="min(M_c, K) / 4")
+    ax.set_xlabel("step")
+    ax.set_ylabel("stable rank")
+    ax.legend(fontsize=7)
+    later = an.isel(step=slice(1, None))
+    return {"max_rank": max_rank,
+            "v_rank_initial_per_seed": [float(v) for v in an.v_stable_rank.isel(step=0).values],
+            "v_rank_final_per_seed": [float(v) for v in an.v_stable_rank.isel(step=-1).values],
+            "v_rank_median_per_seed": [float(v) for v in later.v_stable_rank.median("step").values],
+            "vdot_rank_median_per_seed": [float(v) for v in later.vdot_stable_rank.median("step").values]}
 
 
 def _nc(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -84,7 +105,9 @@ def score_claims(stats: dict, params: Params) -> dict:
     g, u = stats.get("gaussian"), stats.get("uniform")
     missing = claims.not_run("case 'gaussian' not drawn")
     out = {"tian.joma_logits.nc_high_gaussian": _nc_high(g) if g else missing,
-           "tian.joma_logits.second_term_negligible_gaussian": _second_term(g) if g else missing}
+           "tian.joma_logits.second_term_negligible_gaussian": _second_term(g) if g else missing,
+           "tian.joma_logits.v_low_rank_gaussian": _v_low_rank(g) if g else missing,
+           "tian.joma_logits.vdot_lower_rank_gaussian": _vdot_lower(g) if g else missing}
     if u:
         m, lo, hi = claims.median_interval(u["final_nc"])
         gauss = f"; gaussian median {np.median(g['final_nc']):.3f}" if g else ""
@@ -93,6 +116,28 @@ def score_claims(stats: dict, params: Params) -> dict:
     else:
         out["tian.joma_logits.uniform_final_range"] = claims.not_run("case 'uniform' not drawn")
     return out
+
+
+def _v_low_rank(s: dict) -> dict:
+    """"V gradually becomes low rank": V's final stable rank (median over seeds, bootstrap interval) below a quarter of
+    the largest rank (the convention of the gradient low-rank claims) and below its value at initialisation."""
+    m, lo, hi = claims.median_interval(s["v_rank_final_per_seed"])
+    m0, lo0, hi0 = claims.median_interval(s["v_rank_initial_per_seed"])
+    quarter = s["max_rank"] / 4
+    return claims.score(m, (lo, hi), len(s["v_rank_final_per_seed"]),
+                        claims.fmt_interval("at initialisation", m0, lo0, hi0)
+                        + f"; a quarter of min(M_c, K) = {s['max_rank']}: {quarter:g}",
+                        claims.weakest(claims.below(m, hi, quarter), claims.below(m, hi, lo0)))
+
+
+def _vdot_lower(s: dict) -> dict:
+    """"V-dot can be even more low-rank": per seed, V's median stable rank over steps 1..end minus V-dot's over the
+    same steps; the mean difference (t interval) above 0."""
+    diff = [v - d for v, d in zip(s["v_rank_median_per_seed"], s["vdot_rank_median_per_seed"])]
+    m, lo, hi = claims.mean_interval(diff)
+    return claims.score(m, (lo, hi), len(diff), f"V's stable rank, median over steps and seeds "
+                        f"{np.median(s['v_rank_median_per_seed']):.2f}; V-dot's {np.median(s['vdot_rank_median_per_seed']):.2f}",
+                        claims.above(m, lo, 0.0))
 
 
 def _nc_high(s: dict) -> dict:
