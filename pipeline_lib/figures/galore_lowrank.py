@@ -165,7 +165,7 @@ def score_state(c: dict) -> dict:
 
 
 def score_match(c: dict, control_arm: str, threshold: float) -> dict:
-    """GaLore's success share against the control arm's ('adam': same lr; 'matched': lr x scale)."""
+    """GaLore's success share against the control arm's ('adam': Adam at its own lr; 'matched': GaLore's lr x scale)."""
     if control_arm not in c:
         return claims.not_run("no matched-step Adam run (comparison key 'matched')")
     ctrl = c[control_arm]
@@ -176,7 +176,9 @@ def score_match(c: dict, control_arm: str, threshold: float) -> dict:
     if not (n and n0):
         return claims.not_run(f"{ctrl['run']} and the GaLore run share no seed")
     p, lo, hi = claims.rate(k, n)
-    step = "" if control_arm == "matched" else f"; confounded: GaLore's step is lr x {_scale(c):g} of Adam's"
+    galore_step = c["galore"]["lr"] * _scale(c)
+    step = "" if control_arm == "matched" else (f"; confounded: GaLore's projected step (lr x scale) is {galore_step:g}, "
+                                                f"{galore_step / ctrl['lr']:g} x Adam's")
     control = claims.fmt_rate(f"{ctrl['run']} (lr {ctrl['lr']:g})", k0, n0) + step
     if k0 == 0:  # two arms that both fail match trivially: no evidence that GaLore performs as the control does
         return claims.score(p, (lo, hi), n, control, claims.guard(
