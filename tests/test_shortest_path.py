@@ -243,3 +243,23 @@ def test_spectrum_match_takes_a_repeated_eigenvalue_as_its_eigenspace():
     R = np.outer(v, np.ones(5)) + np.outer(U[:, 1] - U[:, 2], np.linspace(0, 1e-3, 5))
     corr, _ = spectrum_match(R, line, 2)
     np.testing.assert_allclose(corr, 1.0, atol=1e-6)
+
+
+def test_sln_analysis_reports_on_other_graphs_than_it_explores_on(smoke_raw):
+    """The exploration graphs (explore_seed) are another draw than the report graphs (seed); a config that makes
+    them the same is refused, naming the key."""
+    from pipeline_lib.analysis import sln
+    from pipeline_lib.plumbing.config import load_config
+    from pipeline_lib.plumbing.errors import ConfigError
+
+    params = sln.Params(n_min=4, n_max=6, graphs_per_size=3, variants=("unscaled", "scaled"))
+    ds, _ = sln.compute(None, "small", params, None)
+    assert ds.n_queries_explore.values.tolist() == ds.n_queries.values.tolist()  # the same sizes and counts
+    sizes = np.arange(4, 7)
+    explore = sln._rates(params, params.explore_seed, sizes)[0]
+    report = sln._rates(params, params.seed, sizes)[0]
+    assert np.array_equal(ds.n_optimal_explore.values, explore) and np.array_equal(ds.n_optimal.values, report)
+    assert not np.array_equal(explore, report)  # other graphs
+    smoke_raw["analyses"]["sln"]["small"]["explore_seed"] = 0
+    with pytest.raises(ConfigError, match=r"analyses.sln.small.explore_seed': explore_seed=0 equals seed"):
+        load_config(smoke_raw)

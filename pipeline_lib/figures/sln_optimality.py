@@ -46,6 +46,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                                      "min_over_sizes": float(np.min(rate)),
                                      "n_optimal_under_10": int(an.n_optimal.sel(variant=v).values[under].sum()),
                                      "n_queries_under_10": int(an.n_queries.values[under].sum())}
+    if "n_optimal_explore" in an:
+        stats.update(choose_reading(an))
     ax.axhline(params.reference, color="k", ls="--", lw=0.8, label=f"talk: > {params.reference:.0%}")
     ax.set_xlabel(f"graph size n (G(n, {an.attrs.get('edge_prob')}), {an.attrs.get('graphs_per_size')} graphs each)")
     ax.set_ylabel("optimal paths (fraction of queries)")
@@ -53,6 +55,27 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     stats["summary"] = "; ".join(f"{v}: {100 * s['overall']:.2f}% optimal (lowest per size {100 * s['min_over_sizes']:.2f}%)"
                                  for v, s in stats["variants"].items()) + f" (talk: > {100 * params.reference:.0f}%)"
     return fig, stats
+
+
+def choose_reading(an) -> dict:
+    """The reading (variant) with the most optimal queries under 10 nodes on the exploration graphs (the first in
+    the analysis's order among equals), and every reading's exploration rate."""
+    under = an.n_nodes.values <= TALK_MAX_NODES
+    q = int(an.n_queries_explore.values[under].sum())
+    rates = {str(v): int(an.n_optimal_explore.sel(variant=v).values[under].sum()) / q for v in an.variant.values}
+    return {"chosen_reading": max(rates, key=rates.get), "explore_rate_under_10": rates}
+
+
+def score_chosen(stats: dict) -> dict:
+    """The talk's > 99% on the report graphs, for the reading chosen on the exploration graphs."""
+    chosen = stats.get("chosen_reading")
+    if chosen is None:
+        return claims.not_run("no exploration graphs in the analysis")
+    out = score_variant(stats, chosen, "unscaled")
+    out["control"] = (f"reading chosen on the exploration graphs: {chosen} (their rates: "
+                      + ", ".join(f"{v} {r:.4f}" for v, r in stats["explore_rate_under_10"].items()) + "); "
+                      + out["control"])
+    return out
 
 
 def score_variant(stats: dict, variant: str, other: str) -> dict:
@@ -67,5 +90,6 @@ def score_variant(stats: dict, variant: str, other: str) -> dict:
 
 
 def score_claims(stats: dict, params: Params) -> dict:
-    return {"tian.sln_optimality.scaled_above_99": score_variant(stats, "scaled", "unscaled"),
+    return {"tian.sln_optimality.chosen_reading_above_99": score_chosen(stats),
+            "tian.sln_optimality.scaled_above_99": score_variant(stats, "scaled", "unscaled"),
             "tian.sln_optimality.unscaled_above_99": score_variant(stats, "unscaled", "scaled")}
