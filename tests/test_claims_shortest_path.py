@@ -49,11 +49,12 @@ def test_path_accuracy_near_perfect_threshold():
         "verdict"] == "not run"
 
 
-def edge_stats(trained, untrained, gaussian, n=200, spread=0.02) -> dict:
+def edge_stats(trained, untrained, gaussian, n=200, spread=0.02, endpoint_sum=0.7) -> dict:
     rng = np.random.default_rng(0)
     graphs = lambda m: [float(v) for v in np.clip(m + spread * rng.standard_normal(n), 0, 1)]  # noqa: E731
     return {"sources": {s: {"per_graph": {"u1": graphs(m), "principal_cos": graphs(m)}}
-                        for s, m in (("trained", trained), ("untrained", untrained), ("gaussian", gaussian))}}
+                        for s, m in (("trained", trained), ("untrained", untrained), ("gaussian", gaussian),
+                                     ("endpoint_sum", endpoint_sum))}}
 
 
 def test_edge_correlation_against_the_threshold_and_the_nulls():
@@ -63,24 +64,29 @@ def test_edge_correlation_against_the_threshold_and_the_nulls():
     assert v["tian.edge_spectrum.u1_corr_above_0_9"] == "not reproduced"
     assert v["tian.edge_spectrum.u1_corr_vs_untrained"] in ("partial", "not reproduced")  # null: no separation
     assert v["tian.edge_spectrum.u1_corr_vs_gaussian"] == "reproduced"
+    # a model whose edges are its endpoints' sum: the endpoint-sum null matches it, the other nulls do not
+    v = verdicts(edge_spectrum.score_claims(edge_stats(0.95, 0.78, 0.75, endpoint_sum=0.95), None))
+    assert v["tian.edge_spectrum.u1_corr_vs_endpoint_sum"] == "not reproduced"
+    assert v["tian.edge_spectrum.u1_corr_vs_gaussian"] == "reproduced"
     v = verdicts(edge_spectrum.score_claims(edge_stats(0.903, 0.78, 0.75, spread=0.1), None))
     assert v["tian.edge_spectrum.u1_corr_above_0_9"] == "not reproduced"  # median above 0.9 by less than one se
 
 
 def test_edge_spectrum_stats_hold_a_value_per_graph(tmp_path):
     S, G, K = 3, 4, 3
-    corr = np.full((3, S, G, K), 0.5)
+    corr = np.full((4, S, G, K), 0.5)
     corr[0] = 0.95
     corr[0, 0, 1] = np.nan  # one seed of graph 1 missing: the mean of the other two
     ds = xr.Dataset({"max_corr": (("source", "seed", "graph", "component"), corr),
                      "principal_cos": (("source", "seed", "graph", "component"), corr)},
-                    coords={"source": ["trained", "untrained", "gaussian"], "seed": np.arange(S),
+                    coords={"source": ["trained", "untrained", "gaussian", "endpoint_sum"], "seed": np.arange(S),
                             "graph": np.arange(G), "component": np.arange(1, K + 1)})
     paths = Paths(str(tmp_path))
     write_dataset(ds, paths.analysis("edge_correlation", "sp"))
     stats = edge_spectrum.build(None, edge_spectrum.Params(runs=("sp",)), paths, {})[1]
     assert stats["sources"]["trained"]["per_graph"]["u1"] == [0.95] * G
     assert stats["sources"]["gaussian"]["per_graph"]["principal_cos"] == [0.5] * G
+    assert stats["sources"]["endpoint_sum"]["per_graph"]["u1"] == [0.5] * G
 
 
 def sln_stats(k_scaled, k_unscaled, n=1000, chosen="scaled") -> dict:

@@ -84,7 +84,7 @@ def test_edge_spectrum_reports_the_planted_correlations(paths):
     from pipeline_lib.figures import edge_spectrum
 
     S, G, K = 2, 4, 2
-    level = {"trained": 0.95, "untrained": 0.5, "gaussian": 0.2}  # max |corr| with every u_k, per source
+    level = {"trained": 0.95, "untrained": 0.5, "gaussian": 0.2, "endpoint_sum": 0.6}  # max |corr| with every u_k
     corr = np.stack([np.full((S, G, K), level[s]) for s in SOURCES])
     corr[0, 0, 0, 0] = np.nan  # a graph without a finite value in one seed: skipped, not counted
     an = xr.Dataset({"max_corr": (("source", "seed", "graph", "component"), corr),
@@ -100,6 +100,7 @@ def test_edge_spectrum_reports_the_planted_correlations(paths):
     assert src["untrained"]["u1"]["frac_above"] == 0.0 and src["gaussian"]["u1"]["median"] == pytest.approx(0.2)
     assert src["trained"]["principal_cos"]["median"] == pytest.approx(0.475)
     assert src["trained"]["per_graph"]["u1"] == [0.95] * G  # the NaN seed is skipped in graph 0's mean
+    assert src["endpoint_sum"]["u1"]["median"] == pytest.approx(0.6)
 
 
 def test_shortest_path_accuracy_reports_the_planted_accuracies(paths):

@@ -263,3 +263,18 @@ def test_sln_analysis_reports_on_other_graphs_than_it_explores_on(smoke_raw):
     smoke_raw["analyses"]["sln"]["small"]["explore_seed"] = 0
     with pytest.raises(ConfigError, match=r"analyses.sln.small.explore_seed': explore_seed=0 equals seed"):
         load_config(smoke_raw)
+
+
+def test_endpoint_sums_follow_the_line_graph_by_construction():
+    """R = B^T X: the Gram matrix of endpoint sums over many dimensions tends to B^T B = A(L(G)) + 2I, so the null
+    correlates with the line graph's eigenvectors well above Gaussian vectors of the same shape."""
+    from pipeline_lib.analysis.edge_correlation import endpoint_sums
+
+    rng = np.random.default_rng(0)
+    adj = graphs.sample_connected(rng, 8, 0.5)
+    edges, line = graphs.line_graph(adj)
+    R = endpoint_sums(edges, 4000, rng)
+    assert np.allclose(R @ R.T / 4000, line + 2 * np.eye(len(edges)), atol=0.15)
+    ends = np.mean([spectrum_match(endpoint_sums(edges, 16, rng), line, 3)[0][0] for _ in range(50)])
+    noise = np.mean([spectrum_match(rng.standard_normal((len(edges), 16)), line, 3)[0][0] for _ in range(50)])
+    assert ends > noise + 0.1, (ends, noise)

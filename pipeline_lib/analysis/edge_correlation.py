@@ -20,8 +20,13 @@ normalised Laplacian I - D^{-1/2} A D^{-1/2} (ascending eigenvalues):
   coincide whatever R is.
 
 Both for the trained weights (the final snapshot), the untrained ones (the first snapshot: the
-initialisation, or for a finetune the parent's final weights) and Gaussian vectors of R's shape
-(``source`` dim): the nulls.
+initialisation, or for a finetune the parent's final weights), Gaussian vectors of R's shape and
+endpoint sums (``source`` dim): the nulls. The endpoint-sum null gives each node a Gaussian vector and
+each edge the sum of its two endpoints' (R = B^T X for the unsigned incidence B): since
+B^T B = A(L(G)) + 2I, such representations follow the line graph's spectrum by construction, so a
+trained model that only adds its two endpoint tokens' embeddings would match it. Graphs of m <= K + 1
+edges are the floor of the statistic (the top K components span all m - 1 centred directions, so any R
+reaches 1/sqrt(m-1)): ``min_edges`` leaves them out.
 """
 from __future__ import annotations
 
@@ -51,10 +56,15 @@ properties:
   max_graphs: {description: "Test graphs analysed (the first ones with at least 3 edges).", type: integer, minimum: 1, default: 200}
   components: {description: "K: eigenvectors u_1..u_K compared (and subspace dimension).", type: integer, minimum: 1, default: 3}
   layer: {description: "Residual stream read after this layer (1 = the first).", type: integer, minimum: 1, default: 1}
-  seed: {description: "Seed of the edge orders and of the Gaussian null.", type: integer, minimum: 0, default: 0}
+  seed: {description: "Seed of the edge orders and of the Gaussian and endpoint-sum nulls.", type: integer, minimum: 0, default: 0}
+  min_edges:
+    description: "Test graphs with at least this many edges are analysed; components + 2 or more removes the statistic's floor (with m <= components + 1 edges the top components span every centred direction)."
+    type: integer
+    minimum: 3
+    default: 3
 """
 RESOURCES = {"runtime": 20, "mem_mb": 4000}
-SOURCES = ("trained", "untrained", "gaussian")
+SOURCES = ("trained", "untrained", "gaussian", "endpoint_sum")
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,7 @@ class Params:
     components: int = 3
     layer: int = 1
     seed: int = 0
+    min_edges: int = 3
 
 
 def spectrum_match(R: np.ndarray, a_line: np.ndarray, K: int, tol: float = 1e-8,
@@ -105,6 +116,12 @@ def spectrum_match(R: np.ndarray, a_line: np.ndarray, K: int, tol: float = 1e-8,
     return out_c, out_p
 
 
+def endpoint_sums(edges: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
+    """(m, d): each edge (u, v) represented by x_u + x_v, the nodes' vectors x ~ N(0, I_d) (R = B^T X)."""
+    x = rng.standard_normal((int(edges.max()) + 1, d))
+    return x[edges[:, 0]] + x[edges[:, 1]]
+
+
 def edge_representations(model, ds: xr.Dataset, gids: list[int], n_orders: int, layer: int,
                          rng: np.random.Generator, chunk: int = 256) -> list[np.ndarray]:
     """Per graph, (S, m, d): the residual stream after ``layer`` at each edge's <e> token, averaged
@@ -138,10 +155,10 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     w = read_dataset(paths.weights(name), rule="train")
     ds = read_dataset(paths.dataset(spec.dataset), rule="dataset")
     test_graphs = np.flatnonzero(ds.graph_split.values == "test")
-    gids = [int(g) for g in test_graphs if int(graph(ds, g)[0].sum()) // 2 >= 3][: params.max_graphs]
+    gids = [int(g) for g in test_graphs if int(graph(ds, g)[0].sum()) // 2 >= params.min_edges][: params.max_graphs]
     if not gids:
         raise ValueError(f"analysis edge_correlation, run {name!r}: no test graph of dataset {spec.dataset!r} has "
-                         f"3 edges or more")
+                         f"{params.min_edges} edges or more (analyses.edge_correlation.min_edges)")
     S, K = w.sizes["seed"], params.components
     model = build_run_model(spec, S)
     if params.layer > model.L:
@@ -149,9 +166,9 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
                          f"layers; allowed 1..{model.L}")
     corr = np.full((len(SOURCES), S, len(gids), K), np.nan)
     pcos = np.full_like(corr, np.nan)
-    lines = [graphs.line_graph(graph(ds, g)[0])[1] for g in gids]
+    edge_lists, lines = zip(*(graphs.line_graph(graph(ds, g)[0]) for g in gids))
     eigens = [graphs.laplacian_eigen(a) for a in lines]  # once per graph, for every seed and source
-    gauss = np.random.default_rng([params.seed, 1])
+    gauss, ends = np.random.default_rng([params.seed, 1]), np.random.default_rng([params.seed, 2])
     for si, (source, snap) in enumerate((("trained", -1), ("untrained", 0))):
         model.load_arrays(snapshot_arrays(w, snap))
         reps = edge_representations(model, ds, gids, params.n_orders, params.layer,
@@ -161,6 +178,8 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
                 corr[si, s, gi], pcos[si, s, gi] = spectrum_match(R[s], a, K, eigen=eig)
                 if source == "trained":  # the Gaussian null: vectors of the same shape
                     corr[2, s, gi], pcos[2, s, gi] = spectrum_match(gauss.standard_normal(R[s].shape), a, K, eigen=eig)
+                    corr[3, s, gi], pcos[3, s, gi] = spectrum_match(
+                        endpoint_sums(edge_lists[gi], R[s].shape[-1], ends), a, K, eigen=eig)
     n_nodes = np.array([int(ds.graph_n_nodes.values[g]) for g in gids])
     n_edges = np.array([len(a) for a in lines])
     out = xr.Dataset(

@@ -29,7 +29,7 @@ properties:
     items: {type: string, x-ref: run, x-reads: [analysis/edge_correlation]}
   threshold: {description: "Correlation the talk reports exceeding (the share above it is stated).", type: number, default: 0.9}
 """
-COLORS = {"trained": "#d62728", "untrained": "#7f7f7f", "gaussian": "#1f77b4"}
+COLORS = {"trained": "#d62728", "untrained": "#7f7f7f", "gaussian": "#1f77b4", "endpoint_sum": "#2ca02c"}
 TALK_CORR = 0.9  # the talk's correlation (the claims use it whatever the figure's threshold)
 
 
@@ -68,7 +68,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     axes[0, 0].set_title(", ".join(params.runs), fontsize=7, loc="left")
     s = stats["sources"]
     stats["summary"] = (f"median max|corr| with u_1: trained {s['trained']['u1']['median']:.3f}, untrained "
-                        f"{s['untrained']['u1']['median']:.3f}, Gaussian {s['gaussian']['u1']['median']:.3f}; share "
+                        f"{s['untrained']['u1']['median']:.3f}, Gaussian {s['gaussian']['u1']['median']:.3f}"
+                        f", endpoint sums {s['endpoint_sum']['u1']['median']:.3f}; share "
                         f"> {params.threshold}: {s['trained']['u1']['frac_above']:.2f} / "
                         f"{s['untrained']['u1']['frac_above']:.2f} / {s['gaussian']['u1']['frac_above']:.2f}; "
                         f"median principal cosine {s['trained']['principal_cos']['median']:.3f} / "
@@ -104,7 +105,7 @@ def score_claims(stats: dict, params: Params) -> dict:
     if "per_graph" not in stats["sources"].get("trained", {}):
         return {}
     m, lo, hi, n = _median(stats, "trained", "u1")
-    nulls = {s: _median(stats, s, "u1") for s in ("untrained", "gaussian")}
+    nulls = {s: _median(stats, s, "u1") for s in ("untrained", "gaussian", "endpoint_sum")}
     beside = "; ".join(claims.fmt_interval(s, *v[:3]) for s, v in nulls.items())
     # the unit of the interval is the graph (each the mean over seeds): the seed count is not the sample size
     units = f"{n} graphs, each the mean over seeds"
