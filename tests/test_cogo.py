@@ -372,3 +372,30 @@ def test_coupled_weight_decay_at_full_rank_with_an_sgd_base_is_sgd_with_l2():
     _steps(torch.optim.SGD(b, lr=0.1, weight_decay=0.05), b)
     for x, y in zip(a, b):
         torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6)
+
+
+def test_the_artifact_names_each_factors_kind_so_that_others_can_be_told_apart():
+    """A constructed nu*syn frequency records its factors as order-2-nu and order-3-syn; a product whose order-3
+    factor is off the syn pattern still factorises but is 'other', its kinds saying why; the figure counts the
+    'others' of the solved seeds per pair of kinds."""
+    import xarray as xr
+
+    from pipeline_lib.figures.cogo_table import others_breakdown
+
+    err, ok, found, kinds = fourier.factorise_kinds(_scramble(ORDER6, 0))
+    assert ok and found == "nu*syn" and kinds == ("order-2-nu", "order-3-syn")
+    rot = np.exp(0.4j)
+    off = _product(np.array([[1, NU], [1, -NU], [1, -1 / NU ** 2]]),  # rows of the order-3 factor no longer equal
+                   np.array([[1, W3, W3.conjugate()], [1, W3 * rot, W3.conjugate() / rot],
+                             [1, W3 / rot, W3.conjugate() * rot]]))
+    err, ok, found, kinds = fourier.factorise_kinds(_scramble(off, 1))
+    assert err < 1e-9 and ok and found == "other" and kinds[0] == "order-2-nu" and kinds[1] != "order-3-syn", kinds
+    code = fourier.FACTOR_KINDS.index
+    S, n = 2, 3
+    an = xr.Dataset({"solved": (("seed",), [True, False]),
+                     "factorable": (("seed", "snapshot", "freq"), np.ones((S, 1, n))),
+                     "sol_type": (("seed", "snapshot", "freq"), np.array([[[3, 2, 3]], [[3, 3, 3]]])),
+                     "factor_kind_2": (("seed", "snapshot", "freq"), np.full((S, 1, n), code("order-2-nu"))),
+                     "factor_kind_3": (("seed", "snapshot", "freq"), np.array([[[7, 5, 7]], [[7, 7, 7]]]))})
+    assert fourier.TYPES[3] == "other" and fourier.FACTOR_KINDS[7] == "order-3-unknown"
+    assert others_breakdown(an) == {"order-2-nu x order-3-unknown": 2}  # the unsolved seed is left out

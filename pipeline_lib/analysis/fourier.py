@@ -46,6 +46,10 @@ properties:
 """
 RESOURCES = {"runtime": 10, "mem_mb": 4000}
 
+# the kinds classify() gives a factor (codes of the artifact's factor_kind_2 / factor_kind_3; -1: none)
+FACTOR_KINDS = ("order-2-xi", "order-2-4c", "order-2-nu", "order-2-unknown", "order-2-unnormalized",
+                "order-3-syn", "order-3-syn-ab", "order-3-unknown", "order-3-unnormalized-1",
+                "order-3-unnormalized-2", "error")
 # solution types of a factorable order-4/6 frequency (codes in the artifact; -1: not analysed)
 TYPES = ("nu_i*xi", "nu_i*syn_ab", "nu*syn", "other")
 TYPE_LABELS = {"nu_i*xi": "z_{nu=i} * z_xi", "nu_i*syn_ab": "z_{nu=i} * z_{syn,ab}", "nu*syn": "z_nu * z_syn",
@@ -157,23 +161,33 @@ def solution_type(kinds: tuple[str, str]) -> str:
 
 def factorise(F: np.ndarray, tolerance: float = 0.1) -> tuple[float, bool, str]:
     """(error, factorable, solution type) of an order-4/6 frequency F = [A_k; B_k; C_k] (3 x q)."""
+    err, factorable, kind, _ = factorise_kinds(F, tolerance)
+    return err, factorable, kind
+
+
+def factorise_kinds(F: np.ndarray, tolerance: float = 0.1) -> tuple[float, bool, str, tuple[str, str]]:
+    """:func:`factorise` and the two factors' kinds (:func:`classify`: the order-2 one first)."""
     c1, c2, err = split_factors(F)
     factorable = err <= tolerance * math.sqrt(F.size)
-    return err, factorable, solution_type((classify(c1), classify(c2))) if factorable else "other"
+    kinds = (classify(c1), classify(c2))
+    return err, factorable, solution_type(kinds) if factorable else "other", kinds
 
 
 def analyse(A: np.ndarray, B: np.ndarray, C: np.ndarray, threshold: float, tolerance: float) -> dict:
-    """One seed's snapshot: per frequency 1..n order, q_k, error, factorable, type code."""
+    """One seed's snapshot: per frequency 1..n order, q_k, error, factorable, type code and the codes of its two
+    factors' kinds (FACTOR_KINDS: the 2-column factor's, and the other's, of order 2 or 3)."""
     n = (A.shape[0] - 1) // 2
     node_k = node_frequencies(A, threshold)
     out = {"order": orders(A, threshold), "q_k": np.array([(node_k == k).sum() for k in range(1, n + 1)]),
-           "fact_error": np.full(n, np.nan), "factorable": np.full(n, np.nan), "sol_type": np.full(n, -1)}
+           "fact_error": np.full(n, np.nan), "factorable": np.full(n, np.nan), "sol_type": np.full(n, -1),
+           "factor_kind_2": np.full(n, -1), "factor_kind_3": np.full(n, -1)}
     for k in range(1, n + 1):
         nodes = np.flatnonzero(node_k == k)
         if len(nodes) not in (4, 6):
             continue
-        err, ok, kind = factorise(np.stack([A[k, nodes], B[k, nodes], C[k, nodes]]), tolerance)
+        err, ok, kind, kinds = factorise_kinds(np.stack([A[k, nodes], B[k, nodes], C[k, nodes]]), tolerance)
         out["fact_error"][k - 1], out["factorable"][k - 1] = err, float(ok)
+        out["factor_kind_2"][k - 1], out["factor_kind_3"][k - 1] = (FACTOR_KINDS.index(x) for x in kinds)
         if ok:
             out["sol_type"][k - 1] = TYPES.index(kind)
     return out
@@ -207,7 +221,8 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     tr_acc, te_acc = traj.train_acc.isel(epoch=-1).values, traj.test_acc.isel(epoch=-1).values
     solved = (tr_acc >= 1.0) & (te_acc >= 1.0)
     A, B, C = fourier_coefficients(Wa, Wb, Wc)  # (snapshot, seed, d, q)
-    per = {k: np.full((S, K, n), np.nan) for k in ("order", "q_k", "fact_error", "factorable", "sol_type")}
+    per = {k: np.full((S, K, n), np.nan) for k in ("order", "q_k", "fact_error", "factorable", "sol_type",
+                                                   "factor_kind_2", "factor_kind_3")}
     table = {c: np.full(S, np.nan) for c in TABLE}
     node_k = np.full((S, q), -1)
     for s in np.flatnonzero(solved):
@@ -233,6 +248,9 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     out["fact_error"].attrs["description"] = "factorisation error of an order-4/6 frequency (q_k 4 or 6); NaN otherwise"
     out["factorable"].attrs["description"] = f"1 if the error is at most {params.tolerance} sqrt(3 q_k), 0 if not, NaN: not tested"
     out["sol_type"].attrs["description"] = "solution type code: " + ", ".join(f"{i}: {t}" for i, t in enumerate(TYPES)) + "; -1/NaN: none"
+    for key, which in (("factor_kind_2", "the 2-column factor"), ("factor_kind_3", "the other factor (order 2 or 3)")):
+        out[key].attrs["description"] = (f"kind of {which} of an order-4/6 frequency, factorable or not: "
+                                         + ", ".join(f"{i}: {t}" for i, t in enumerate(FACTOR_KINDS)) + "; -1/NaN: none")
     out["A_mag"].attrs["description"] = "|A[k, j]| at the final snapshot, k = 0..(d-1)/2"
     out["solved"].attrs["description"] = "final train and test accuracy both 1 (else the seed is not analysed: NaN)"
     out["node_freq"].attrs["description"] = "frequency each node belongs to at the final snapshot (-1: none)"

@@ -7,6 +7,7 @@ over the solved seeds (both accuracies 1). The talk's values (q = 512, wd = 5e-5
 shown beside ours for d = 23, 71, 127; also written as CSV and Markdown."""
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +15,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from .. import claims
-from ..analysis.fourier import TABLE, TYPES
+from ..analysis.fourier import FACTOR_KINDS, TABLE, TYPES
 from ..plumbing.store import read_dataset
 from .cogo_claims import (  # noqa: F401
     REFERENCE,
@@ -105,6 +106,19 @@ def per_seed(an: xr.Dataset) -> dict:
     return out
 
 
+def others_breakdown(an: xr.Dataset) -> dict:
+    """What the 'others' column holds: over the solved seeds' last snapshot, the factorable order-4/6
+    frequencies of no constructed type, counted per pair of their factors' kinds ("<2-column kind> x <other
+    kind>", FACTOR_KINDS), most frequent first."""
+    if "factor_kind_2" not in an:
+        return {}
+    last = an.isel(snapshot=-1, seed=np.flatnonzero(an.solved.values.astype(bool)))
+    other = (last.factorable.values == 1) & (last.sol_type.values == TYPES.index("other"))
+    pairs = collections.Counter(f"{FACTOR_KINDS[int(a)]} x {FACTOR_KINDS[int(b)]}" for a, b in
+                                zip(last.factor_kind_2.values[other], last.factor_kind_3.values[other]))
+    return dict(pairs.most_common())
+
+
 def _pooled(paths, runs) -> xr.Dataset:
     """The fourier artifacts of several runs as one, their seeds side by side (each run its own split)."""
     parts = [read_dataset(paths.analysis("fourier", r), rule="fourier") for r in runs]
@@ -140,7 +154,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                               "seeds": int(an.sizes["seed"]), "columns": numbers, "talk_setting": bool(talk_setting),
                               "reference": dict(zip(TABLE, REFERENCE[d])) if d in REFERENCE else None,
                               "optimizer": opt.name, "lr": float(opt.lr), "n_freq": int(an.sizes["freq"]),
-                              "per_seed": per_seed(an), "split_per_seed": len(members) > 1,
+                              "per_seed": per_seed(an), "others_breakdown": others_breakdown(an),
+                              "split_per_seed": len(members) > 1,
                               "members": list(members), "datasets": [cfg.runs[r].dataset for r in members]}
     write_table(COLUMNS, rows, outputs)
     stats["summary"] = "; ".join(
@@ -149,6 +164,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         f"error x1e-2 order-4 {fmt(**s['columns']['err_4'])}, order-6 {fmt(**s['columns']['err_6'])}; types "
         + " / ".join(f"{s['columns'][f'sol_{t}']['mean']:.2f}" for t in ("nu_i*xi", "nu_i*syn_ab", "nu*syn", "other"))
         + (f" (talk: {', '.join(s['reference'].values())})" if s["reference"] else " (no talk value at this d)")
+        + ("; 'others' by their factors' kinds: " + ", ".join(f"{k} {v}" for k, v in s["others_breakdown"].items())
+           if s["others_breakdown"] else "")
         for s in stats["runs"].values())
     return table_figure(COLUMNS, rows, width=13, fontsize=6), stats
 
