@@ -88,3 +88,10 @@ def test_embed_points_shapes_and_pca_axes():
     assert tsne.shape == (40, 2) and pca.shape == (40, 2)
     assert abs(np.corrcoef(pca[:, 0], s)[0, 1]) > 0.999
     assert np.isfinite(tsne).all()
+
+
+def test_count_clusters_counts_exact_points_as_clusters():
+    """z_A that maps each sum to one exact point (Fig. 4's ideal): as many clusters as distinct points (k may reach
+    the number of distinct points)."""
+    pts = np.repeat(np.stack([np.arange(6.0), np.arange(6.0) ** 2], 1), [2, 5, 10, 10, 5, 2], axis=0)
+    assert count_clusters(pts, k_max=24)[0] == 6

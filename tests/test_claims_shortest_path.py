@@ -132,6 +132,12 @@ def test_sln_stats_count_queries_under_10_nodes(tmp_path):
     assert stats["variants"]["scaled"]["n_queries_under_10"] == int(q[:-1].sum())  # n = 3..9
     assert stats["variants"]["unscaled"]["n_optimal_under_10"] == int((q[:-1] // 2).sum())
     assert not math.isnan(sln_optimality.score_claims(stats, None)["tian.sln_optimality.scaled_above_99"]["measured"])
+    # no exploration graph under 10 nodes: no reading is chosen and the source's claim is not run
+    big = ds.assign_coords(n_nodes=sizes + 10)
+    write_dataset(big, paths.analysis("sln", "big"))
+    stats_big = sln_optimality.build(None, sln_optimality.Params(sln="big"), paths, {})[1]
+    assert "chosen_reading" not in stats_big
+    assert sln_optimality.score_claims(stats_big, None)["tian.sln_optimality.chosen_reading_above_99"]["verdict"] == "not run"
     # the exploration graphs favour 'unscaled' here (the report graphs' counts reversed): it is the chosen reading
     assert stats["chosen_reading"] == "unscaled" and stats["explore_rate_under_10"]["scaled"] == pytest.approx(0.5, abs=0.01)
 

@@ -181,11 +181,11 @@ def test_sweep_build_carries_the_release_std_into_its_cells(tmp_path, cfg):
 # -- JoMA -----------------------------------------------------------------------------------------------------
 
 def _joma(lowest=0.995, term2=0.02, uniform=0.955, seeds=5, cases=("gaussian", "uniform"), v_final=1.05,
-          vdot=1.03, v=1.2):
+          vdot=1.03, v=1.2, v_initial=5.9):
     jitter = np.linspace(-0.01, 0.01, seeds)
     one = {"min_nc_after_step0": {"per_seed": [lowest] * seeds}, "final_nc": [uniform] * seeds,
            "final_nc_term1": [0.99] * seeds, "final_nc_term2": [term2] * seeds, "final_nc_frozen": [0.1] * seeds,
-           "max_rank": 20, "v_rank_initial_per_seed": list(5.9 + 10 * jitter), "v_rank_final_per_seed": list(v_final + jitter),
+           "max_rank": 20, "v_rank_initial_per_seed": list(v_initial + 10 * jitter), "v_rank_final_per_seed": list(v_final + jitter),
            "v_rank_median_per_seed": list(v + jitter), "vdot_rank_median_per_seed": list(vdot + 2 * jitter)}
     stats = {c: dict(one) for c in cases}
     return verdicts(joma_logits.score_claims(stats, joma_logits.Params(cases=tuple((c, c) for c in cases))))
@@ -203,7 +203,10 @@ def test_joma_planted_effect_is_reproduced_a_null_is_not_and_the_threshold_flips
 def test_joma_v_low_rank_needs_both_a_fall_and_a_low_rank_and_vdot_below_v():
     assert _joma()[JO + "v_low_rank_gaussian"] == "reproduced"  # 1.05: below 20/4 and below 5.9 at initialisation
     assert _joma(v_final=5.5)[JO + "v_low_rank_gaussian"] == "not reproduced"  # above a quarter of 20
-    assert _joma(v_final=6.5)[JO + "v_low_rank_gaussian"] == "not reproduced"  # no fall from initialisation
+    assert _joma(v_final=6.5)[JO + "v_low_rank_gaussian"] == "not reproduced"  # above a quarter, and no fall
+    # below a quarter of 20 but no lower than at initialisation: the fall half of the rule fails alone
+    assert _joma(v_initial=4.0, v_final=4.2)[JO + "v_low_rank_gaussian"] == "not reproduced"
+    assert _joma(v_initial=4.0, v_final=2.0)[JO + "v_low_rank_gaussian"] == "reproduced"
     assert _joma()[JO + "vdot_lower_rank_gaussian"] == "reproduced"
     assert _joma(vdot=1.2)[JO + "vdot_lower_rank_gaussian"] == "not reproduced"  # V-dot as low-rank as V, no lower
     assert _joma(vdot=1.5)[JO + "vdot_lower_rank_gaussian"] == "not reproduced"

@@ -15,7 +15,7 @@ def count_clusters(points: np.ndarray, k_max: int = 24, seed: int = 0) -> tuple[
     distinct = len(np.unique(np.round(points, 6), axis=0))
     if distinct < 2:
         return 1, np.array([])
-    ks = range(2, min(k_max, distinct - 1, len(points) - 1) + 1)
+    ks = range(2, min(k_max, distinct, len(points) - 1) + 1)  # k = distinct: every location its own cluster
     scores = []
     for k in ks:
         labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(points)

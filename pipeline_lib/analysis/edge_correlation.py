@@ -53,7 +53,7 @@ properties:
     items: {type: string, x-ref: run, x-reads: [weights, dataset], x-requires: {properties: {model: {properties: {kind: {const: decoder}}}}}, x-requires-message: "is not a run of a decoder model"}
     default: []
   n_orders: {description: "Random edge orders (and orientations) the representations are averaged over.", type: integer, minimum: 1, default: 16}
-  max_graphs: {description: "Test graphs analysed (the first ones with at least 3 edges).", type: integer, minimum: 1, default: 200}
+  max_graphs: {description: "Test graphs analysed (the first ones with at least min_edges edges).", type: integer, minimum: 1, default: 200}
   components: {description: "K: eigenvectors u_1..u_K compared (and subspace dimension).", type: integer, minimum: 1, default: 3}
   layer: {description: "Residual stream read after this layer (1 = the first).", type: integer, minimum: 1, default: 1}
   seed: {description: "Seed of the edge orders and of the Gaussian and endpoint-sum nulls.", type: integer, minimum: 0, default: 0}

@@ -62,6 +62,8 @@ def choose_reading(an) -> dict:
     the analysis's order among equals), and every reading's exploration rate."""
     under = an.n_nodes.values <= TALK_MAX_NODES
     q = int(an.n_queries_explore.values[under].sum())
+    if q == 0:  # no exploration graph under 10 nodes: nothing to choose on (the claim is not run)
+        return {}
     rates = {str(v): int(an.n_optimal_explore.sel(variant=v).values[under].sum()) / q for v in an.variant.values}
     return {"chosen_reading": max(rates, key=rates.get), "explore_rate_under_10": rates}
 
@@ -71,7 +73,7 @@ def score_chosen(stats: dict) -> dict:
     chosen = stats.get("chosen_reading")
     if chosen is None:
         return claims.not_run("no exploration graphs in the analysis")
-    out = score_variant(stats, chosen, "unscaled")
+    out = score_variant(stats, chosen, "scaled" if chosen == "unscaled" else "unscaled")
     out["control"] = (f"reading chosen on the exploration graphs: {chosen} (their rates: "
                       + ", ".join(f"{v} {r:.4f}" for v, r in stats["explore_rate_under_10"].items()) + "); "
                       + out["control"])

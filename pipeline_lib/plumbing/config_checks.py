@@ -131,7 +131,7 @@ def _run_checks(data: dict, name: str, run: dict) -> list[str]:
     offered = registry.plugin("task", ds["task"]).get("EMBED_INPUTS", ["test"])
     if run.get("embed_inputs", "test") not in offered:
         problems.append(f"config key '{key}.embed_inputs': task {ds['task']} of dataset '{run['dataset']}' offers "
-                        f"{offered}; got {run['embed_inputs']!r}")
+                        f"{offered}; got {run.get('embed_inputs', 'test')!r}")
     if run["init_from"] is not None:
         problems += _finetune_checks(data, name, run)
     return (problems + _online_checks(data, name, run) + _sweep_checks(data, name, run)
