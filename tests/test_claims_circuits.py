@@ -327,13 +327,20 @@ def test_fig4_recipe_claims_learned_shares_scratch_control_and_order(default_par
 
 
 def test_sum_purity_is_one_for_clusters_of_one_sum_and_lower_when_they_mix():
+    from sklearn.cluster import KMeans
+
+    from pipeline_lib.analysis.clusters import count_clusters
+
     rng = np.random.default_rng(0)
     sums = np.repeat(np.arange(6), 20)
     apart = np.stack([sums * 3.0, np.zeros(120)], 1) + rng.normal(0, 0.05, (120, 2))
-    assert fig4.sum_purity(apart, sums, 6) == 1.0
+    k, _, labels = count_clusters(apart)
+    assert k == 6 and fig4.sum_purity(labels, sums) == 1.0
     pairs = np.stack([(sums // 2) * 3.0, np.zeros(120)], 1) + rng.normal(0, 0.05, (120, 2))  # sums 0,1 | 2,3 | 4,5
-    assert fig4.sum_purity(pairs, sums, 6) < 0.9  # six clusters, but each pair of sums shares one place
-    assert fig4.sum_purity(np.zeros((120, 2)), sums, 1) == pytest.approx(1 / 6)
+    six = KMeans(n_clusters=6, n_init=4, random_state=0).fit_predict(pairs)
+    assert fig4.sum_purity(six, sums) < 0.9  # six clusters, but each pair of sums shares one place
+    assert fig4.sum_purity(count_clusters(pairs)[2], sums) < 0.9  # as counted: three places of two sums each
+    assert fig4.sum_purity(count_clusters(np.zeros((120, 2)))[2], sums) == pytest.approx(1 / 6)
 
 
 def test_count_order_is_one_along_an_ordered_axis_and_low_for_noise():

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from pipeline_lib.analysis.attention_sparsity import attention_layers, normalised_entropy
-from pipeline_lib.analysis.joma import estimate_terms, joma_estimate, normalised_correlation, stable_rank, v_ranks
+from pipeline_lib.analysis.gradient_rank import stable_rank
+from pipeline_lib.analysis.joma import estimate_terms, joma_estimate, normalised_correlation, v_ranks
 from pipeline_lib.analysis.scan_snap import entropy, summarise, token_attention
 from pipeline_lib.batches import FreshSamples
 from pipeline_lib.engine import train_seeds
@@ -291,4 +292,4 @@ def test_v_ranks_are_one_for_a_rank_one_v_and_track_the_change_per_step():
     assert np.isnan(vdot[0]).all() and np.allclose(vdot[1], 1.0) and (vdot[2] > 1.5).all()
     M = rng.normal(size=(6, 6))
     sv = np.linalg.svd(M, compute_uv=False)
-    assert stable_rank(M) == pytest.approx((sv**2).sum() / sv[0] ** 2)
+    assert float(stable_rank(torch.as_tensor(M))) == pytest.approx((sv**2).sum() / sv[0] ** 2)

@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 import xarray as xr
 
 from ..models import build_run_model
 from ..plumbing.store import read_dataset
+from .gradient_rank import stable_rank
 
 NAME = "joma"
 PER_RUN = True
@@ -64,19 +66,12 @@ def joma_estimate(z: np.ndarray, W: np.ndarray, U: np.ndarray, xbar: np.ndarray,
             "nc_term1": normalised_correlation(zhat1, z), "nc_term2": normalised_correlation(zhat2, z)}
 
 
-def stable_rank(M: np.ndarray) -> np.ndarray:
-    """||M||_F^2 / ||M||_2^2 over the last two axes (NaN for a zero matrix): 1 for rank one, at most min(m, n)."""
-    sv = np.linalg.svd(M, compute_uv=False)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(sv[..., 0] > 0, (sv ** 2).sum(-1) / sv[..., 0] ** 2, np.nan)
-
-
 def v_ranks(W: np.ndarray, U: np.ndarray, Mc: int) -> tuple[np.ndarray, np.ndarray]:
     """Stable ranks of V = U_c^T W (step, ..., M_c, K) at every step and of its change from the previous step
     (step 0: NaN): the talk's "V gradually becomes low rank" and "V-dot can be even more low-rank"."""
-    V = np.einsum("dl,...dk->...lk", U[:, :Mc], W)
-    dV = np.diff(V, axis=0)
-    return stable_rank(V), np.concatenate([np.full((1, *V.shape[1:-2]), np.nan), stable_rank(dV)])
+    V = torch.as_tensor(np.einsum("dl,...dk->...lk", U[:, :Mc], W))
+    dV = torch.diff(V, dim=0)
+    return stable_rank(V).numpy(), np.concatenate([np.full((1, *V.shape[1:-2]), np.nan), stable_rank(dV).numpy()])
 
 
 def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:

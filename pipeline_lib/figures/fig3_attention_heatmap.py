@@ -159,21 +159,18 @@ def probe_stats(ds: xr.Dataset, traj: xr.Dataset) -> dict:
     acc = ds.accuracy.sel(site=PROBE_SITE, target=PROBE_TARGET)
     test = traj.test_acc.sel(seed=acc.seed.values)
 
-    def first(epochs: np.ndarray, values: np.ndarray) -> int | None:
-        hit = np.flatnonzero(values >= SOLVED)
-        return int(epochs[hit[0]]) if hit.size else None
-
-    def probed_before(values: np.ndarray) -> int | None:  # the probed snapshot before the count's first solved one
+    def solved(epochs: np.ndarray, values: np.ndarray) -> tuple[int | None, int | None]:
+        """(the first epoch at or above SOLVED, the recorded epoch before it; None where there is none)."""
         hit = np.flatnonzero(values >= SOLVED)
         i = hit[0] if hit.size else len(values)
-        return int(acc.snapshot.values[i - 1]) if i > 0 else None
+        return (int(epochs[i]) if hit.size else None), (int(epochs[i - 1]) if i > 0 else None)
 
+    count = [solved(acc.snapshot.values, a) for a in acc.values]
     return {"first_snapshot": int(acc.snapshot[0]), "last_snapshot": int(acc.snapshot[-1]),
             "first_per_seed": claims.json_floats(acc.isel(snapshot=0)), "last_per_seed": claims.json_floats(acc.isel(snapshot=-1)),
             "chance": float(ds.chance.sel(target=PROBE_TARGET)), "snapshots_probed": int(acc.sizes["snapshot"]),
-            "count_solved_epoch": [first(acc.snapshot.values, a) for a in acc.values],
-            "count_unsolved_epoch": [probed_before(a) for a in acc.values],
-            "answer_solved_epoch": [first(test.epoch.values, a) for a in test.values]}
+            "count_solved_epoch": [c for c, _ in count], "count_unsolved_epoch": [u for _, u in count],
+            "answer_solved_epoch": [solved(test.epoch.values, a)[0] for a in test.values]}
 
 
 def _f(values: list) -> np.ndarray:

@@ -88,7 +88,7 @@ class Params:
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
-    panels, stats = [], {}
+    panels, stats, fitted = [], {}, {}
     pairs = [("", {"pretrain": params.pretrain, "finetune": params.finetune})] + [
         (f" ({label})", pair) for label, pair in params.settings] + (
         [(" (p=3 diagnostic)", dict(params.p3))] if params.p3 else [])
@@ -101,9 +101,10 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         k = int(traj.attrs["task_k"])
         sums = traj.embed_x.values[:, :k].sum(1)
         z = traj.z_A.isel(snapshot=-1)  # final weights
-        counts = stats[run]["clusters_per_seed"] if run in stats else {  # a run drawn twice is counted once
-            int(s): count_clusters(z.sel(seed=s).values, params.max_clusters, seed=0)[0] for s in z.seed.values}
-        purity = {s: sum_purity(z.sel(seed=s).values, sums, c) for s, c in counts.items()}
+        if run not in fitted:  # a run drawn twice is counted once: per seed, the count and its clusters' labels
+            fitted[run] = {int(s): count_clusters(z.sel(seed=s).values, params.max_clusters, seed=0)[::2]
+                           for s in z.seed.values}
+        counts = {s: k for s, (k, _) in fitted[run].items()}
         if phase:
             panels.append({"title": f"{phase}{setting}\n{run}, seed {params.seed}", "z": z.sel(seed=params.seed).values,
                            "color": sums, "clusters": counts[params.seed]})
@@ -116,7 +117,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                       "final_test_acc": {int(s): float(test_acc.sel(seed=s)) for s in z.seed.values},
                       "seeds_learned": learned,  # train accuracy >= 0.99: clusters mean something
                       "clusters_of_learned": [counts[s] for s in learned],
-                      "purity_of_learned": [purity[s] for s in learned],
+                      "purity_of_learned": [sum_purity(fitted[run][s][1], sums) for s in learned],
                       "order_per_seed": {int(s): count_order(z.sel(seed=s).values, sums) for s in z.seed.values},
                       "order_start_per_seed": {int(s): count_order(z0.sel(seed=s).values, sums) for s in z.seed.values},
                       "pc1_share_per_seed": {int(s): pc1_share(z.sel(seed=s).values) for s in z.seed.values}}
@@ -128,14 +129,9 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     return plot_fig4_embeddings(panels, ncols=2), stats
 
 
-def sum_purity(z: np.ndarray, sums: np.ndarray, k: int) -> float:
-    """The share of points whose k-means cluster (k clusters, as counted) holds mostly their own sum: 1 when
-    every cluster is one sum class ('equivalence classes' of the sum), whatever the count."""
-    if k < 2 or len(np.unique(np.round(z, 6), axis=0)) < k:
-        return float(np.bincount(sums).max() / len(sums))  # one cluster: the largest sum class
-    from sklearn.cluster import KMeans
-
-    labels = KMeans(n_clusters=k, n_init=4, random_state=0).fit_predict(z)
+def sum_purity(labels: np.ndarray, sums: np.ndarray) -> float:
+    """The share of points whose cluster (``labels``, as :func:`count_clusters` counted them) holds mostly their
+    own sum: 1 when every cluster is one sum class ('equivalence classes' of the sum), whatever the count."""
     return float(sum(np.bincount(sums[labels == c]).max() for c in np.unique(labels)) / len(sums))
 
 
