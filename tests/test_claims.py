@@ -429,6 +429,13 @@ def test_publish_writes_the_full_reproductions_cost_measured_from_the_run(tmp_pa
     text = readme.read_text()
     assert "about 2 hours" not in text and "| the tests | 8 minutes |" in text and text.endswith("rest\n")
     assert "| the full reproduction | 66 minutes on 2 cores: 2 jobs, 120 job-seconds, the largest job 1.25 GB" in text
+    # a run refreshed in pieces: the largest log ran fewer steps than there are jobs, so no wall time is claimed
+    (results / "benchmarks" / "train" / "c.tsv").write_text(head + "3599.5\t0:01:40\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
+    (results / "benchmarks" / "train" / "d.tsv").write_text(head + "0.0\t0:00:00\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
+    assert run_cost(results, tmp_path)["wall_seconds"] is None  # 3 steps, 4 jobs
+    ledger.publish(results, tmp_path)
+    assert "| the full reproduction | about 31 minutes on 2 cores (job time / 2: no log of one invocation" \
+        in readme.read_text()
 
 
 def test_at_best_notes_a_rule_that_cannot_say_reproduced_with_its_seeds():

@@ -11,9 +11,9 @@ from pathlib import Path
 COST_BEGIN, COST_END = "<!-- run-cost: begin -->", "<!-- run-cost: end -->"
 
 
-def _finished_log(log_dir: Path) -> tuple[float, int] | None:
-    """(wall seconds, cores) of the Snakemake log in ``log_dir`` that finished the most steps with every step
-    done (the full run, not a later invocation that rebuilt one target; the newest of equals)."""
+def _finished_log(log_dir: Path) -> tuple[int, float, int] | None:
+    """(steps, wall seconds, cores) of the Snakemake log in ``log_dir`` that finished the most steps with every
+    step done (the full run, not a later invocation that rebuilt one target; the newest of equals)."""
     best: tuple[int, float, int] | None = None
     for path in sorted(log_dir.glob("*.snakemake.log")):
         text = path.read_text(errors="replace")
@@ -23,13 +23,13 @@ def _finished_log(log_dir: Path) -> tuple[float, int] | None:
         if done and elapsed and cores and (best is None or int(done.group(1)) >= best[0]):
             d, h, m, s = elapsed.groups()
             best = (int(done.group(1)), int(d or 0) * 86400 + int(h) * 3600 + int(m) * 60 + float(s), int(cores.group(1)))
-    return None if best is None else best[1:]
+    return best
 
 
 def run_cost(results: Path, workdir: Path) -> dict:
-    """``jobs``, ``job_seconds``, ``peak_rss_mb`` (the largest job's), ``results_mb`` and, where the
-    invocation that finished the run left its log in ``<workdir>/.snakemake/log``, ``wall_seconds`` and
-    ``cores`` (else None)."""
+    """``jobs``, ``job_seconds``, ``peak_rss_mb`` (the largest job's), ``results_mb`` and, where one
+    invocation that ran at least as many steps as there are jobs left its log in ``<workdir>/.snakemake/log``,
+    ``wall_seconds`` and ``cores`` (else None: the run was refreshed in pieces)."""
     results = Path(results)
     files = sorted((results / "benchmarks").rglob("*.tsv"))
     if not files:
@@ -42,14 +42,17 @@ def run_cost(results: Path, workdir: Path) -> dict:
                 rss = max(rss, float(row["max_rss"]) if row["max_rss"] not in ("", "-", "NA") else 0.0)
     size = sum(p.stat().st_size for p in results.rglob("*") if p.is_file() and "replication" not in p.parts)
     log = _finished_log(Path(workdir) / ".snakemake" / "log")
+    if log is not None and log[0] < len(files):  # a run refreshed in pieces: no one invocation ran every job
+        log = None
     return {"jobs": len(files), "job_seconds": seconds, "peak_rss_mb": rss, "results_mb": size / 1e6,
-            "wall_seconds": log[0] if log else None, "cores": log[1] if log else None}
+            "wall_seconds": log[1] if log else None, "cores": log[2] if log else None}
 
 
 def cost_row(cost: dict) -> str:
     """The README's table row for the full reproduction."""
     wall = (f"{cost['wall_seconds'] / 60:.0f} minutes on {cost['cores']} cores" if cost["wall_seconds"] is not None
-            else f"about {cost['job_seconds'] / 60 / 2:.0f} minutes on 2 cores (job time / 2; no finished log)")
+            else f"about {cost['job_seconds'] / 60 / 2:.0f} minutes on 2 cores (job time / 2: no log of one invocation "
+                 "that ran every job; jobs that ran beside other work count their waiting too)")
     return (f"| the full reproduction | {wall}: {cost['jobs']} jobs, {cost['job_seconds']:,.0f} job-seconds, the "
             f"largest job {cost['peak_rss_mb'] / 1e3:.2f} GB resident, {cost['results_mb']:,.0f} MB of results "
             "(the last published run's benchmark files and Snakemake log) |")
