@@ -133,30 +133,44 @@ def _check_names(skip: set, names: list[str]) -> None:
                          f"does not have; allowed: {names}")
 
 
+def weight_decay_groups(params, names: Optional[list[str]], no_weight_decay) -> list:
+    """torch parameter groups: the parameters ``names``d in ``no_weight_decay`` (the config key
+    ``optimizer.no_weight_decay``) in a second group without weight decay; empty groups dropped."""
+    if not no_weight_decay:
+        return list(params)
+    if names is None:
+        raise ValueError("optimizer.no_weight_decay needs the parameters' names")
+    skip = set(no_weight_decay)
+    _check_names(skip, names)
+    groups = [{"params": [p for n, p in zip(names, params) if n not in skip]},
+              {"params": [p for n, p in zip(names, params) if n in skip], "weight_decay": 0.0}]
+    return [g for g in groups if g["params"]]
+
+
 def build_optimizer(params, opt_cfg, dims: Optional[list] = None,
                     names: Optional[list[str]] = None) -> torch.optim.Optimizer:
     """torch's Adam, AdamW or SGD; any other name is an optimizer plug-in of ``pipeline_lib/optimizers``
     (its ``build(params, opt_cfg, dims)``, ``dims``: each parameter's dim names after the seed axis;
-    the run's code hash includes that module, see ``jobs.train_code``). The parameters ``names``d in
-    ``opt_cfg.no_weight_decay`` form a second group without weight decay (torch's optimizers only)."""
+    a plug-in that declares ``TAKES_NAMES = True`` gets ``names`` too and honours ``no_weight_decay``
+    itself; the run's code hash includes that module, see ``jobs.train_code``). The parameters
+    ``names``d in ``opt_cfg.no_weight_decay`` form a second group without weight decay."""
     name = opt_cfg.name
     if name not in BUILTIN_OPTIMIZERS:
         from .plumbing import registry  # looks the plug-in up by name
 
         if dims is None:
             raise ValueError(f"optimizer {name!r} needs the parameters' dim names (train_seeds(param_dims=...))")
+        plugin = registry.load("optimizer", name)
+        if getattr(plugin, "TAKES_NAMES", False):  # it reads the parameters' names (and no_weight_decay) itself
+            if names is None:
+                raise ValueError(f"optimizer {name!r} needs the parameters' names")
+            return plugin.build(params, opt_cfg, dims, names)
         if opt_cfg.no_weight_decay:
             raise ValueError(f"config key 'optimizer.no_weight_decay': optimizer {name!r} takes one weight decay; "
-                             "allowed with adam, adamw, sgd")
-        return registry.load("optimizer", name).build(params, opt_cfg, dims)
+                             "allowed with adam, adamw, sgd and plug-ins that read the parameters' names")
+        return plugin.build(params, opt_cfg, dims)
     if opt_cfg.no_weight_decay:
-        if names is None:
-            raise ValueError("optimizer.no_weight_decay needs the parameters' names")
-        skip = set(opt_cfg.no_weight_decay)
-        _check_names(skip, names)
-        groups = [{"params": [p for n, p in zip(names, params) if n not in skip]},
-                  {"params": [p for n, p in zip(names, params) if n in skip], "weight_decay": 0.0}]
-        params = [g for g in groups if g["params"]]
+        params = weight_decay_groups(params, names, opt_cfg.no_weight_decay)
     # foreach: one call per operation for all parameters instead of a Python loop over them (the
     # per-step overhead of mini-batch training); the same arithmetic, equal bit for bit (checked for
     # Adam, AdamW and SGD with and without momentum and weight decay).
