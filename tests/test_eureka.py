@@ -244,3 +244,92 @@ def test_transformer_run_resumes_bit_identically_with_its_recordings(smoke_raw, 
         np.testing.assert_array_equal(getattr(resumed, name), getattr(reference, name), err_msg=name)
     for name in ("W_Q", "W_K", "W_V"):
         np.testing.assert_array_equal(resumed.grads[name], reference.grads[name], err_msg=name)
+
+
+# --- Table 1's W_QKV gradient-scaling row: the optimizer plug-in ----------------------------------------------
+def _qkv_model(S=3, seed=0):
+    return _perturbed(SeedTransformer(S, 5, 4, 8, 2, 2, 2, vocab=5), scale=0.1, seed=seed)
+
+
+def test_qkv_scaling_gives_q_k_v_one_mean_gradient_per_seed_and_layer():
+    from pipeline_lib.optimizers.adamw_qkv_scaled import scale_qkv_grads
+
+    g = torch.Generator().manual_seed(0)
+    grads = [torch.randn(3, 2, 2, 8, 4, generator=g) * s for s in (1e-3, 1e-2, 1e-1)]  # Q << K << V, as in Fig. 5
+    before = [t.clone() for t in grads]
+    target = sum(t.abs().mean(dim=(2, 3, 4)) for t in before) / 3  # the reference's mean over the fused qkv
+    scale_qkv_grads(grads, "mean_grad")
+    for t, b in zip(grads, before):
+        np.testing.assert_allclose(t.abs().mean(dim=(2, 3, 4)).numpy(), target.numpy(), rtol=1e-5)
+        ratio = t / b  # one factor per seed and layer: directions within each matrix are kept
+        assert torch.allclose(ratio, ratio[:, :, :1, :1, :1].expand_as(ratio), rtol=1e-5)
+    grads = [t.clone() for t in before]
+    scale_qkv_grads(grads, "mean_to_value_grad")
+    for t in grads:
+        np.testing.assert_allclose(t.abs().mean(dim=(2, 3, 4)).numpy(), before[2].abs().mean(dim=(2, 3, 4)).numpy(),
+                                   rtol=1e-5)
+    assert torch.equal(grads[2], before[2])
+    zero = [torch.zeros(1, 1, 1, 2, 2), torch.ones(1, 1, 1, 2, 2), torch.ones(1, 1, 1, 2, 2)]
+    scale_qkv_grads(zero)  # a frozen seed's zero gradient stays zero, finite
+    assert torch.equal(zero[0], torch.zeros(1, 1, 1, 2, 2)) and torch.isfinite(zero[1]).all()
+
+
+def test_qkv_scaled_adamw_is_adamw_on_the_rescaled_gradients_with_the_no_decay_group():
+    from pipeline_lib.optimizers.adamw_qkv_scaled import scale_qkv_grads
+    from pipeline_lib.plumbing.config import OptimizerConfig
+    from pipeline_lib.slot_optim import build_optimizer
+
+    x = torch.randint(0, 5, (16, 4))
+    y = torch.randint(0, 5, (16,))
+    cfg = OptimizerConfig(name="adamw_qkv_scaled", lr=1e-2, weight_decay=0.1, no_weight_decay=("ln1_g", "ln1_b"))
+    a, b = _qkv_model(), _qkv_model()
+    opt_a = build_optimizer([getattr(a, n) for n in a.param_names()], cfg, [()] * len(a.param_names()), a.param_names())
+    ref_cfg = dataclasses.replace(cfg, name="adamw")
+    opt_b = build_optimizer([getattr(b, n) for n in b.param_names()], ref_cfg, None, b.param_names())
+    for _ in range(3):
+        for model, opt in ((a, opt_a), (b, opt_b)):
+            opt.zero_grad()
+            F.cross_entropy(model(x).reshape(-1, 5), y.repeat(model.S)).backward()
+        scale_qkv_grads([b.W_Q.grad, b.W_K.grad, b.W_V.grad])
+        opt_a.step()
+        opt_b.step()
+    for n in a.param_names():
+        torch.testing.assert_close(getattr(a, n), getattr(b, n), rtol=1e-6, atol=1e-7, msg=n)
+    assert not torch.allclose(a.W_Q, _qkv_model().W_Q)  # it trained
+    assert [g["weight_decay"] for g in opt_a.param_groups] == [0.1, 0.0]
+
+
+def test_qkv_scaling_refuses_a_model_without_attention_naming_the_key():
+    from pipeline_lib.plumbing.config import OptimizerConfig
+    from pipeline_lib.slot_optim import build_optimizer
+
+    w = torch.nn.Parameter(torch.zeros(2, 3, 3))
+    with pytest.raises(ValueError, match="optimizer.name.*W_Q"):
+        build_optimizer([w], OptimizerConfig(name="adamw_qkv_scaled"), [("a", "b")], ["W_a"])
+
+
+# --- the CNN control: the seed-batched ResNet ----------------------------------------------------------------
+def test_resnet_slots_equal_single_seed_models_and_an_explicit_block():
+    from pipeline_lib.models.resnet import SeedResNet, as_inputs
+
+    x = as_inputs(np.random.default_rng(0).integers(0, 17, (6, 256)))
+    many = SeedResNet(3, 16, 10, (4, 8), norm_groups=2)
+    many.init_seeds([5, 6, 7])
+    one = SeedResNet(1, 16, 10, (4, 8), norm_groups=2)
+    one.init_seeds([6])
+    torch.testing.assert_close(many(x)[1], one(x)[0], rtol=1e-5, atol=1e-6)  # slot 1 is seed 6 alone
+    per_seed = x.unsqueeze(0).expand(3, *x.shape).contiguous()  # a batch per seed gives the same
+    torch.testing.assert_close(many(per_seed), many(x))
+    # the forward pass written out with torch.nn.functional for seed 6 (stem, a block, a strided block with a
+    # projection shortcut, pooling, classifier)
+    p = {n: getattr(one, n)[0] for n in one.param_names()}
+    gn = lambda z, s: F.group_norm(z, 2, p[f"{s[0]}_g{s[1]}"], p[f"{s[0]}_b{s[1]}"], eps=1e-5)  # noqa: E731
+    z = F.relu(gn(F.conv2d(x, p["stem_W"], padding=1), ("stem", "")))
+    out = gn(F.conv2d(F.relu(gn(F.conv2d(z, p["s1_W1"], padding=1), ("s1", "1"))), p["s1_W2"], padding=1), ("s1", "2"))
+    z = F.relu(out + z)
+    out = F.relu(gn(F.conv2d(z, p["s2_W1"], stride=2, padding=1), ("s2", "1")))
+    out = gn(F.conv2d(out, p["s2_W2"], padding=1), ("s2", "2"))
+    z = F.relu(out + gn(F.conv2d(z, p["s2_Ws"], stride=2), ("s2", "s")))
+    logits = z.mean(dim=(-2, -1)) @ p["fc_W"] + p["fc_b"]
+    torch.testing.assert_close(one(x)[0], logits, rtol=1e-5, atol=1e-6)
+    assert one.attention(x) is None and one.internals(x).features.shape == (1, 6, 8)
