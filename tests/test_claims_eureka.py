@@ -26,6 +26,9 @@ LEVEL = 0.55  # the planted no-first-step accuracy
 DEFAULT = merged(load_yaml(REPO / "config" / "config.yaml"), load_yaml(REPO / "config" / "eureka_table1.yaml"))
 EXPERIMENTS = {exp: [label for label in DEFAULT["analyses"]["eureka"][exp]["arms"]]
                for exp in DEFAULT["figures"]["eureka_table"]["experiments"] if exp in table.EXPERIMENTS}
+# the table's experiments besides: the No-position task and the ResNet control (Table 1's own claims)
+TABLE_EXPERIMENTS = {exp: [label for label in DEFAULT["analyses"]["eureka"][exp]["arms"]]
+                     for exp in DEFAULT["figures"]["eureka_table"]["experiments"]}
 
 
 def _curve(eureka: int | None, epochs: int = 101, jump: int = 2, start: int = 5) -> np.ndarray:
@@ -130,6 +133,36 @@ def test_epoch_claim_compares_t_intervals_and_an_arm_that_never_reaches_is_not_e
     assert table.epoch_score(_arm(10, 10, [290.0 + 5 * i for i in range(10)]), base)["verdict"] == "partial"
     assert table.epoch_score(_arm(0, 10), base)["verdict"] == "not reproduced"
     assert table.epoch_score(base, _arm(0, 10))["verdict"] == "not run"
+
+
+def test_table1_rows_the_resnet_and_the_no_position_task_are_scored_against_softmax():
+    def arm(k, n, epochs=None, accs=None, length=60):
+        a = _arm(k, n, epochs)
+        a.update(final_accs=accs if accs is not None else [0.9] * k + [0.5] * (n - k), epochs=length)
+        return a
+
+    soft = arm(3, 10, [30.0, 40.0, 50.0], [0.80, 0.82, 0.81] + [0.5] * 7)
+    # the ResNet: every seed past the threshold by 10% of the run (6 of 60 epochs) is 'immediately'
+    assert table.immediate_score(arm(10, 10, [3.0] * 10), soft)["verdict"] == "reproduced"
+    late = table.immediate_score(arm(10, 10, [3.0] * 9 + [7.0]), soft)  # one seed at epoch 7: a majority only
+    assert late["verdict"] == "partial" and late["measured"] == pytest.approx(0.9)
+    assert "0 of 10 seeds by epoch 6" in late["control"]
+    assert table.immediate_score(arm(10, 10, [20.0] * 10), soft)["verdict"] == "not reproduced"
+    # Table 1's 'Acc.': the final accuracy of each arm's Eureka seeds, t intervals
+    assert table.accuracy_score(arm(10, 10, [20.0] * 10, [0.95, 0.96] * 5), soft)["verdict"] == "reproduced"
+    assert table.accuracy_score(arm(10, 10, [20.0] * 10, [0.81] * 10), soft)["verdict"] == "not reproduced"
+    assert table.accuracy_score(arm(10, 10), arm(1, 10))["verdict"] == "not run"  # one Softmax Eureka seed
+    # the No-position task is harder: its pooled ratio below the main task's over the shared arms
+    main = {"Softmax": arm(7, 10), "NormSoftmax": arm(10, 10), "ResNet only here": arm(0, 10)}
+    hard = table.harder_score(main, {"Softmax": arm(0, 4), "NormSoftmax": arm(1, 4)})
+    assert hard["verdict"] == "reproduced" and hard["measured"] == pytest.approx(1 / 8)
+    assert "17/20" in hard["control"]  # the arm only on the main task is not pooled
+    assert table.harder_score(main, {"Softmax": arm(3, 4), "NormSoftmax": arm(4, 4)})["verdict"] == "not reproduced"
+    assert table.harder_score(main, {})["verdict"] == "not run"
+    scores = table.table1_scores({"digits": {"Softmax": soft, "WD 0.5": arm(0, 10)}})
+    assert scores["eureka.table.digits_wd05_lowers_ratio"]["verdict"] == "partial"  # 0/10 vs 3/10
+    assert scores["eureka.table.digits_tau_40_lowers_ratio"]["verdict"] == "not run"  # arm not drawn
+    assert scores["eureka.table.digits_resnet_learns_immediately"]["verdict"] == "not run"
 
 
 def test_table_build_scores_its_claims_from_the_eureka_artifact(tmp_path):
@@ -282,8 +315,11 @@ def _default_stats(drop: str | None = None) -> dict:
                    for i, lbl in enumerate(labels) if lbl != drop} for exp, labels in EXPERIMENTS.items()}
     probe_rows = {exp: {lbl: _probe([0.8, 0.85, 0.9]) for lbl in arms} for exp, arms in trajs.items()}
     thr = {exp: 0.7 for exp in EXPERIMENTS}
-    table_arms = {exp: {lbl: _arm(5, 5, [float(v) for v in ds.test_acc.argmax("epoch").values])
-                        for lbl, ds in arms.items()} for exp, arms in trajs.items()}
+    table_trajs = {exp: {lbl: trajs.get(exp, {}).get(lbl) or _traj([40 + 3 * j for j in range(5)])
+                         for lbl in labels if lbl != drop} for exp, labels in TABLE_EXPERIMENTS.items()}
+    table_arms = {exp: {lbl: {**_arm(5, 5, [float(v) for v in ds.test_acc.argmax("epoch").values]),
+                              "final_accs": [0.9] * 5, "epochs": int(ds.epoch.values[-1])}
+                        for lbl, ds in arms.items()} for exp, arms in table_trajs.items()}
     return {"eureka_accuracy": acc.eureka_accuracy_stats(trajs, {e: LEVEL for e in trajs}, thr),
             "eureka_table": {"rows": [], "arms": table_arms},
             "eureka_qkv_gradients": qkv.gradient_stats(trajs, thr),
@@ -293,11 +329,12 @@ def _default_stats(drop: str | None = None) -> dict:
 
 def test_the_default_config_draws_the_arms_the_claims_name():
     assert set(EXPERIMENTS) == {"reasoning", "digits"}
+    assert {table.NOPOS, table.RESNET[0]} <= set(TABLE_EXPERIMENTS) and table.RESNET[1] in TABLE_EXPERIMENTS[table.RESNET[0]]
     for exp, labels in EXPERIMENTS.items():
         assert set(labels) >= {table.BASE, *table.ARMS.values()} == set(probes.ARMS.values()), exp
         for mod in MODULES.values():
             assert set(getattr(mod, "ARMS").values()) <= set(labels) and mod.EXPERIMENTS == list(EXPERIMENTS)
-    assert set(EXPERIMENTS["reasoning"]) >= set(table.HOTTER.values())  # Table 1's hotter rows run there
+    assert set(EXPERIMENTS["digits"]) >= set(table.TABLE1_LOWERS.values()) | set(table.TABLE1_RAISES.values())  # on its task
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -320,8 +357,10 @@ def test_a_missing_arm_leaves_its_claims_not_run(module):
             continue  # not run whatever the arms (see above)
         assert (s["verdict"] == "not run") == bool(re.search(r"\.(reasoning|digits)_ht_", cid)), cid
     base_gone = MODULES[module].score_claims(_default_stats(drop="Softmax")[module], None)
-    for cid, s in base_gone.items():  # every claim compares with Softmax, but a probe claim of another arm
-        assert (s["verdict"] == "not run") == (module != "eureka_probes" or "_softmax_" in cid), cid
+    for cid, s in base_gone.items():  # every claim compares with Softmax, but a probe claim of another arm and
+        # the No-position task's pooled ratio (over whichever arms both tasks ran)
+        expected = (module != "eureka_probes" or "_softmax_" in cid) and cid != "eureka.table.digits_nopos_harder"
+        assert (s["verdict"] == "not run") == expected, cid
 
 
 def test_trajectory_figures_build_and_score_from_written_runs(tmp_path):

@@ -26,12 +26,11 @@ def test_default_and_smoke_configs_are_valid():
     assert set(cfg.analyses["attention_sparsity"].runs) == with_attention
     without = {cfg.models[cfg.runs[r].model].plugin for r in set(cfg.runs) - with_attention}
     assert without == {"quadratic_mlp", "decoder"}  # CoGO/GaLore's MLP; the decoder records no fixed-probe attention
-    # the five attention variants, 10 seeds each: on the reasoning task NormSoftmax is the paper's Eq. 2 (the
-    # reference code's variance form is a diagnostic experiment of its own); the digits task (config/
-    # eureka_table1.yaml) keeps the variance form
+    # the five attention variants, 10 seeds each: NormSoftmax is the paper's Eq. 2 on both tasks (the reference
+    # code's variance form is a diagnostic experiment of its own)
     five = lambda norm: {("softmax", "sqrt_d"), ("softmax", 1 / 3), ("softmax", "HT"), (norm, "sqrt_d"), (norm, "HT")}  # noqa: E731
     table1 = load_config(merged(load_yaml(REPO / "config" / "config.yaml"), load_yaml(REPO / "config" / "eureka_table1.yaml")))
-    for c, exp, norm in ((cfg, "reasoning", "normsoftmax"), (table1, "digits", "normsoftmax_var")):
+    for c, exp, norm in ((cfg, "reasoning", "normsoftmax"), (table1, "digits", "normsoftmax")):
         arms = [c.runs[r] for _, r in c.analyses["eureka"][exp].arms]
         assert {(a.attention.variant, a.attention.tau if a.attention.schedule == "none" else "HT")
                 for a in arms} >= five(norm), exp
@@ -39,13 +38,14 @@ def test_default_and_smoke_configs_are_valid():
                    for a in arms), exp
     # the reasoning comparison changes one thing: every arm of an experiment shares its learning rate and
     # schedule (the reference's loop: no cool-down epochs), and the grid has two rates
-    rates = set()
-    for exp in ("reasoning", "reasoning_lr5e4"):
-        arms = [cfg.runs[r] for _, r in cfg.analyses["eureka"][exp].arms]
-        assert len({(a.optimizer.lr, a.epochs, a.optimizer.cooldown_epochs, a.batch_size) for a in arms}) == 1, exp
-        assert all(a.optimizer.cooldown_epochs == 0 for a in arms), exp
-        rates.add(arms[0].optimizer.lr)
-    assert len(rates) == 2
+    for c, grid in ((cfg, ("reasoning", "reasoning_lr5e4")), (table1, ("digits", "digits_lr1e4", "digits_nopos"))):
+        rates = set()
+        for exp in grid:
+            arms = [c.runs[r] for _, r in c.analyses["eureka"][exp].arms]
+            assert len({(a.optimizer.lr, a.epochs, a.optimizer.cooldown_epochs, a.batch_size) for a in arms}) == 1, exp
+            assert all(a.optimizer.cooldown_epochs == 0 for a in arms), exp
+            rates.add(arms[0].optimizer.lr)
+        assert len(rates) == 2, grid
     assert cfg.analyses["eureka"]["reasoning"].threshold == 0.7
     # the paper-scale config names its reasoning experiments as the default does, each at the default's rate
     paper_eureka = load_config_file(REPO / "config" / "eureka_paper.yaml")

@@ -31,7 +31,7 @@ properties:
 """
 RESOURCES = {"runtime": 10, "mem_mb": 2000}
 PER_ARM = ("n_seeds", "n_eureka", "eureka_ratio", "ratio_ci_low", "ratio_ci_high", "mean_eureka_epoch",
-           "acc_after_eureka", "mean_final_test_acc", "n_plateau", "n_memorise", "lr")
+           "acc_after_eureka", "mean_final_test_acc", "n_plateau", "n_memorise", "lr", "last_epoch")
 PER_SEED = ("eureka_epoch", "final_test_acc", "train_eureka_epoch", "final_train_acc")
 
 
@@ -52,6 +52,7 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
         traj = read_dataset(paths.trajectory(run), rule="train")
         res = eureka_summary(traj.test_acc.values, traj.epoch.values, params.threshold, traj.train_acc.values)
         res["lr"] = cfg.runs[run].optimizer.lr
+        res["last_epoch"] = int(traj.epoch.values[-1])
         cols = [seeds.index(int(s)) for s in traj.seed.values]
         for v in per_seed:
             per_seed[v][i, cols] = res[v]
@@ -62,7 +63,8 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
         {**{v: (("arm", "seed"), a.astype(np.float32)) for v, a in per_seed.items()},
          **{v: (("arm",), a) for v, a in per_arm.items()},
          "run": (("arm",), np.array([r.name for r in rc.values()], dtype=object)),
-         "attention": (("arm",), np.array([describe(r.attention) for r in rc.values()], dtype=object)),
+         "attention": (("arm",), np.array([describe(r.attention) if _has_attention(cfg, r) else "none (no attention)"
+                                           for r in rc.values()], dtype=object)),
          "dataset": (("arm",), np.array([r.dataset for r in rc.values()], dtype=object))},
         coords={"arm": labels, "seed": seeds},
     )
@@ -75,7 +77,15 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     out["n_memorise"].attrs["description"] = (f"seeds without a Eureka epoch whose final train accuracy is > "
                                               f"{params.threshold}: the training set is fitted, the test set not")
     out["lr"].attrs["description"] = "the run's peak learning rate (optimizer.lr)"
+    out["last_epoch"].attrs["description"] = "the run's last recorded epoch (its length)"
     return out, {"threshold": params.threshold, "experiment": name, "device": "none"}
+
+
+def _has_attention(cfg, run) -> bool:
+    """Whether the run's model kind records attention (a ResNet control has none to describe)."""
+    from ..plumbing.config_checks import model_records
+
+    return "attention" in model_records(cfg.raw["models"][run.model])
 
 
 def eureka_epochs(test_acc: np.ndarray, epochs: np.ndarray, threshold: float) -> np.ndarray:

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from .. import claims
 from ..plumbing.store import read_dataset
-from .eureka_arms import BASE, EXPERIMENTS, HOTTER, INTERVENTIONS
+from .eureka_arms import ACCURACY, BASE, EXPERIMENTS, INTERVENTIONS, NOPOS, RESNET, TABLE1_LOWERS, TABLE1_RAISES
 from .tables import table_figure, write_table
 
 NAME = "eureka_table"
@@ -67,8 +67,9 @@ def table_rows(stats: dict[str, xr.Dataset]) -> list[list[str]]:
 
 
 def arm_stats(stats: dict[str, xr.Dataset]) -> dict:
-    """experiment -> arm -> seed count, Eureka count and the Eureka epoch of every seed (None: never, or a
-    seed of another arm); the per-seed epochs only where the artifact holds them."""
+    """experiment -> arm -> seed count, Eureka count, the Eureka epoch and final test accuracy of every seed
+    (None: never, or a seed of another arm) and the run's length (``epochs``); each only where the artifact
+    holds it."""
     out = {}
     for exp, ds in stats.items():
         out[exp] = {}
@@ -77,9 +78,11 @@ def arm_stats(stats: dict[str, xr.Dataset]) -> dict:
             out[exp][str(arm)] = {"n_seeds": int(a.n_seeds), "n_eureka": int(a.n_eureka)}
             if "n_plateau" in a:
                 out[exp][str(arm)].update(n_plateau=int(a.n_plateau), n_memorise=int(a.n_memorise), lr=float(a.lr))
-            if "eureka_epoch" in a:
-                out[exp][str(arm)]["eureka_epochs"] = [None if np.isnan(e) else float(e)
-                                                       for e in a.eureka_epoch.values.astype(float)]
+            for key, var in (("eureka_epochs", "eureka_epoch"), ("final_accs", "final_test_acc")):
+                if var in a:
+                    out[exp][str(arm)][key] = [None if np.isnan(e) else float(e) for e in a[var].values.astype(float)]
+            if "last_epoch" in a:
+                out[exp][str(arm)]["epochs"] = int(a.last_epoch)
     return out
 
 
@@ -97,15 +100,97 @@ def score_claims(stats: dict, params: Params) -> dict:
                 continue
             out[f"eureka.table.{exp}_{key}_raises_ratio"] = ratio_score(arms[arm], arms[BASE])
             out[f"eureka.table.{exp}_{key}_earlier_eureka"] = epoch_score(arms[arm], arms[BASE])
-        for key, arm in HOTTER.items() if exp == "reasoning" else ():  # the rows run on the reasoning task only
-            if arm not in arms or BASE not in arms:
-                out[f"eureka.table.{exp}_{key}_lowers_ratio"] = claims.not_run(
-                    f"arms {arm!r} and {BASE!r} of experiment {exp!r} not both in the table")
-                continue
-            out[f"eureka.table.{exp}_{key}_lowers_ratio"] = lower_ratio_score(arms[arm], arms[BASE])
         if exp == "reasoning":  # declared for the default config's task only
             out[f"eureka.table.{exp}_non_eureka_softmax_seeds_plateau"] = plateau_score(arms.get(BASE))
+    out.update(table1_scores(stats.get("arms", {})))
     return out
+
+
+def _pair(arms: dict, arm: str, exp: str):
+    """None where the experiment holds the arm and Softmax, else the 'not run' score saying which is missing."""
+    if arm in arms and BASE in arms:
+        return None
+    return claims.not_run(f"arms {arm!r} and {BASE!r} of experiment {exp!r} not both in the table")
+
+
+def table1_scores(arms_by_exp: dict) -> dict:
+    """Table 1's rows on its own task (the digits stand-in, config/eureka_table1.yaml): the other rows'
+    Eureka-ratios and epochs against Softmax, the 'Acc.' column, the No-position task and the ResNet."""
+    out = {}
+    arms = arms_by_exp.get("digits", {})
+    for key, arm in TABLE1_LOWERS.items():
+        out[f"eureka.table.digits_{key}_lowers_ratio"] = _pair(arms, arm, "digits") or lower_ratio_score(
+            arms[arm], arms[BASE])
+    for key, arm in TABLE1_RAISES.items():
+        out[f"eureka.table.digits_{key}_raises_ratio"] = _pair(arms, arm, "digits") or ratio_score(arms[arm], arms[BASE])
+    key, arm = "normsoftmax_lowtemp", TABLE1_RAISES["normsoftmax_lowtemp"]
+    out[f"eureka.table.digits_{key}_earlier_eureka"] = _pair(arms, arm, "digits") or epoch_score(arms[arm], arms[BASE])
+    for key, arm in ACCURACY.items():
+        out[f"eureka.table.digits_{key}_higher_accuracy"] = _pair(arms, arm, "digits") or accuracy_score(
+            arms[arm], arms[BASE])
+    nopos = arms_by_exp.get(NOPOS, {})
+    out["eureka.table.digits_nopos_harder"] = harder_score(arms, nopos)
+    arm = INTERVENTIONS["normsoftmax"]
+    out["eureka.table.digits_nopos_normsoftmax_raises_ratio"] = _pair(nopos, arm, NOPOS) or ratio_score(
+        nopos[arm], nopos[BASE])
+    exp, arm = RESNET
+    out["eureka.table.digits_resnet_learns_immediately"] = _pair(arms_by_exp.get(exp, {}), arm, exp) or immediate_score(
+        arms_by_exp[exp][arm], arms_by_exp[exp][BASE])
+    return out
+
+
+IMMEDIATE = 0.1  # "immediately": the Eureka epoch within this share of the run (a shorter plateau is none:
+# eureka_accuracy's LONG_PLATEAU)
+
+
+def immediate_score(arm: dict, base: dict) -> dict:
+    """Every seed of the arm has its Eureka epoch within the first IMMEDIATE of the run (claims.share_holds);
+    the control is the Softmax ViT's count by the same rule."""
+    if "eureka_epochs" not in arm or "epochs" not in arm:
+        return claims.not_run("the table holds no per-seed Eureka epochs or run length")
+    def count(a: dict) -> tuple[int, int]:
+        limit = IMMEDIATE * a["epochs"]
+        return sum(1 for e in a["eureka_epochs"] if e is not None and e <= limit), a["n_seeds"]
+    k, n = count(arm)
+    k0, n0 = count(base)
+    p, lo, hi = claims.rate(k, n)
+    return claims.score(p, (lo, hi), n, f"{BASE} ViT: {k0} of {n0} seeds by epoch {IMMEDIATE * base['epochs']:g}; "
+                        f"ResNet seeds with a Eureka epoch at all: {arm['n_eureka']} of {n}",
+                        claims.share_holds(k, n))
+
+
+def harder_score(main: dict, nopos: dict) -> dict:
+    """The No-position task's Eureka-ratio, pooled over the arms it shares with the main task, below the main
+    task's pooled ratio (disjoint Wilson intervals: claims.rates_exceed with the roles swapped)."""
+    shared = [lbl for lbl in nopos if lbl in main]
+    if not shared:
+        return claims.not_run(f"no arm of experiment {NOPOS!r} is also in experiment 'digits'")
+    k, n = sum(nopos[a]["n_eureka"] for a in shared), sum(nopos[a]["n_seeds"] for a in shared)
+    k0, n0 = sum(main[a]["n_eureka"] for a in shared), sum(main[a]["n_seeds"] for a in shared)
+    p, lo, hi = claims.rate(k, n)
+    return claims.score(p, (lo, hi), n, claims.fmt_rate(f"main task, the same {len(shared)} arms", k0, n0),
+                        claims.rates_exceed(k0, n0, k, n))
+
+
+def accuracy_score(arm: dict, base: dict) -> dict:
+    """Table 1's 'Acc.' (the mean final test accuracy of the seeds with a Eureka-moment) of the arm above the
+    control's (t intervals, claims.exceeds); both need MIN_EUREKA_SEEDS such seeds for an interval."""
+    if "final_accs" not in arm or "eureka_epochs" not in arm:
+        return claims.not_run("the eureka artifact holds no per-seed final accuracies")
+    def after_eureka(a: dict) -> list[float]:
+        return [acc for acc, e in zip(a["final_accs"], a["eureka_epochs"]) if e is not None and acc is not None]
+
+    a, b = after_eureka(arm), after_eureka(base)
+    if len(b) < MIN_EUREKA_SEEDS:
+        return claims.not_run(f"{len(b)} {BASE} seed(s) with a Eureka-moment: no accuracy after it with an interval "
+                              "to compare with")
+    m0, lo0, hi0 = claims.mean_interval(b)
+    control = claims.fmt_interval(f"{BASE} accuracy after the Eureka-moment", m0, lo0, hi0) + f" over {len(b)} seeds"
+    m, lo, hi = claims.mean_interval(a)
+    if len(a) < MIN_EUREKA_SEEDS:
+        return claims.score(m, (lo, hi), len(a), control, claims.guard(
+            "not reproduced", f"{len(a)} seed(s) of the arm have a Eureka-moment: no accuracy with an interval"))
+    return claims.score(m, (lo, hi), len(a), control, claims.exceeds(m, lo, m0, hi0))
 
 
 def plateau_score(base: dict | None) -> dict:
