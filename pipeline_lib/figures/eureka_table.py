@@ -139,24 +139,30 @@ def table1_scores(arms_by_exp: dict) -> dict:
     return out
 
 
-IMMEDIATE = 0.1  # "immediately": the Eureka epoch within this share of the run (a shorter plateau is none:
-# eureka_accuracy's LONG_PLATEAU)
+IMMEDIATE = 0.2  # "immediately": the Eureka epoch within this share of the run (on the digits task: 12 of 60
+# epochs, the 5 warm-up epochs and less than eureka_accuracy's 'long' plateau, 10% of the run, after them)
 
 
 def immediate_score(arm: dict, base: dict) -> dict:
-    """Every seed of the arm has its Eureka epoch within the first IMMEDIATE of the run (claims.share_holds);
-    the control is the Softmax ViT's count by the same rule."""
-    if "eureka_epochs" not in arm or "epochs" not in arm:
+    """Every seed of the arm has its Eureka epoch within the first IMMEDIATE of the run (claims.share_holds),
+    on a task where the control (the Softmax ViT) does not: where every control seed meets the same rule the
+    task shows no difficulty for the ResNet to be free of, and the claim is not run."""
+    if any("eureka_epochs" not in a or "epochs" not in a for a in (arm, base)):
         return claims.not_run("the table holds no per-seed Eureka epochs or run length")
+
     def count(a: dict) -> tuple[int, int]:
         limit = IMMEDIATE * a["epochs"]
         return sum(1 for e in a["eureka_epochs"] if e is not None and e <= limit), a["n_seeds"]
+
     k, n = count(arm)
     k0, n0 = count(base)
     p, lo, hi = claims.rate(k, n)
-    return claims.score(p, (lo, hi), n, f"{BASE} ViT: {k0} of {n0} seeds by epoch {IMMEDIATE * base['epochs']:g}; "
-                        f"ResNet seeds with a Eureka epoch at all: {arm['n_eureka']} of {n}",
-                        claims.share_holds(k, n))
+    control = (f"{BASE} ViT: {k0} of {n0} seeds by epoch {IMMEDIATE * base['epochs']:g}; ResNet seeds with a "
+               f"Eureka epoch at all: {arm['n_eureka']} of {n}")
+    if k0 == n0:
+        return claims.score(p, (lo, hi), n, control, claims.guard(
+            "not run", f"every {BASE} ViT seed learns by the same epoch: the task shows no difficulty to be free of"))
+    return claims.score(p, (lo, hi), n, control, claims.share_holds(k, n))
 
 
 def harder_score(main: dict, nopos: dict) -> dict:
@@ -168,8 +174,11 @@ def harder_score(main: dict, nopos: dict) -> dict:
     k, n = sum(nopos[a]["n_eureka"] for a in shared), sum(nopos[a]["n_seeds"] for a in shared)
     k0, n0 = sum(main[a]["n_eureka"] for a in shared), sum(main[a]["n_seeds"] for a in shared)
     p, lo, hi = claims.rate(k, n)
-    return claims.score(p, (lo, hi), n, claims.fmt_rate(f"main task, the same {len(shared)} arms", k0, n0),
-                        claims.rates_exceed(k0, n0, k, n))
+    control = claims.fmt_rate(f"main task, the same {len(shared)} arms", k0, n0)
+    if k0 == 0:  # no ratio can be lower: this regime cannot show the claim
+        return claims.score(p, (lo, hi), n, control, claims.guard(
+            "not run", "no seed of the shared arms has a Eureka-moment on the main task: no ratio can be lower"))
+    return claims.score(p, (lo, hi), n, control, claims.rates_exceed(k0, n0, k, n))
 
 
 def accuracy_score(arm: dict, base: dict) -> dict:

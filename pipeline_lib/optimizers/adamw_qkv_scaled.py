@@ -9,7 +9,9 @@ of the three together, (m_Q + m_K + m_V) / 3; ``mean_to_value_grad`` W_V's, m_V.
 per-layer modes of the reference code (boschresearch/eurekaMoments ``utils.py``,
 ``Retain_Native_Scaler`` with ``--scale_qkv_grad``; read, not copied), whose default is ``mean_grad``;
 the reference scales one fused qkv matrix per layer, here the three per-head stacks of a layer hold the
-same entries. A gradient that is all zeros (a frozen seed) is left as it is. Everything else, weight
+same entries (W_Q, W_K, W_V have one shape, so the mean over the fused matrix is the mean of the three
+means). A gradient that is all zeros is left as it is; a diverged seed's non-finite gradients stay within
+that seed (the engine freezes its parameters). Everything else, weight
 decay groups included (``optimizer.no_weight_decay``), is torch's AdamW. A run's recorded gradients
 (``qkv_gradients``) are the ones before the rescaling.
 """
