@@ -198,17 +198,18 @@ def test_a_module_edit_reruns_exactly_the_jobs_that_compute_with_it(tmp_path, sm
     # each model kind is its own module: the transformer's runs and what reads them, no circuit job
     _append(repo / "pipeline_lib/models/transformer.py", "\n_A_CHANGE_TO_THE_TRANSFORMER = 1\n")
     jobs = _planned(work, repo)
-    # the 5 reasoning runs (3 Eureka arms, r_galore, r_matched) and the 3 ViT runs (2 digits, 1 MNIST: the ViT
-    # builds on the transformer), not the shortest-path run (its decoder shares only the layer stack)
-    assert jobs["train"] == 8 and jobs["probes"] == 3 and jobs["eureka"] == 2 and "dataset" not in jobs
+    # the 5 reasoning runs (3 Eureka arms, r_galore, r_matched) and the 4 ViT runs (3 digits, 1 MNIST: the ViT
+    # builds on the transformer), not the shortest-path run (its decoder shares only the layer stack) nor the
+    # ResNet
+    assert jobs["train"] == 9 and jobs["probes"] == 3 and jobs["eureka"] == 4 and "dataset" not in jobs
     assert not {"fig5_accuracy", "interpolation", "param_embed", "fig4_embeddings"} & set(jobs)
     _restore(repo, "models/transformer.py")
     _append(repo / "pipeline_lib/models/layer_stack.py", "\n_A_CHANGE_TO_THE_LAYER_STACK = 1\n")
-    assert _planned(work, repo)["train"] == 9  # those 8 and the shortest-path run
+    assert _planned(work, repo)["train"] == 10  # those 9 and the shortest-path run
     _restore(repo, "models/layer_stack.py")
     _append(repo / "pipeline_lib/models/vit.py", "\n_A_CHANGE_TO_THE_VIT = 1\n")
     jobs, text = _plan(work, repo)
-    assert jobs["train"] == 3 and "dataset=digits" not in text  # the two digits runs and the MNIST run
+    assert jobs["train"] == 4 and "dataset=digits" not in text  # the three digits ViT runs and the MNIST run
     _restore(repo, "models/vit.py")
     _append(repo / "pipeline_lib/models/circuit.py", "\n_A_CHANGE_TO_THE_CIRCUIT_MODEL = 1\n")
     jobs = _planned(work, repo)  # the eight circuit runs (3 of the paper's code's architecture), no Eureka job
@@ -224,10 +225,11 @@ def test_a_module_edit_reruns_exactly_the_jobs_that_compute_with_it(tmp_path, sm
     assert "dataset=reasoning" not in out and "dataset=digits" not in out
     _append(repo2 / "pipeline_lib/engine.py", "\n_A_CHANGE_TO_THE_ENGINE = 1\n")  # training code: every run
     jobs = _planned(work2, repo2)
-    # every run: the 15 epoch-engine runs of the original families (r_matched and the MNIST run too), the 2 JoMA
+    # every run: the 17 epoch-engine runs of the original families (r_matched, the MNIST run, the ResNet and the
+    # W_QKV-scaled run too), the 2 JoMA
     # runs, the 6 modular-addition and GaLore runs, the shortest-path run, the 2 runs of own nn.Modules, and the 2
     # online runs (the engine's loop)
-    assert jobs["train"] == 26 and jobs["train_online"] == 2 and jobs["dataset"] == 2
+    assert jobs["train"] == 28 and jobs["train_online"] == 2 and jobs["dataset"] == 2
 
 
 def _restore(repo, *parts):

@@ -62,7 +62,8 @@ def test_smoke_produces_artifacts_and_figure(smoke_run):
     # Eureka: the table as CSV/Markdown, the stats artifact, the transformer's recordings
     table = (res / "figures" / "eureka_table.md").read_text()
     assert table.count("\n| reasoning |") == 3 and table.count("\n| digits |") == 2
-    assert len((res / "figures" / "eureka_table.csv").read_text().splitlines()) == 1 + 5
+    # reasoning 3 arms, digits 2, the ResNet experiment 2 and the W_QKV one 2 (Softmax in each)
+    assert len((res / "figures" / "eureka_table.csv").read_text().splitlines()) == 1 + 9
     with xr.open_dataset(res / "analysis" / "eureka" / "reasoning.h5", engine="h5netcdf") as ek, \
          xr.open_dataset(res / "runs" / "r_ht" / "trajectory.h5", engine="h5netcdf") as tr:
         assert list(ek.arm.values) == ["Softmax", "HT", "NormSoftmax"] and ek.eureka_epoch.dims == ("arm", "seed")

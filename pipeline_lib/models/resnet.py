@@ -33,7 +33,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from .direct import DirectModel
-from .vit import image_side
 
 NAME = "resnet"
 CONFIG = """
@@ -151,6 +150,14 @@ class SeedResNet(DirectModel):
 
 def build(params: Params, n_seeds: int, shape: dict, attention) -> SeedResNet:
     return SeedResNet(n_seeds, image_side(shape["T"]), shape["classes"], params.widths, params.norm_groups)
+
+
+def image_side(pixels: int) -> int:
+    """The side of a square image (kept here, not imported from ``vit``: a ViT edit must not rerun ResNet runs)."""
+    side = round(pixels ** 0.5)
+    if side * side != pixels:
+        raise ValueError(f"{pixels} values are not a square image")
+    return side
 
 
 def as_inputs(x: np.ndarray, params: Params | None = None) -> torch.Tensor:
