@@ -189,17 +189,27 @@ def accuracy_score(arm: dict, base: dict) -> dict:
     def after_eureka(a: dict) -> list[float]:
         return [acc for acc, e in zip(a["final_accs"], a["eureka_epochs"]) if e is not None and acc is not None]
 
-    a, b = after_eureka(arm), after_eureka(base)
+    return mean_against_base(after_eureka(arm), after_eureka(base), f"{BASE} accuracy after the Eureka-moment",
+                             f"{{n}} {BASE} seed(s) with a Eureka-moment: no accuracy after it with an interval "
+                             "to compare with",
+                             "{n} seed(s) of the arm have a Eureka-moment: no accuracy with an interval")
+
+
+def mean_against_base(a: list[float], b: list[float], control_label: str, base_why: str, arm_why: str,
+                      lower: bool = False) -> dict:
+    """The mean of the arm's values ``a`` above the control's ``b`` (below, with ``lower``), t intervals
+    (claims.exceeds). Each mean needs MIN_EUREKA_SEEDS values for an interval: a control with fewer cannot be
+    compared with (not run, ``base_why``), an arm with fewer has not shown it (not reproduced, ``arm_why``);
+    ``{n}`` in either is the count."""
     if len(b) < MIN_EUREKA_SEEDS:
-        return claims.not_run(f"{len(b)} {BASE} seed(s) with a Eureka-moment: no accuracy after it with an interval "
-                              "to compare with")
+        return claims.not_run(base_why.format(n=len(b)))
     m0, lo0, hi0 = claims.mean_interval(b)
-    control = claims.fmt_interval(f"{BASE} accuracy after the Eureka-moment", m0, lo0, hi0) + f" over {len(b)} seeds"
+    control = claims.fmt_interval(control_label, m0, lo0, hi0) + f" over {len(b)} seeds"
     m, lo, hi = claims.mean_interval(a)
     if len(a) < MIN_EUREKA_SEEDS:
-        return claims.score(m, (lo, hi), len(a), control, claims.guard(
-            "not reproduced", f"{len(a)} seed(s) of the arm have a Eureka-moment: no accuracy with an interval"))
-    return claims.score(m, (lo, hi), len(a), control, claims.exceeds(m, lo, m0, hi0))
+        return claims.score(m, (lo, hi), len(a), control, claims.guard("not reproduced", arm_why.format(n=len(a))))
+    rule = claims.exceeds(-m, -hi, -m0, -lo0) if lower else claims.exceeds(m, lo, m0, hi0)
+    return claims.score(m, (lo, hi), len(a), control, rule)
 
 
 def plateau_score(base: dict | None) -> dict:
@@ -244,15 +254,9 @@ def epoch_score(arm: dict, base: dict) -> dict:
     arm with fewer has not shown an earlier Eureka-moment (not reproduced)."""
     if "eureka_epochs" not in arm or "eureka_epochs" not in base:
         return claims.not_run("the eureka artifact holds no per-seed Eureka epochs")
-    a = [e for e in arm["eureka_epochs"] if e is not None]
-    b = [e for e in base["eureka_epochs"] if e is not None]
-    if len(b) < MIN_EUREKA_SEEDS:
-        return claims.not_run(f"{len(b)} {BASE} seed(s) reach the threshold: no mean Eureka epoch with an interval "
-                              "to compare with")
-    m0, lo0, hi0 = claims.mean_interval(b)
-    control = claims.fmt_interval(f"{BASE} mean Eureka epoch", m0, lo0, hi0) + f" over {len(b)} seeds"
-    m, lo, hi = claims.mean_interval(a)
-    if len(a) < MIN_EUREKA_SEEDS:
-        return claims.score(m, (lo, hi), len(a), control, claims.guard(
-            "not reproduced", f"{len(a)} seed(s) of the arm have a Eureka-moment: no earlier mean with an interval"))
-    return claims.score(m, (lo, hi), len(a), control, claims.exceeds(-m, -hi, -m0, -lo0))
+    return mean_against_base([e for e in arm["eureka_epochs"] if e is not None],
+                             [e for e in base["eureka_epochs"] if e is not None], f"{BASE} mean Eureka epoch",
+                             f"{{n}} {BASE} seed(s) reach the threshold: no mean Eureka epoch with an interval "
+                             "to compare with",
+                             "{n} seed(s) of the arm have a Eureka-moment: no earlier mean with an interval",
+                             lower=True)
