@@ -9,7 +9,13 @@ import xarray as xr
 
 from conftest import REPO, load_yaml
 from pipeline_lib import claims
-from pipeline_lib.figures import attention_entropy, joma_logits, scan_snap_attention, scan_snap_lr_sweep
+from pipeline_lib.figures import (
+    attention_entropy,
+    joma_invariants,
+    joma_logits,
+    scan_snap_attention,
+    scan_snap_lr_sweep,
+)
 from pipeline_lib.plumbing.paths import Paths
 from pipeline_lib.plumbing.store import write_dataset
 
@@ -180,10 +186,10 @@ def test_sweep_build_carries_the_release_std_into_its_cells(tmp_path, cfg):
 
 # -- JoMA -----------------------------------------------------------------------------------------------------
 
-def _joma(lowest=0.995, term2=0.02, uniform=0.955, seeds=5, cases=("gaussian", "uniform"), v_final=1.05,
+def _joma(lowest=0.995, term2=0.02, seeds=5, cases=("gaussian", "uniform"), v_final=1.05,
           vdot=1.03, v=1.2, v_initial=5.9):
     jitter = np.linspace(-0.01, 0.01, seeds)
-    one = {"min_nc_after_step0": {"per_seed": [lowest] * seeds}, "final_nc": [uniform] * seeds,
+    one = {"min_nc_after_step0": {"per_seed": [lowest] * seeds}, "final_nc": [lowest] * seeds,
            "final_nc_term1": [0.99] * seeds, "final_nc_term2": [term2] * seeds, "final_nc_frozen": [0.1] * seeds,
            "max_rank": 20, "v_rank_initial_per_seed": list(v_initial + 10 * jitter), "v_rank_final_per_seed": list(v_final + jitter),
            "v_rank_median_per_seed": list(v + jitter), "vdot_rank_median_per_seed": list(vdot + 2 * jitter)}
@@ -193,7 +199,7 @@ def _joma(lowest=0.995, term2=0.02, uniform=0.955, seeds=5, cases=("gaussian", "
 
 def test_joma_planted_effect_is_reproduced_a_null_is_not_and_the_threshold_flips():
     assert set(_joma().values()) == {"reproduced"}
-    assert set(_joma(lowest=0.9, term2=0.5, uniform=0.99, v_final=6.5, vdot=1.5).values()) == {"not reproduced"}
+    assert set(_joma(lowest=0.9, term2=0.5, v_final=6.5, vdot=1.5).values()) == {"not reproduced"}
     assert _joma(lowest=0.9901)[JO + "nc_high_gaussian"] == "reproduced"
     assert _joma(lowest=0.9899)[JO + "nc_high_gaussian"] == "not reproduced"
     assert _joma(term2=-0.099)[JO + "second_term_negligible_gaussian"] == "reproduced"
@@ -214,8 +220,9 @@ def test_joma_v_low_rank_needs_both_a_fall_and_a_low_rank_and_vdot_below_v():
 
 def test_joma_cases_not_drawn_are_not_run():
     v = _joma(cases=("gaussian",))
-    assert v[JO + "uniform_final_range"] == "not run" and v[JO + "nc_high_gaussian"] == "reproduced"
+    assert v[JO + "nc_high_uniform"] == "not run" and v[JO + "nc_high_gaussian"] == "reproduced"
     assert set(_joma(cases=("uniform",)).values()) - {"not run"} == {"reproduced"}
+    assert _joma(cases=("uniform",), lowest=0.9899)[JO + "nc_high_uniform"] == "not reproduced"
 
 
 def test_joma_build_scores_a_frozen_estimate_control(tmp_path):
@@ -235,7 +242,7 @@ def test_joma_build_scores_a_frozen_estimate_control(tmp_path):
     _, stats = joma_logits.build(None, params, paths, {})
     assert len(stats["gaussian"]["final_nc_frozen"]) == 3 and max(stats["gaussian"]["final_nc_frozen"]) < 0.9
     v = verdicts(joma_logits.score_claims(stats, params))
-    assert v[JO + "nc_high_gaussian"] == "reproduced" and v[JO + "uniform_final_range"] == "not run"
+    assert v[JO + "nc_high_gaussian"] == "reproduced" and v[JO + "nc_high_uniform"] == "not run"
 
 
 # -- attention entropy ----------------------------------------------------------------------------------------
@@ -277,6 +284,44 @@ def test_entropy_build_reads_every_seed_and_scores(tmp_path):
     assert set(verdicts(empty).values()) == {"not run"}
 
 
+# -- JoMA's invariants ---------------------------------------------------------------------------------------
+
+JI = "tian.joma_invariants."
+
+
+def _inv(own=0.01, control=1.5, rho=(1.0, 1.0, 1.0, 0.25, 4.0), cases=("exp", "linear"), own_other=None,
+         ignoring=1.0):
+    """Statistics of joma_invariants: slots at the ratios ``rho``; ``own_other`` the violation at rho != 1."""
+    other = own if own_other is None else own_other
+    one = {"rho": list(rho), "flow_steps": [500] * len(rho), "last_step": 2000,
+           "violation": [own if r == 1.0 else other for r in rho], "control_violation": [control] * len(rho),
+           "violation_ignoring_rho": [own if r == 1.0 else ignoring for r in rho]}
+    return verdicts(joma_invariants.score_claims({c: dict(one) for c in cases}, None))
+
+
+def test_joma_invariants_hold_fail_and_need_a_control_that_the_statistic_tells_apart():
+    assert set(_inv().values()) == {"reproduced"}
+    assert _inv(own=0.049)[JI + "exp_invariant"] == "reproduced"
+    assert _inv(own=0.051)[JI + "exp_invariant"] == "not reproduced"
+    # the other attention's form passes too: the statistic cannot tell the forms apart
+    assert _inv(control=0.02)[JI + "linear_invariant"] == "not reproduced"
+    # a ratio the estimate ignores (the invariant unscaled holds as well) does not show "any learning rates"
+    assert _inv(ignoring=0.01)[JI + "any_learning_rates"] == "not reproduced"
+    assert _inv(own_other=0.2)[JI + "any_learning_rates"] == "not reproduced"
+    assert _inv(own=float("nan"))[JI + "exp_invariant"] == "not reproduced"  # z never moved: nothing shown
+    v = _inv(cases=("linear",), rho=(1.0, 1.0))
+    assert v[JI + "exp_invariant"] == "not run" and v[JI + "any_learning_rates"] == "not run"
+
+
+def test_joma_invariant_violation_reads_only_the_flow_steps():
+    step = np.arange(6) * 4
+    gap = np.array([[0, 0.01, 0.02, 0.03, 5.0, 9.0]])
+    moved = np.array([[0, 1.0, 2.0, 3.0, 3.0, 3.0]])
+    assert np.isclose(joma_invariants.violations(gap, moved, np.array([12]), step)[0], 0.01)  # steps 0..12
+    assert np.isclose(joma_invariants.violations(gap, moved, np.array([20]), step)[0], 3.0)
+    assert np.isnan(joma_invariants.violations(gap, moved * 0, np.array([20]), step)[0])
+
+
 # -- every declared claim, on statistics shaped like the default config's -------------------------------------
 
 def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
@@ -294,10 +339,15 @@ def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
                     "v_rank_median_per_seed": [1.2] * 5, "vdot_rank_median_per_seed": [1.0] * 5}
             for label in figs["joma_logits"]["cases"]}
     entropy = _entropy_stats({r: 0.1 for r in figs["attention_entropy"]["runs"]})[0]
+    invariants = {label: {"rho": [1.0] * 5 + [0.25] * 5, "flow_steps": [500] * 10, "last_step": 2000,
+                          "violation": [0.01] * 10, "control_violation": [1.0] * 10,
+                          "violation_ignoring_rho": [0.01] * 5 + [1.0] * 5}
+                  for label in figs["joma_invariants"]["cases"]}
     stats = {"scan_snap_attention": _ss_stats(), "scan_snap_lr_sweep": sweep, "joma_logits": joma,
-             "attention_entropy": entropy}
+             "attention_entropy": entropy, "joma_invariants": invariants}
     for name, module in (("scan_snap_attention", scan_snap_attention), ("scan_snap_lr_sweep", scan_snap_lr_sweep),
-                         ("joma_logits", joma_logits), ("attention_entropy", attention_entropy)):
+                         ("joma_logits", joma_logits), ("attention_entropy", attention_entropy),
+                         ("joma_invariants", joma_invariants)):
         declared = registry.figure_claims(name)
         assert declared and all(c.startswith(f"tian.{name}.") for c in declared)
         scores = module.score_claims({**stats[name], "summary": "x"}, cfg.figures[name])

@@ -3,13 +3,13 @@ import time
 import pytest
 
 from conftest import REPO, SMOKE, load_yaml, merged
-from pipeline_lib.plumbing import registry
 from pipeline_lib.plumbing.config import ConfigError, load_config, load_config_file
+from pipeline_lib.plumbing.config_checks import model_records
 from pipeline_lib.recording import recorded_epochs
 
 EUREKA_FIGURES = ("eureka_accuracy", "eureka_table", "eureka_qkv_gradients", "eureka_attention_distribution",
                   "eureka_probes")
-TIAN_FIGURES = ("scan_snap_attention", "scan_snap_lr_sweep", "joma_logits", "attention_entropy", "cogo_fourier",
+TIAN_FIGURES = ("scan_snap_attention", "scan_snap_lr_sweep", "joma_logits", "joma_invariants", "attention_entropy", "cogo_fourier",
                 "cogo_table", "cogo_dynamics", "galore_lowrank", "shortest_path_accuracy", "edge_spectrum",
                 "sln_optimality")
 
@@ -22,10 +22,13 @@ def test_default_and_smoke_configs_are_valid():
                                 "fig6_interpolation", "fig7_param_tsne", *EUREKA_FIGURES, *TIAN_FIGURES,
                                 "run_curves", "llc_trajectories"}
     # the attention entropy is measured on every run of the default config whose model has attention
-    with_attention = {r for r in cfg.runs if "attention" in registry.plugin("model", cfg.models[cfg.runs[r].model].plugin).get("RECORDS", [])}
+    with_attention = {r for r in cfg.runs if "attention" in model_records(cfg.raw["models"][cfg.runs[r].model])}
     assert set(cfg.analyses["attention_sparsity"].runs) == with_attention
     without = {cfg.models[cfg.runs[r].model].plugin for r in set(cfg.runs) - with_attention}
-    assert without == {"quadratic_mlp", "decoder"}  # CoGO/GaLore's MLP; the decoder records no fixed-probe attention
+    # CoGO/GaLore's MLP; the decoder records no fixed-probe attention; JoMA's exp and linear b are no distributions
+    assert without == {"quadratic_mlp", "decoder", "joma"}
+    assert {cfg.raw["models"][cfg.runs[r].model]["attention"] for r in set(cfg.runs) - with_attention
+            if cfg.models[cfg.runs[r].model].plugin == "joma"} == {"exp", "linear"}
     # the five attention variants, 10 seeds each: NormSoftmax is the paper's Eq. 2 on both tasks (the reference
     # code's variance form is a diagnostic experiment of its own)
     five = lambda norm: {("softmax", "sqrt_d"), ("softmax", 1 / 3), ("softmax", "HT"), (norm, "sqrt_d"), (norm, "HT")}  # noqa: E731

@@ -9,7 +9,7 @@ import pytest  # noqa: E402
 import xarray as xr  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 
-from pipeline_lib.figures import joma_logits, sln_optimality  # noqa: E402
+from pipeline_lib.figures import joma_invariants, joma_logits, sln_optimality  # noqa: E402
 from pipeline_lib.plumbing.config import load_config  # noqa: E402
 from pipeline_lib.plumbing.paths import Paths  # noqa: E402
 from pipeline_lib.plumbing.store import write_dataset  # noqa: E402
@@ -323,6 +323,28 @@ def test_galore_lowrank_reports_the_planted_ranks_state_and_accuracies(paths, cf
     assert s["adam"]["max_rank"] == {"W_A": 8, "W_C": 7} and s["adam"]["state_bytes_per_seed"] == 1600
     assert s["state_bytes_ratio_galore_over_adam"] == 0.25
     assert s["galore"]["final_test_acc"] == [0.25] * S and s["matched"]["final_test_acc"] == [0.5] * S
+
+
+def test_joma_invariants_reads_each_slot_up_to_its_flow_steps(paths):
+    step = np.arange(6) * 4
+    moved = np.tile([0.0, 1, 2, 3, 4, 4], (2, 1))
+    gap = np.array([[0, 0.01, 0.01, 0.02, 0.03, 9.0], [0, 0.5, 0.5, 0.5, 0.5, 0.5]])
+    for run, rho, flow in (("a", 1.0, [16, 20]), ("b", 4.0, [8, 8])):
+        an = xr.Dataset({"invariant_gap": (("seed", "step"), gap), "control_gap": (("seed", "step"), 10 * moved),
+                         "gap_rho1": (("seed", "step"), 3 * moved), "lhs_moved": (("seed", "step"), moved),
+                         "flow_steps": (("seed",), np.array(flow)), "rho": (("seed",), np.full(2, rho))},
+                        coords={"seed": [0, 1], "step": step})
+        write_dataset(an, paths.analysis("joma", run))
+    params = joma_invariants.Params(cases=(("exp", ("a", "b")),))
+    s = _build(joma_invariants, params, paths)["exp"]
+    assert s["rho"] == [1.0, 1.0, 4.0, 4.0] and s["flow_steps"] == [16, 20, 8, 8]
+    # slot 0 of run a: steps 0..16, gap 0.03 over movement 4; slot 1 of run a: 0.5 / 4; run b's: steps 0..8
+    assert np.allclose(s["violation"], [0.0075, 0.125, 0.01 / 2, 0.25])
+    assert np.allclose(s["control_violation"], 10) and np.allclose(s["violation_ignoring_rho"], 3)
+    v = {k: c["verdict"] for k, c in joma_invariants.score_claims(
+        {"exp": s, "summary": ""}, params).items()}
+    assert v["tian.joma_invariants.exp_invariant"] == "not reproduced"  # slot 1 of run a: 0.125 > 0.05
+    assert v["tian.joma_invariants.linear_invariant"] == "not run"
 
 
 def test_every_figure_has_a_synthetic_data_test():

@@ -80,7 +80,8 @@ def test_task_generates_what_it_declares(smoke, dataset, monkeypatch):
     # a label per example, or per position for next-token tasks (-1: no label there)
     assert ds.x.dims == ("sample", "position") and ds.y.dims in (("sample",), ("sample", "position"))
     # an online task (fresh samples every step) stores only its fixed test set
-    n_train = 0 if plug.get("ONLINE") else shape["n_train"]
+    # a dataset with draws holds n_train rows per draw
+    n_train = 0 if plug.get("ONLINE") else shape["n_train"] * max(smoke.raw["datasets"][dataset].get("draws", 0), 1)
     assert (split == "train").sum() == n_train and (split == "test").sum() == shape["n_test"]
     labels = ds.y.values if ds.y.ndim == 1 else ds.y.values[ds.y.values != -1]
     assert ds.sizes["position"] == shape["T"] and 0 <= labels.min() and labels.max() < shape["classes"]

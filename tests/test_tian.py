@@ -86,6 +86,82 @@ def test_joma_frequencies():
     assert np.allclose(U.sum(0), 1) and not np.allclose(U[:10] / bump, (U[:10] / bump)[0:1])
 
 
+def test_joma_draws_give_each_seed_its_own_x_and_keep_the_shared_x_unchanged():
+    shared = joma_task.generate(joma_task.Params(x="uniform"))
+    assert np.array_equal(shared.X.values, joma_task.frequencies(joma_task.Params(x="uniform")))
+    ds = joma_task.generate(joma_task.Params(x="uniform", draws=3))
+    assert ds.X.dims == ("x_draw", "token", "class") and ds.xbar.shape == (3, 20)
+    assert not np.allclose(ds.X[0], ds.X[1]) and np.allclose(ds.X.sum("token"), 1)
+    for i in range(3):  # draw i's training rows are its K samples, X[:, k] with label k
+        rows = (ds.draw == i).values
+        assert np.array_equal(ds.x.values[rows], ds.X.values[i].T) and np.array_equal(ds.y.values[rows], np.arange(20))
+    assert np.allclose(ds.xbar.values, ds.X.values.mean(-1))
+    test = (ds.split == "test").values
+    assert np.array_equal(ds.x.values[test], ds.X.values[0].T)
+
+
+def test_joma_analysis_gives_each_slot_its_draws_xbar():
+    from pipeline_lib.analysis.joma import slot_xbar
+
+    ds = joma_task.generate(joma_task.Params(draws=3))
+    # a run of seeds (4, 7, 9): seed 7 is the run's second seed, so it trains on (and is read with) draw 1
+    assert np.array_equal(slot_xbar(ds, np.array([7, 9, 4]), (4, 7, 9)), ds.xbar.values[[1, 2, 0]])
+    shared = joma_task.generate(joma_task.Params())
+    assert slot_xbar(shared, np.array([0, 1]), (0, 1)).shape == (20,)
+
+
+@pytest.mark.parametrize("kind", ["exp", "linear"])
+def test_joma_unnormalised_attention_matches_the_talks_formula(kind):
+    Mc, d, K, T = 5, 8, 4, 0.5
+    model = JomaModel(1, Mc, d, K, T, init_std=0.3, attention=kind).double()
+    model.init_seeds([3])
+    X = torch.rand(Mc, K, dtype=torch.float64) + 0.1
+    b = model.internals(X.T).attention[0]
+    z = model.z[0].detach()
+    want = X.T * (torch.exp(z / T) if kind == "exp" else z / T)  # b_l = x_l e^{z_l/T} or x_l z_l/T
+    torch.testing.assert_close(b.detach(), want)
+
+
+@pytest.mark.parametrize("kind", ["exp", "linear"])
+def test_joma_invariants_hold_under_small_steps_and_the_other_form_does_not(kind):
+    """Theorem 1's exp/linear invariant with two step sizes (rho = eta_z/eta_W = 3) on a short float64 SGD run at
+    a small step (close to the gradient flow): the gap stays under 1% of z's movement; the other kind's form and
+    the unscaled (rho = 1) form do not."""
+    from pipeline_lib.analysis.joma import estimate_terms, invariant_sides
+
+    Mc, d, K, T, rho = 6, 9, 5, 0.5, 3.0
+    model = JomaModel(1, Mc, d, K, T, init_std=0.3, attention=kind).double()
+    model.init_seeds([0])
+    X = torch.rand(Mc, K, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) + 0.1
+    X = X / X.sum(0)
+    opt = torch.optim.SGD([{"params": [model.z], "lr": 0.02 * rho}, {"params": [model.W], "lr": 0.02}])
+    zs, Ws = [], []
+    for _ in range(400):
+        zs.append(model.z.detach().clone().numpy())
+        Ws.append(model.W.detach().clone().numpy())
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(X.T)[0], torch.arange(K)).backward()
+        opt.step()
+    z, W = np.stack(zs), np.stack(Ws)
+    zhat1 = estimate_terms(W, model.embeddings().numpy().astype(np.float64), np.zeros(Mc), T)[0]
+
+    def violation(form, r):
+        lhs, rhs = invariant_sides(form, z, zhat1, T, np.array([r]))
+        return np.linalg.norm(lhs - rhs, axis=-1).max() / np.linalg.norm(lhs - lhs[0], axis=-1).max()
+
+    other = "linear" if kind == "exp" else "exp"
+    assert violation(kind, rho) < 0.01
+    assert violation(other, rho) > 0.1 and violation(kind, 1.0) > 0.1
+
+
+def test_joma_flow_steps_stop_at_the_first_rise_of_the_loss():
+    from pipeline_lib.analysis.joma import flow_steps
+
+    loss = np.array([[3.0, 2.9, 2.8, 2.85, 2.0], [3.0, 2.0, 1.0, 0.5, 0.4], [3.0, 3.0 * (1 + 1e-7), 2.0, 1.0, 0.5]])
+    # a rise at step 3; never (the whole run: 4 steps); a rise below float32 resolution does not count
+    assert flow_steps(loss).tolist() == [2, 4, 4]
+
+
 # -- models against the per-sample formulas (float64) ----------------------------------------------------
 
 def test_scan_snap_model_matches_the_per_sample_formula():

@@ -1,0 +1,133 @@
+"""JoMA's invariants (Theorem 1) for the unnormalised attentions: per attention kind, the gap between the
+invariant's two sides (exp: z against rho sum_k V^2/(2T) + C; linear: z^2 against rho sum_k V^2 + C, rho =
+eta_z / eta_W) as a share of how far its left side moved, over training, every slot thin; the other kind's
+form on the same run dashed (a control); a dotted line where the training loss first rises (SGD has left the
+gradient flow the theorem describes). Right: each slot's largest violation over its flow steps against its
+learning-rate ratio, with the violation of the estimate that ignores the ratio (rho = 1)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+from matplotlib.figure import Figure
+
+from .. import claims
+from ..plumbing.store import read_dataset
+from . import style
+
+NAME = "joma_invariants"
+PAPER = "Tian: training dynamics of attention (Scan&Snap, JoMA)"
+CONFIG = """
+description: JoMA's exp- and linear-attention invariants over training, per learning-rate ratio.
+required: [cases]
+properties:
+  cases:
+    description: "Attention kind (exp or linear) -> runs of a joma model with that attention (one per learning-rate ratio eta_z/eta_W, optimizer.lr_ratio of z), listed in analyses.joma.runs."
+    type: object
+    minProperties: 1
+    propertyNames: {enum: [exp, linear]}
+    additionalProperties: {type: array, minItems: 1, items: {type: string, x-ref: run, x-reads: [analysis/joma]}}
+"""
+# "satisfies" is an equality; the bound allows the discretisation of SGD (a step of 0.1) against the gradient
+# flow of the theorem: 5% of how far the invariant's side moved (fixed before the runs)
+SATISFIED = 0.05
+
+
+@dataclass(frozen=True)
+class Params:
+    cases: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def violations(gap, moved, flow, step) -> np.ndarray:
+    """Per slot: the largest gap over the recorded steps up to the slot's flow steps, over the largest movement
+    of the invariant's left side over the same steps (NaN where it never moved)."""
+    keep = step[None, :] <= flow[:, None]
+    g = np.where(keep, gap, -np.inf).max(1)
+    m = np.where(keep, moved, -np.inf).max(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(m > 0, g / m, np.nan)
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    fig, axes = style.figure(ncols=2, nrows=len(params.cases), width=3.6)
+    stats: dict = {}
+    for row, (label, runs) in enumerate(params.cases):
+        an = xr.concat([read_dataset(paths.analysis("joma", r), rule="joma") for r in runs], "seed")
+        step, flow, rho = an.step.values, an.flow_steps.values, an.rho.values
+        gap, moved = an.invariant_gap.values, an.lhs_moved.values
+        scale = np.maximum.accumulate(moved, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shown = {k: np.where(scale > 0, v / scale, np.nan) for k, v in
+                     (("own", gap), ("control", an.control_gap.values))}
+        shown = {k: np.where(np.isfinite(v) & (v > 0), v, np.nan) for k, v in shown.items()}  # a log axis
+        ax = axes[row, 0]
+        for i in np.flatnonzero(rho == 1.0):
+            ax.plot(step, shown["own"][i], color=style.ARM_COLORS[0], lw=0.7, alpha=0.7)
+            ax.plot(step, shown["control"][i], color=style.ARM_COLORS[1], lw=0.7, ls="--", alpha=0.7)
+            ax.axvline(flow[i], color="0.5", lw=0.5, ls=":")
+        ax.axhline(SATISFIED, color="0.3", lw=0.6)
+        ax.set_yscale("log")
+        ax.set_xlabel("step")
+        ax.set_ylabel("gap / largest movement so far")
+        ax.set_title(f"{label} attention, rho = 1 (solid: its invariant; dashed: the other form)", fontsize=8)
+        own = violations(gap, moved, flow, step)
+        ctrl = violations(an.control_gap.values, moved, flow, step)
+        unscaled = violations(an.gap_rho1.values, moved, flow, step)
+        ax = axes[row, 1]
+        own_shown, unscaled_shown = (np.where(np.isfinite(v) & (v > 0), v, np.nan) for v in (own, unscaled))
+        ax.scatter(rho, own_shown, s=10, color=style.ARM_COLORS[0], label="with rho")
+        ax.scatter(rho, unscaled_shown, s=10, marker="x", color=style.ARM_COLORS[2], label="ignoring rho")
+        ax.axhline(SATISFIED, color="0.3", lw=0.6)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("rho = eta_z / eta_W")
+        ax.set_ylabel("largest violation over the flow steps")
+        ax.legend(fontsize=7)
+        stats[label] = {"runs": list(runs), "rho": [float(v) for v in rho], "flow_steps": [int(v) for v in flow],
+                        "violation": claims.json_floats(own), "control_violation": claims.json_floats(ctrl),
+                        "violation_ignoring_rho": claims.json_floats(unscaled), "last_step": int(step[-1])}
+    stats["summary"] = "; ".join(
+        f"{label}: rho = 1 violation {_fmt(s, 'violation', True)}, other form {_fmt(s, 'control_violation', True)}; "
+        f"rho != 1 violation {_fmt(s, 'violation', False)}, ignoring rho {_fmt(s, 'violation_ignoring_rho', False)}; "
+        f"flow steps {min(s['flow_steps'])}-{max(s['flow_steps'])} of {s['last_step']}"
+        for label, s in stats.items())
+    return fig, stats
+
+
+def _slots(s: dict, key: str, unit: bool) -> list[float]:
+    """The statistic of the slots at rho = 1 (``unit``) or at every other ratio."""
+    return [v for v, r in zip(s[key], s["rho"]) if (r == 1.0) == unit]
+
+
+def _fmt(s: dict, key: str, unit: bool) -> str:
+    v = np.array(_slots(s, key, unit), dtype=float)
+    return "none" if not len(v) else f"{np.nanmin(v):.2g}-{np.nanmax(v):.2g}"
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    """The invariant of each attention kind at rho = 1, and at every other ratio of both kinds; a kind this
+    config does not draw is not run."""
+    out = {}
+    for kind in ("exp", "linear"):
+        s = stats.get(kind)
+        out[f"tian.joma_invariants.{kind}_invariant"] = (
+            _holds(_slots(s, "violation", True), _slots(s, "control_violation", True), "the other form")
+            if s and _slots(s, "violation", True) else claims.not_run(f"no {kind} run at rho = 1"))
+    own = [v for k in ("exp", "linear") if k in stats for v in _slots(stats[k], "violation", False)]
+    ctrl = [v for k in ("exp", "linear") if k in stats for v in _slots(stats[k], "violation_ignoring_rho", False)]
+    out["tian.joma_invariants.any_learning_rates"] = (_holds(own, ctrl, "the estimate ignoring rho") if own
+                                                      else claims.not_run("no slot with eta_z != eta_W"))
+    return out
+
+
+def _holds(violation: list[float], control: list[float], control_label: str) -> dict:
+    """Every slot's violation at most SATISFIED (share_holds), and the control's median above it (its interval:
+    the statistic tells the invariant from the control); the weakest of the two."""
+    v = np.array(violation, dtype=float)
+    k, n = int(np.sum(v <= SATISFIED)), len(v)  # NaN (the side never moved) does not hold
+    p, lo, hi = claims.rate(k, n)
+    m, clo, chi = claims.median_interval(np.nan_to_num(np.array(control, dtype=float), nan=0.0))
+    return claims.score(p, (lo, hi), n, claims.fmt_interval(f"{control_label}: median violation", m, clo, chi)
+                        + "; violations " + ", ".join(f"{x:.2g}" for x in v),
+                        claims.weakest(claims.share_holds(k, n), claims.above(m, clo, SATISFIED)))
