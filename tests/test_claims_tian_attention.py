@@ -289,8 +289,8 @@ def test_entropy_build_reads_every_seed_and_scores(tmp_path):
 JI = "tian.joma_invariants."
 
 
-def _inv(own=0.01, control=1.5, rho=(1.0, 1.0, 1.0, 0.25, 4.0), cases=("exp", "linear"), own_other=None,
-         ignoring=1.0):
+def _inv(own=0.01, control=1.5, rho=(1.0, 1.0, 1.0, 0.25, 4.0), cases=("exp", "linear", "exp_uniform"),
+         own_other=None, ignoring=1.0):
     """Statistics of joma_invariants: slots at the ratios ``rho``; ``own_other`` the violation at rho != 1."""
     other = own if own_other is None else own_other
     one = {"rho": list(rho), "flow_steps": [500] * len(rho), "last_step": 2000,
@@ -311,6 +311,9 @@ def test_joma_invariants_hold_fail_and_need_a_control_that_the_statistic_tells_a
     assert _inv(own=float("nan"))[JI + "exp_invariant"] == "not reproduced"  # z never moved: nothing shown
     v = _inv(cases=("linear",), rho=(1.0, 1.0))
     assert v[JI + "exp_invariant"] == "not run" and v[JI + "any_learning_rates"] == "not run"
+    assert v[JI + "no_data_assumption"] == "not run"
+    # the uniform X's claim reads the uniform cases alone
+    assert _inv(cases=("exp", "linear_uniform"), own=0.2)[JI + "no_data_assumption"] == "not reproduced"
 
 
 def test_joma_invariant_violation_reads_only_the_flow_steps():
@@ -342,6 +345,9 @@ def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
     invariants = {label: {"rho": [1.0] * 5 + [0.25] * 5, "flow_steps": [500] * 10, "last_step": 2000,
                           "violation": [0.01] * 10, "control_violation": [1.0] * 10,
                           "violation_ignoring_rho": [0.01] * 5 + [1.0] * 5}
+                  if "uniform" not in label else
+                  {"rho": [1.0] * 5, "flow_steps": [500] * 5, "last_step": 2000, "violation": [0.01] * 5,
+                   "control_violation": [1.0] * 5, "violation_ignoring_rho": [0.01] * 5}
                   for label in figs["joma_invariants"]["cases"]}
     stats = {"scan_snap_attention": _ss_stats(), "scan_snap_lr_sweep": sweep, "joma_logits": joma,
              "attention_entropy": entropy, "joma_invariants": invariants}

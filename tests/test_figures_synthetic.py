@@ -332,6 +332,7 @@ def test_joma_invariants_reads_each_slot_up_to_its_flow_steps(paths):
     for run, rho, flow in (("a", 1.0, [16, 20]), ("b", 4.0, [8, 8])):
         an = xr.Dataset({"invariant_gap": (("seed", "step"), gap), "control_gap": (("seed", "step"), 10 * moved),
                          "gap_rho1": (("seed", "step"), 3 * moved), "lhs_moved": (("seed", "step"), moved),
+                         "control_moved": (("seed", "step"), 2 * moved),
                          "flow_steps": (("seed",), np.array(flow)), "rho": (("seed",), np.full(2, rho))},
                         coords={"seed": [0, 1], "step": step})
         write_dataset(an, paths.analysis("joma", run))
@@ -340,7 +341,8 @@ def test_joma_invariants_reads_each_slot_up_to_its_flow_steps(paths):
     assert s["rho"] == [1.0, 1.0, 4.0, 4.0] and s["flow_steps"] == [16, 20, 8, 8]
     # slot 0 of run a: steps 0..16, gap 0.03 over movement 4; slot 1 of run a: 0.5 / 4; run b's: steps 0..8
     assert np.allclose(s["violation"], [0.0075, 0.125, 0.01 / 2, 0.25])
-    assert np.allclose(s["control_violation"], 10) and np.allclose(s["violation_ignoring_rho"], 3)
+    # the control's gap over its own side's movement (its units), not the invariant's
+    assert np.allclose(s["control_violation"], 5) and np.allclose(s["violation_ignoring_rho"], 3)
     v = {k: c["verdict"] for k, c in joma_invariants.score_claims(
         {"exp": s, "summary": ""}, params).items()}
     assert v["tian.joma_invariants.exp_invariant"] == "not reproduced"  # slot 1 of run a: 0.125 > 0.05

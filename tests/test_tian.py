@@ -145,7 +145,7 @@ def test_joma_invariants_hold_under_small_steps_and_the_other_form_does_not(kind
     z, W = np.stack(zs), np.stack(Ws)
     zhat1 = estimate_terms(W, model.embeddings().numpy().astype(np.float64), np.zeros(Mc), T)[0]
 
-    def violation(form, r):
+    def violation(form, r):  # as a share of the movement of that form's own left side
         lhs, rhs = invariant_sides(form, z, zhat1, T, np.array([r]))
         return np.linalg.norm(lhs - rhs, axis=-1).max() / np.linalg.norm(lhs - lhs[0], axis=-1).max()
 
@@ -157,9 +157,11 @@ def test_joma_invariants_hold_under_small_steps_and_the_other_form_does_not(kind
 def test_joma_flow_steps_stop_at_the_first_rise_of_the_loss():
     from pipeline_lib.analysis.joma import flow_steps
 
-    loss = np.array([[3.0, 2.9, 2.8, 2.85, 2.0], [3.0, 2.0, 1.0, 0.5, 0.4], [3.0, 3.0 * (1 + 1e-7), 2.0, 1.0, 0.5]])
-    # a rise at step 3; never (the whole run: 4 steps); a rise below float32 resolution does not count
-    assert flow_steps(loss).tolist() == [2, 4, 4]
+    loss = np.array([[3.0, 2.9, 2.8, 2.85, 2.0], [3.0, 2.0, 1.0, 0.5, 0.4], [3.0, 3.0 * (1 + 1e-7), 2.0, 1.0, 0.5],
+                     [3.0, 2.0, np.nan, np.nan, np.nan]])
+    # a rise at step 3; never (the whole run: 4 steps); a rise below float32 resolution does not count; a loss that
+    # is no longer finite ends the flow
+    assert flow_steps(loss).tolist() == [2, 4, 4, 1]
 
 
 # -- models against the per-sample formulas (float64) ----------------------------------------------------

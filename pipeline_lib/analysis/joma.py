@@ -12,7 +12,7 @@ Theorem 1's invariant per attention kind (the model's ``attention``), as lhs = r
 softmax z = zhat (above), exp z = rho zhat1 + C, linear z^2 = 2 T rho zhat1 + C = rho sum_k V_lk^2 + C.
 ``invariant_gap`` is |lhs - rhs|_2 over tokens per step, ``lhs_moved`` |lhs(t) - lhs(0)|_2; the
 controls are the gap of the other unnormalised kind's form (exp for linear, linear for exp and
-softmax) and the gap with rho = 1. ``flow_steps`` counts the steps before the training loss first
+softmax; ``control_moved`` its own left side's movement, in its units) and the gap with rho = 1. ``flow_steps`` counts the steps before the training loss first
 rises (by more than float32's resolution): gradient flow lowers the loss monotonically, so after it
 SGD has left the flow the theorem describes.
 """
@@ -100,8 +100,9 @@ def invariant_sides(form: str, z: np.ndarray, zhat1: np.ndarray, T: float, rho: 
 
 def flow_steps(train_loss: np.ndarray, rtol: float = 1e-6) -> np.ndarray:
     """Per seed (seed, epoch): the number of steps before the training loss first rises by more than ``rtol``
-    of itself (float32 resolution); the whole run if it never does."""
-    rises = train_loss[:, 1:] > train_loss[:, :-1] * (1 + rtol)
+    of itself (float32 resolution) or stops being finite; the whole run if neither happens. A loss that never
+    rises is necessary for SGD to follow the gradient flow, not sufficient."""
+    rises = (train_loss[:, 1:] > train_loss[:, :-1] * (1 + rtol)) | ~np.isfinite(train_loss[:, 1:])
     return np.where(rises.any(1), rises.argmax(1), train_loss.shape[1] - 1)
 
 
@@ -135,15 +136,14 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
 
     gaps = {key: np.linalg.norm(np.subtract(*sides(form, r)), axis=-1) for key, form, r in
             (("invariant_gap", kind, rho), ("control_gap", control, rho), ("gap_rho1", kind, np.ones_like(rho)))}
-    lhs = sides(kind, rho)[0]
-    moved = np.linalg.norm(lhs - lhs[0], axis=-1)
+    moved, control_moved = (np.linalg.norm(lhs - lhs[0], axis=-1) for lhs in (sides(kind, rho)[0], sides(control, rho)[0]))
     dims = ("step", "seed")
     out = xr.Dataset(
         {"z": ((*dims, "token"), z), "zhat": ((*dims, "token"), est["zhat"]),
          "nc": (dims, est["nc"]), "nc_term1": (dims, est["nc_term1"]), "nc_term2": (dims, est["nc_term2"]),
          "v_stable_rank": (dims, v_rank), "vdot_stable_rank": (dims, vdot_rank),
          "v_max_rank": ((), min(z.shape[-1], W.shape[-1])),
-         **{k: (dims, v) for k, v in gaps.items()}, "lhs_moved": (dims, moved),
+         **{k: (dims, v) for k, v in gaps.items()}, "lhs_moved": (dims, moved), "control_moved": (dims, control_moved),
          "flow_steps": (("seed",), flow_steps(traj.train_loss.values.astype(np.float64))), "rho": (("seed",), rho)},
         coords={"step": w.snapshot.values, "seed": w.seed.values, "token": np.arange(z.shape[-1])},
     ).transpose("seed", "step", ...)
@@ -152,6 +152,7 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     out["control_gap"].attrs["description"] = f"the same gap for the {control} attention's form (a control)"
     out["gap_rho1"].attrs["description"] = "the invariant's gap with rho = 1 (ignoring the learning-rate ratio; a control)"
     out["lhs_moved"].attrs["description"] = "|lhs(t) - lhs(0)|_2: how far the invariant's left side moved"
+    out["control_moved"].attrs["description"] = "the same for the control form's left side (its own units)"
     out["flow_steps"].attrs["description"] = "steps before the training loss first rises (gradient flow never raises it)"
     out["rho"].attrs["description"] = "eta_z / eta_W of the slot"
     out["nc"].attrs["description"] = "NC(zhat, z): normalised correlation of the estimate with the real logits"

@@ -1,9 +1,11 @@
-"""JoMA's invariants (Theorem 1) for the unnormalised attentions: per attention kind, the gap between the
-invariant's two sides (exp: z against rho sum_k V^2/(2T) + C; linear: z^2 against rho sum_k V^2 + C, rho =
-eta_z / eta_W) as a share of how far its left side moved, over training, every slot thin; the other kind's
-form on the same run dashed (a control); a dotted line where the training loss first rises (SGD has left the
-gradient flow the theorem describes). Right: each slot's largest violation over its flow steps against its
-learning-rate ratio, with the violation of the estimate that ignores the ratio (rho = 1)."""
+"""JoMA's invariants (Theorem 1) for the unnormalised attentions: per attention kind and frequency case, the
+gap between the invariant's two sides (exp: z against rho sum_k V^2/(2T) + C; linear: z^2 against rho sum_k
+V^2 + C, rho = eta_z / eta_W) as a share of how far its left side has moved, over training, for every slot at
+rho = 1 (solid); the other kind's form on the same run dashed (a control, as a share of its own side's
+movement); a dotted line where the training loss first rises (SGD has left the gradient flow the theorem
+describes; a loss that keeps falling is necessary for following the flow, not sufficient). Right: each slot's
+largest violation over its flow steps against its learning-rate ratio, with the violation of the estimate that
+ignores the ratio (rho = 1)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,14 +25,15 @@ description: JoMA's exp- and linear-attention invariants over training, per lear
 required: [cases]
 properties:
   cases:
-    description: "Attention kind (exp or linear) -> runs of a joma model with that attention (one per learning-rate ratio eta_z/eta_W, optimizer.lr_ratio of z), listed in analyses.joma.runs."
+    description: "Attention kind on the Gaussian X (exp, linear) or on the uniform X (exp_uniform, linear_uniform) -> runs of a joma model with that attention (one per learning-rate ratio eta_z/eta_W, optimizer.lr_ratio of z), listed in analyses.joma.runs."
     type: object
     minProperties: 1
-    propertyNames: {enum: [exp, linear]}
+    propertyNames: {enum: [exp, linear, exp_uniform, linear_uniform]}
     additionalProperties: {type: array, minItems: 1, items: {type: string, x-ref: run, x-reads: [analysis/joma]}}
 """
 # "satisfies" is an equality; the bound allows the discretisation of SGD (a step of 0.1) against the gradient
-# flow of the theorem: 5% of how far the invariant's side moved (fixed before the runs)
+# flow of the theorem: 5% of how far the invariant's side moved (fixed after a prototype at the same recipe, which
+# printed the whole-run violations only, linear 2e-5 and exp 5.8, and before the workflow's runs)
 SATISFIED = 0.05
 
 
@@ -58,8 +61,9 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         gap, moved = an.invariant_gap.values, an.lhs_moved.values
         scale = np.maximum.accumulate(moved, axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            shown = {k: np.where(scale > 0, v / scale, np.nan) for k, v in
-                     (("own", gap), ("control", an.control_gap.values))}
+            shown = {k: np.where(s > 0, v / s, np.nan) for k, v, s in
+                     (("own", gap, scale), ("control", an.control_gap.values,
+                                            np.maximum.accumulate(an.control_moved.values, axis=1)))}
         shown = {k: np.where(np.isfinite(v) & (v > 0), v, np.nan) for k, v in shown.items()}  # a log axis
         ax = axes[row, 0]
         for i in np.flatnonzero(rho == 1.0):
@@ -70,9 +74,10 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_ylabel("gap / largest movement so far")
-        ax.set_title(f"{label} attention, rho = 1 (solid: its invariant; dashed: the other form)", fontsize=8)
+        ax.set_title(f"{label.replace('_', ' X ')} attention, rho = 1 (solid: its invariant; dashed: the other form)",
+                     fontsize=8)
         own = violations(gap, moved, flow, step)
-        ctrl = violations(an.control_gap.values, moved, flow, step)
+        ctrl = violations(an.control_gap.values, an.control_moved.values, flow, step)
         unscaled = violations(an.gap_rho1.values, moved, flow, step)
         ax = axes[row, 1]
         own_shown, unscaled_shown = (np.where(np.isfinite(v) & (v > 0), v, np.nan) for v in (own, unscaled))
@@ -106,8 +111,8 @@ def _fmt(s: dict, key: str, unit: bool) -> str:
 
 
 def score_claims(stats: dict, params: Params) -> dict:
-    """The invariant of each attention kind at rho = 1, and at every other ratio of both kinds; a kind this
-    config does not draw is not run."""
+    """The invariant of each attention kind at rho = 1 on the Gaussian X, at every other ratio of both kinds, and
+    of both kinds at rho = 1 on the uniform X; a case this config does not draw is not run."""
     out = {}
     for kind in ("exp", "linear"):
         s = stats.get(kind)
@@ -118,6 +123,11 @@ def score_claims(stats: dict, params: Params) -> dict:
     ctrl = [v for k in ("exp", "linear") if k in stats for v in _slots(stats[k], "violation_ignoring_rho", False)]
     out["tian.joma_invariants.any_learning_rates"] = (_holds(own, ctrl, "the estimate ignoring rho") if own
                                                       else claims.not_run("no slot with eta_z != eta_W"))
+    uniform = [stats[k] for k in ("exp_uniform", "linear_uniform") if k in stats]
+    own = [v for s in uniform for v in _slots(s, "violation", True)]
+    ctrl = [v for s in uniform for v in _slots(s, "control_violation", True)]
+    out["tian.joma_invariants.no_data_assumption"] = (_holds(own, ctrl, "the other form") if own
+                                                      else claims.not_run("no run on the uniform X"))
     return out
 
 

@@ -12,7 +12,8 @@ the test split is the same K samples.
 With ``draws`` = N >= 1 the dataset holds N frequency matrices, one per seed (the authors draw a fresh X
 for every run): draw i is drawn from (seed, i), the i-th seed of a run trains on draw i's K samples, and
 ``X`` / ``xbar`` gain a leading ``x_draw`` axis. The test split is draw 0's K samples (JoMA's statistics
-read the weights, not test accuracy).
+read the weights, not test accuracy): a seed after the first is tested, and its attention measured by the
+attention analyses, on another seed's X.
 """
 from __future__ import annotations
 
