@@ -142,3 +142,93 @@ def test_code_hashes_are_remembered_per_source_tree(tmp_path, monkeypatch):
     monkeypatch.setenv("PIPELINE_LIB_NO_CODE_CACHE", "1")
     off = codehash._DiskCache()
     assert off.get("pipeline_lib.stages.train") is None and off.path is None
+
+
+# -- the same hash on every Python version -------------------------------------------------------------------
+
+SNIPPET = '''@dataclass(frozen=True)
+class Params(Base):
+    """doc"""
+    n: int = 3
+    name: str | None = None
+
+def f(x, /, y=None, *args, z: float = 1e-3, **kw) -> dict:
+    global G
+    out = {k: v for k, v in kw.items() if v is not None}
+    match x:
+        case None: pass
+        case [a, *rest]: out["a"] = a
+    with open(y) as fh, lock:
+        out["s"] = f"{x!r:>{z}} and {y=} " "tail"
+    return lambda q=None: out
+'''
+# Python 3.11's ast.dump of SNIPPET: the text every version must hash (3.12 adds `type_params=[]` to each def and
+# class, 3.13 prints no empty list, and their f-string parsers split literal text differently)
+SNIPPET_DUMP = (
+    "Module(body=[ClassDef(name='Params', bases=[Name(id='Base', ctx=Load())], keywords=[], body=[Expr(value=Constant("
+    "value='doc')), AnnAssign(target=Name(id='n', ctx=Store()), annotation=Name(id='int', ctx=Load()), value=Constant("
+    "value=3), simple=1), AnnAssign(target=Name(id='name', ctx=Store()), annotation=BinOp(left=Name(id='str', ctx=Load()"
+    "), op=BitOr(), right=Constant(value=None)), value=Constant(value=None), simple=1)], decorator_list=[Call(func=Name("
+    "id='dataclass', ctx=Load()), args=[], keywords=[keyword(arg='frozen', value=Constant(value=True))])]), FunctionDef("
+    "name='f', args=arguments(posonlyargs=[arg(arg='x')], args=[arg(arg='y')], vararg=arg(arg='args'), kwonlyargs=[arg("
+    "arg='z', annotation=Name(id='float', ctx=Load()))], kw_defaults=[Constant(value=0.001)], kwarg=arg(arg='kw'), "
+    "defaults=[Constant(value=None)]), body=[Global(names=['G']), Assign(targets=[Name(id='out', ctx=Store())], value="
+    "DictComp(key=Name(id='k', ctx=Load()), value=Name(id='v', ctx=Load()), generators=[comprehension(target=Tuple(elts"
+    "=[Name(id='k', ctx=Store()), Name(id='v', ctx=Store())], ctx=Store()), iter=Call(func=Attribute(value=Name(id='kw',"
+    " ctx=Load()), attr='items', ctx=Load()), args=[], keywords=[]), ifs=[Compare(left=Name(id='v', ctx=Load()), ops=["
+    "IsNot()], comparators=[Constant(value=None)])], is_async=0)])), Match(subject=Name(id='x', ctx=Load()), cases=["
+    "match_case(pattern=MatchSingleton(value=None), body=[Pass()]), match_case(pattern=MatchSequence(patterns=[MatchAs("
+    "name='a'), MatchStar(name='rest')]), body=[Assign(targets=[Subscript(value=Name(id='out', ctx=Load()), slice="
+    "Constant(value='a'), ctx=Store())], value=Name(id='a', ctx=Load()))])]), With(items=[withitem(context_expr=Call("
+    "func=Name(id='open', ctx=Load()), args=[Name(id='y', ctx=Load())], keywords=[]), optional_vars=Name(id='fh', ctx="
+    "Store())), withitem(context_expr=Name(id='lock', ctx=Load()))], body=[Assign(targets=[Subscript(value=Name(id="
+    "'out', ctx=Load()), slice=Constant(value='s'), ctx=Store())], value=JoinedStr(values=[FormattedValue(value=Name("
+    "id='x', ctx=Load()), conversion=114, format_spec=JoinedStr(values=[Constant(value='>'), FormattedValue(value=Name("
+    "id='z', ctx=Load()), conversion=-1)])), Constant(value=' and y='), FormattedValue(value=Name(id='y', ctx=Load()), "
+    "conversion=114), Constant(value=' tail')]))]), Return(value=Lambda(args=arguments(posonlyargs=[], args=[arg(arg="
+    "'q')], kwonlyargs=[], kw_defaults=[], defaults=[Constant(value=None)]), body=Name(id='out', ctx=Load())))], "
+    "decorator_list=[], returns=Name(id='dict', ctx=Load()))], type_ignores=[])")
+
+
+def test_the_hashed_text_of_a_tree_is_python_3_11s_on_every_version():
+    import ast
+
+    assert codehash.canonical_dump(ast.parse(SNIPPET)) == SNIPPET_DUMP
+
+
+def test_what_later_pythons_print_differently_does_not_reach_the_hash(monkeypatch):
+    import ast
+
+    tree = ast.parse(SNIPPET)
+    func = tree.body[1]
+    # 3.12: every def and class has type parameters (an empty list when none is declared)
+    for cls in (ast.FunctionDef, ast.ClassDef):
+        monkeypatch.setattr(cls, "_fields", (*cls._fields, "type_params"))
+    func.type_params, tree.body[0].type_params = [], []
+    # 3.13 may leave an optional field unset instead of None
+    del func.body[-1].value.args.vararg
+    # another parser's split of an f-string's literal text: ' and ', 'y=' and '' for ' and y='
+    joined = func.body[3].body[0].value
+    i = next(k for k, v in enumerate(joined.values) if getattr(v, "value", None) == " and y=")
+    joined.values[i:i + 1] = [ast.Constant(" and "), ast.Constant("y="), ast.Constant("")]
+    assert codehash.canonical_dump(tree) == SNIPPET_DUMP
+    # a declared type parameter is code, and is seen
+    func.type_params = [ast.Name(id="T", ctx=ast.Load())]
+    assert codehash.canonical_dump(tree) != SNIPPET_DUMP
+
+
+def test_statement_order_counts_only_where_it_changes_what_a_module_computes(tmp_path):
+    def parts(name, source):
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        return codehash.module_parts(f"pipeline_lib.{name}", path)[0]
+
+    defs = "def f():\n    return g() + 1\n\n\ndef g():\n    return 2\n\n\nK = 3\n"
+    swapped = "K = 3\n\n\ndef g():\n    return 2\n\n\ndef f():\n    return g() + 1\n"
+    assert parts("defs", defs) == parts("defs_swapped", swapped)  # definitions: a set
+    # a name bound twice: the later binding wins, so the order is the result
+    assert parts("twice", "X = 1\nX = 2\n") != parts("twice_swapped", "X = 2\nX = 1\n")
+    # a statement that acts: where it stands decides what later statements read
+    acts = "L = []\nL.append(1)\nN = len(L)\n"
+    assert parts("acts", acts) != parts("acts_swapped", "L = []\nN = len(L)\nL.append(1)\n")
+    assert parts("acts_again", acts) == parts("acts", acts)

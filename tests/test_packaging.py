@@ -172,3 +172,13 @@ def test_every_package_data_pattern_names_a_file_the_package_reads():
 
     shipped = {p for pats in data.values() for pat in pats for p in (REPO / "pipeline_lib").glob(pat)}
     assert equivalence.RECORD.resolve() in {p.resolve() for p in shipped}
+
+
+def test_a_package_without_its_equivalence_record_says_what_to_do(tmp_path):
+    """Read as empty, a missing record would rerun every recorded refactor's jobs without a word."""
+    from pipeline_lib.plumbing import equivalence
+
+    with pytest.raises(FileNotFoundError, match=r"verified-equivalent.*pip install -e \."):
+        equivalence.read_record(tmp_path / "verified_equivalent.json")
+    assert equivalence.read_record(tmp_path / "verified_equivalent.json", missing_ok=True) == []
+    assert equivalence.read_record()  # the checkout's record

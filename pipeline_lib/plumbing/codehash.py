@@ -11,7 +11,8 @@ in the rule's params instead, which reruns the job by itself. So adding a plug-i
 touches these modules, reruns nothing that exists.
 
 What is hashed is what the code computes, not its bytes: each top-level statement's syntax tree
-(``ast.dump``: no comments, no line numbers, no formatting) with every docstring and bare string
+(:func:`canonical_dump`, the same text on Python 3.11, 3.12 and 3.13: no comments, no line numbers, no
+formatting) with every docstring and bare string
 dropped, as a set over the closure, and every import of a ``pipeline_lib`` name written as what it
 binds (the digest of the definition it names). So comments, docstrings, formatting, the order of
 definitions and moving a function to another module of the closure (its callers' imports follow it)
@@ -197,26 +198,89 @@ def _bound_names(stmt: ast.stmt) -> set[str]:
 
 
 def _digest(node: ast.AST) -> str:
-    return hashlib.sha256(ast.dump(node).encode()).hexdigest()
+    return hashlib.sha256(canonical_dump(node).encode()).hexdigest()
+
+
+# fields that later Python versions added to a node, which an older version's tree lacks: written only when
+# they hold something (Python 3.12's type parameters of a def or class: empty unless `def f[T]()` is used)
+_ADDED_FIELDS = frozenset({"type_params"})
+
+
+# the fields that are required yet may hold None (``None`` as a literal): written, as 3.11 writes them
+_VALUE_FIELDS = {"Constant": ("value",), "MatchSingleton": ("value",)}
+
+
+def canonical_dump(node) -> str:
+    """A syntax tree as text that is the same on every Python version for the same source: Python 3.11's
+    ``ast.dump(node)`` (the fields in order as ``name=value``; an optional field that is None, or a missing
+    one, left out; an empty list written ``[]``), except that a field later versions added (:data:`_ADDED_FIELDS`) is left out
+    when empty and a JoinedStr's adjacent string constants are written as one. ``ast.dump`` itself differs:
+    3.12 prints ``type_params=[]`` for every def and class, 3.13 leaves every empty list out."""
+    if isinstance(node, ast.AST):
+        fields = []
+        values = _joined_values(node) if isinstance(node, ast.JoinedStr) else None
+        for name in node._fields:
+            value = values if name == "values" and values is not None else getattr(node, name, None)
+            if (value is None and name not in _VALUE_FIELDS.get(type(node).__name__, ())) or (
+                    name in _ADDED_FIELDS and not value):
+                continue
+            fields.append(f"{name}={canonical_dump(value)}")
+        return f"{type(node).__name__}({', '.join(fields)})"
+    if isinstance(node, list):
+        return "[" + ", ".join(canonical_dump(x) for x in node) + "]"
+    return repr(node)
+
+
+def _joined_values(node: ast.JoinedStr) -> list:
+    """An f-string's parts with adjacent string constants joined and empty ones dropped (the parsers of 3.11
+    and 3.12 split the literal text of some f-strings differently)."""
+    out: list = []
+    for v in node.values:
+        if isinstance(v, ast.Constant) and isinstance(v.value, str):
+            if not v.value:
+                continue
+            if out and isinstance(out[-1], ast.Constant) and isinstance(out[-1].value, str):
+                out[-1] = ast.Constant(out[-1].value + v.value)
+                continue
+            v = ast.Constant(v.value)  # no `kind`: 3.11's f-string constants have none
+        out.append(v)
+    return out
 
 
 @functools.lru_cache(maxsize=None)
 def module_parts(module: str, path: Path | None = None) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
     """A module as the hash sees it: the digests of its top-level statements other than imports of
     ``pipeline_lib`` names and bare strings (normalised, :class:`_Normalise`), and what each top-level
-    name it defines or imports from ``pipeline_lib`` binds (:func:`_binding`; a definition: its digest)."""
-    statements, bindings = set(), []
+    name it defines or imports from ``pipeline_lib`` binds (:func:`_binding`; a definition: its digest).
+    The statements are a set, so reordering definitions reruns nothing, unless their order can change what
+    the module computes: where a name is bound twice (the later one wins) or a statement acts (a call, a
+    loop, an augmented assignment), the digest of the statements in source order joins the set."""
+    statements, bindings, sequence, bound, acts = set(), [], [], [], False
     for stmt in parse(path or module_file(module)).body:
         if _is_string(stmt):
             continue
         imported = _import_bindings(module, stmt)
         if imported is not None:
             bindings += imported
+            bound += [name for name, _ in imported]
             continue
         digest = _digest(_Normalise(module).visit(copy.deepcopy(stmt)))
         statements.add(digest)
-        bindings += [(name, f"code {digest}") for name in _bound_names(stmt)]
+        sequence.append(digest)
+        names = _bound_names(stmt)
+        bound += names
+        bindings += [(name, f"code {digest}") for name in names]
+        acts = acts or not isinstance(stmt, _ORDER_FREE)  # a call, a loop, an augmented assignment
+    if acts or len(bound) != len(set(bound)):  # a statement that acts, or a name bound twice: order counts
+        statements.add("order " + hashlib.sha256(" ".join(sequence).encode()).hexdigest())
     return frozenset(statements), tuple(bindings)
+
+
+# top-level statements whose order does not change what a module computes, as long as each binds names no
+# other statement binds: a definition, an import, an assignment (a statement that reads a name bound later
+# fails at import, so no working module depends on their order)
+_ORDER_FREE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign,
+               ast.AnnAssign)
 
 
 # The rules' adapter scripts (workflow/scripts/<name>.py): part of each job's code. Snakemake's own check
@@ -306,7 +370,8 @@ _DISK = _DiskCache()
 def compute_code_hash(*modules: str, script: str | None = None) -> str:
     """Hash of what the given modules' closures compute (:func:`closure_modules`): the set of their
     normalised top-level statements and of what their names bind (:func:`module_parts`), so neither the
-    module that holds a function nor the order of definitions enters it; with ``script``, the rule's
+    module that holds a function nor the order of definitions enters it (the order of statements does where
+    it can change a result); with ``script``, the rule's
     adapter script too (:data:`SCRIPTS_DIR`). A hash that :mod:`pipeline_lib.plumbing.equivalence`
     records as verified-equivalent to an earlier one is replaced by that one."""
     names = sorted({m for mod in modules for m in closure_modules(mod)})

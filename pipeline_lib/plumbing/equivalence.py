@@ -30,9 +30,15 @@ SHIPPED_CONFIGS = ("config/config.yaml", "config/eureka_paper.yaml", "config/cog
                    "config/shortest_path_paper.yaml", ".test/config/config.yaml")
 
 
-def read_record(path: Path = RECORD) -> list[dict]:
+def read_record(path: Path = RECORD, missing_ok: bool = False) -> list[dict]:
+    """The record's groups. The shipped record missing (a package installed without its data) stops with what to
+    do, rather than reading as empty: every recorded refactor would rerun its jobs."""
     if not path.exists():
-        return []
+        if missing_ok:
+            return []
+        raise FileNotFoundError(f"the record of verified-equivalent refactors {path} is missing: pipeline_lib was "
+                                "installed without its package data; install it from the checkout you run with "
+                                "`pip install -e .`")
     return json.loads(path.read_text())["refactors"]
 
 
@@ -121,7 +127,7 @@ def record(since: str, why: str, verified: str, checkout: Path, path: Path = REC
         if pairs.setdefault(new, old) != old:
             raise RuntimeError(f"code hash {new} ({job}) was two hashes at {since}: {old}, {pairs[new]}")
     if pairs:
-        groups = read_record(path)
+        groups = read_record(path, missing_ok=True)
         groups.append({"why": why, "verified": verified, "since": since, "hashes": dict(sorted(pairs.items()))})
         path.write_text(json.dumps({"refactors": groups}, indent=1) + "\n")
         _mapping.cache_clear()

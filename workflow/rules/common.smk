@@ -1,5 +1,6 @@
 # Validation, wildcard constraints, target expansion and input functions; nothing else. Nothing
 # here names a task, model, analysis or figure: they come from the plug-in registries and the config.
+import ast
 import copy
 import hashlib
 import os
@@ -8,7 +9,7 @@ import re
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from pipeline_lib.plumbing import jobs, registry
+from pipeline_lib.plumbing import codehash, jobs, registry
 from pipeline_lib.plumbing.paths import Paths
 from pipeline_lib.plumbing.replicate import replicate_config
 from pipeline_lib.plumbing.config import (
@@ -79,15 +80,19 @@ def analysis_params(kind):
 
 
 def caption_digest(figure):
-    """A digest of the figure's caption text (workflow/report/<figure>.txt; none: its module's docstring,
-    in its code hash), a param so that a caption edit rebuilds the figure. Not an input: an input's path
-    would change with the checkout's folder, and a moved checkout would rebuild every figure.
+    """A digest of the figure's caption text (workflow/report/<figure>.txt, else its module's docstring,
+    which the code hash leaves out), a param so that a caption edit rebuilds the figure and its caption.
+    Not an input: an input's path would change with the checkout's folder, and a moved checkout would
+    rebuild every figure.
     """
     path = os.path.join(workflow.basedir, "workflow", "report", f"{figure}.txt")
-    if not os.path.exists(path):
-        return ""
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()[:16]
+    if os.path.exists(path):
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()[:16]
+    doc = (
+        ast.get_docstring(codehash.parse(registry.plugin("figure", figure).path)) or ""
+    )
+    return hashlib.sha256(doc.encode()).hexdigest()[:16]
 
 
 def figure_paths(name):
