@@ -232,3 +232,84 @@ def test_statement_order_counts_only_where_it_changes_what_a_module_computes(tmp
     acts = "L = []\nL.append(1)\nN = len(L)\n"
     assert parts("acts", acts) != parts("acts_swapped", "L = []\nN = len(L)\nL.append(1)\n")
     assert parts("acts_again", acts) == parts("acts", acts)
+
+
+# -- the plumbing that computes is hashed where it computes ------------------------------------------------------
+
+def _jobs_with(*modules):
+    """Jobs of the test config whose closure holds one of ``modules``."""
+    cfg = load_config_file(REPO / CONFIGS[0])
+    return {job for job, mods in jobs.job_modules(cfg).items()
+            if any(set(modules) & set(codehash.closure_modules(m)) for m in mods)}
+
+
+def _importers(plumbing_module, name):
+    """Jobs whose closure holds a module that imports ``name`` from ``plumbing_module`` (found by parsing)."""
+    import ast
+
+    found = set()
+    for path in (REPO / "pipeline_lib").rglob("*.py"):
+        module = ".".join(("pipeline_lib", *path.relative_to(REPO / "pipeline_lib").with_suffix("").parts))
+        module = module.removesuffix(".__init__")
+        if codehash.is_plumbing(module):
+            continue
+        for node in ast.walk(codehash.parse(path)):
+            if isinstance(node, ast.ImportFrom) and codehash._import_target(module, node) == plumbing_module \
+                    and name in {a.name for a in node.names}:
+                found.add(module)
+    assert found, (plumbing_module, name)
+    return _jobs_with(*found)
+
+
+def _training_jobs():
+    cfg = load_config_file(REPO / CONFIGS[0])
+    return {f"train {r}" for r in cfg.runs}
+
+
+# (plumbing file, the text edited, one numeric edit, the jobs it shapes)
+PLUMBING_EDITS = [
+    ("values.py", "tuple(range(seeds))", "tuple(range(0, seeds))", _training_jobs),  # seed_list
+    ("values.py", "**_SAFE, **names}", "**_SAFE, **names, '_': 1}", _training_jobs),  # evaluate: every shape
+    ("values.py", '"abs": abs}', '"abs": abs, "sum": sum}', _training_jobs),  # _SAFE: what an expression may call
+    ("config.py", '"lr_ratio": ratio} for s in self.seeds]', '"lr_ratio": ratio} for s in self.seeds[::1]]',
+     _training_jobs),  # RunConfig.slots: slot order and each slot's values
+    ("store.py", "return ds.x.values[sel], ds.y.values[sel]", "return ds.x.values[sel][0:], ds.y.values[sel]",
+     lambda: _importers("pipeline_lib.plumbing.store", "dataset_split")),
+    ("store.py", "isel(snapshot=index)", "isel(snapshot=index - 0)",
+     lambda: _importers("pipeline_lib.plumbing.store", "snapshot_arrays")),
+    ("registry.py", "sys.path.insert(0, os.getcwd())", "sys.path.insert(1, os.getcwd())",
+     lambda: _importers("pipeline_lib.plumbing.registry", "user_import_path")),
+]
+
+
+@pytest.mark.parametrize("file, old, new, expected", PLUMBING_EDITS, ids=[e[1][:30] for e in PLUMBING_EDITS])
+def test_a_numeric_edit_in_computing_plumbing_reruns_exactly_the_jobs_it_shapes(tmp_path, baseline, file, old, new,
+                                                                                 expected):
+    pkg = _copy(tmp_path)
+    _edit(pkg / "plumbing" / file, old, new)
+    want = expected()
+    assert want
+    assert _changed(tmp_path, baseline) == {j for j in want if f"{CONFIGS[0]} {j}" in baseline}
+
+
+def test_a_docstring_or_comment_in_computing_plumbing_reruns_nothing(tmp_path, baseline):
+    pkg = _copy(tmp_path)
+    for file, name in (("values.py", "seed_list"), ("values.py", "evaluate"), ("store.py", "dataset_split"),
+                       ("store.py", "snapshot_arrays"), ("registry.py", "user_import_path"), ("config.py", "slots")):
+        path = pkg / "plumbing" / file
+        text = path.read_text()
+        start = text.index(f"def {name}(")
+        body = text.index(":\n", start) + 2
+        indent = " " * (len(text[body:]) - len(text[body:].lstrip(" ")))
+        path.write_text(text[:body] + f'{indent}"""Reworded."""  # a comment\n' + text[body:])
+    assert _changed(tmp_path, baseline) == set()
+
+
+def test_every_declared_plumbing_definition_exists():
+    for module in ("pipeline_lib.plumbing.store", "pipeline_lib.plumbing.registry"):
+        for name in codehash.plumbing_computes(module):
+            assert codehash.definition_digest(module, name).startswith("code ")
+    for ref in jobs.TRAIN_PLUMBING:
+        assert codehash.definition_digest(*ref.split(":")).startswith("code ")
+    with pytest.raises(LookupError, match="no 'nowhere'"):
+        codehash.definition_digest("pipeline_lib.plumbing.values", "nowhere")

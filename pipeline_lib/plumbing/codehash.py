@@ -6,9 +6,13 @@ imports, so each rule carries as a param the hash of the ``pipeline_lib`` module
 plug-ins import, found by parsing ``import`` statements with ``ast`` (nothing is imported while the
 DAG is built). The plumbing is left out of every hash (:func:`is_plumbing`): config parsing, the
 registry, artifact paths, store I/O, provenance and lineage do not compute any number of an
-artifact, and a change to what they pass on (a default, a resolved value) changes the config slice
-in the rule's params instead, which reruns the job by itself. So adding a plug-in, which never
-touches these modules, reruns nothing that exists.
+artifact, and a change to what they pass on (a default) changes the config slice in the rule's params
+instead, which reruns the job by itself. So adding a plug-in, which never touches these modules, reruns
+nothing that exists. Except what the plumbing does compute: a plumbing module lists such definitions in
+its ``COMPUTES`` (the rows and snapshot a stage reads, where a user's module is imported from), and an
+import of one hashes as its code (:func:`plumbing_computes`); what the config resolves before a job runs
+(its seeds, slots, the task's shape) joins the hash of the jobs it shapes (the ``plumbing`` of
+:func:`compute_code_hash`, :data:`pipeline_lib.plumbing.jobs.TRAIN_PLUMBING`).
 
 What is hashed is what the code computes, not its bytes: each top-level statement's syntax tree
 (:func:`canonical_dump`, the same text on Python 3.11, 3.12 and 3.13: no comments, no line numbers, no
@@ -164,6 +168,8 @@ def _binding(module: str, name: str, _seen: frozenset = frozenset()) -> str:
     """What ``from module import name`` binds, independent of the module that holds it: a submodule by
     its name, a definition by the digest of its code, a plumbing name (in no hash) by its place."""
     if is_plumbing(module) or is_plumbing(f"{module}.{name}"):
+        if is_plumbing(module) and name in plumbing_computes(module):  # declared to shape numbers: its code
+            return "plumbing " + definition_digest(module, name)
         return f"plumbing {name}"  # in no hash, wherever the plumbing keeps it
     if module_file(f"{module}.{name}").exists():
         return f"module {module}.{name}"
@@ -180,6 +186,35 @@ def _binding(module: str, name: str, _seen: frozenset = frozenset()) -> str:
         alias = next(a for a in found.names if (a.asname or a.name) == name)
         if target.split(".")[0] == "pipeline_lib":
             return _binding(target, alias.name, _seen | {(module, name)})
+    return "code " + _digest(_Normalise(module).visit(copy.deepcopy(found)))
+
+
+@functools.lru_cache(maxsize=None)
+def plumbing_computes(module: str) -> tuple[str, ...]:
+    """The names a plumbing module declares in its literal ``COMPUTES`` tuple: its definitions that shape a
+    number of some artifact (the rows a stage reads, the seeds a run trains), so that they are hashed into
+    every job that uses them although the plumbing is hashed nowhere else."""
+    path = module_file(module)
+    if not path.exists():
+        return ()
+    for stmt in parse(path).body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "COMPUTES" for t in stmt.targets):
+            return tuple(ast.literal_eval(stmt.value))
+    return ()
+
+
+@functools.lru_cache(maxsize=None)
+def definition_digest(module: str, qualname: str) -> str:
+    """``code <digest>`` of one definition of a module (``name`` or ``Class.method``), normalised as every hashed
+    statement is; a name the module does not define raises (a declaration naming nothing would hash nothing)."""
+    body, found = parse(module_file(module)).body, None
+    for part in qualname.split("."):
+        found = next((stmt for stmt in body if part in _bound_names(stmt)
+                      and not isinstance(stmt, (ast.Import, ast.ImportFrom))), None)
+        if found is None:
+            raise LookupError(f"code hash: {module} defines no {qualname!r} (declared in its COMPUTES or a job's "
+                              "plumbing)")
+        body = getattr(found, "body", [])
     return "code " + _digest(_Normalise(module).visit(copy.deepcopy(found)))
 
 
@@ -290,13 +325,13 @@ SCRIPTS_DIR = PACKAGE_DIR.parent / "workflow" / "scripts"
 
 
 @functools.lru_cache(maxsize=None)
-def code_hash(*modules: str, script: str | None = None) -> str:
+def code_hash(*modules: str, script: str | None = None, plumbing: tuple[str, ...] = ()) -> str:
     """:func:`compute_code_hash`, remembered across processes for the same sources (:class:`_DiskCache`):
     every ``snakemake`` start asks for the same closures, which cost most of a second to parse."""
-    key = " ".join(modules) + (f" script={script}" if script else "")
+    key = " ".join(modules) + (f" script={script}" if script else "") + "".join(f" plumbing={p}" for p in plumbing)
     found = _DISK.get(key)
     if found is None:
-        found = _DISK.put(key, compute_code_hash(*modules, script=script))
+        found = _DISK.put(key, compute_code_hash(*modules, script=script, plumbing=plumbing))
     return found
 
 
@@ -367,12 +402,13 @@ def _tree_digest() -> str:
 _DISK = _DiskCache()
 
 
-def compute_code_hash(*modules: str, script: str | None = None) -> str:
+def compute_code_hash(*modules: str, script: str | None = None, plumbing: tuple[str, ...] = ()) -> str:
     """Hash of what the given modules' closures compute (:func:`closure_modules`): the set of their
     normalised top-level statements and of what their names bind (:func:`module_parts`), so neither the
     module that holds a function nor the order of definitions enters it (the order of statements does where
     it can change a result); with ``script``, the rule's
-    adapter script too (:data:`SCRIPTS_DIR`). A hash that :mod:`pipeline_lib.plumbing.equivalence`
+    adapter script too (:data:`SCRIPTS_DIR`); with ``plumbing``, those plumbing definitions
+    (:func:`definition_digest`). A hash that :mod:`pipeline_lib.plumbing.equivalence`
     records as verified-equivalent to an earlier one is replaced by that one."""
     names = sorted({m for mod in modules for m in closure_modules(mod)})
     parts = {m: module_parts(m) for m in names}
@@ -392,6 +428,9 @@ def compute_code_hash(*modules: str, script: str | None = None) -> str:
         # (two functions of one name) keeps the module, so switching an import between them is seen
         tokens |= {f"{name} = {what}" if len(targets[name]) == 1 else f"{m}.{name} = {what}"
                    for name, what in bindings}
+    # plumbing definitions that shape the job's numbers before any of its modules runs (``module:qualname``:
+    # the config's resolution of seeds, slots and shapes), by their code
+    tokens |= {f"plumbing {ref} = {definition_digest(*ref.split(':'))}" for ref in plumbing}
     h = hashlib.sha256()
     for token in sorted(tokens):
         h.update(token.encode() + b"\n")

@@ -125,8 +125,17 @@ def dataset_code(cfg: Config, name: str) -> str:
     return code_hash(*dataset_modules(cfg, name), script="dataset")
 
 
+# what the config resolves into a run before it trains (``module:qualname``): the seeds from ``seeds: 3``, the
+# slots of a sweep and their optimizer values, the task's shape the model is built from (a declared
+# expression, evaluated); part of every training job's code hash (codehash.compute_code_hash)
+TRAIN_PLUMBING = ("pipeline_lib.plumbing.values:seed_list", "pipeline_lib.plumbing.values:task_shape",
+                  "pipeline_lib.plumbing.values:evaluate", "pipeline_lib.plumbing.values:_SAFE",
+                  "pipeline_lib.plumbing.config:RunConfig.slots", "pipeline_lib.plumbing.config:TrainingPlan.seeds")
+
+
 def train_code(cfg: Config, run: str) -> str:
-    code = code_hash(*train_modules(cfg, run), script="train_online" if online(cfg, run) else "train")
+    code = code_hash(*train_modules(cfg, run), script="train_online" if online(cfg, run) else "train",
+                     plumbing=TRAIN_PLUMBING)
     model = cfg.raw["models"][cfg.runs[run].model]
     return _with_user_source(code, model["module"]) if model.get("kind") == "module" else code
 

@@ -26,6 +26,9 @@ import yaml
 
 from .codehash import parse
 
+# what this module computes: where a user's module is imported from (hashed into the jobs that import it)
+COMPUTES = ("user_import_path",)
+
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pipeline_lib/
 
 # registry kind -> the package whose modules are its plug-ins

@@ -27,6 +27,9 @@ import xarray as xr
 from .. import __version__
 from .values import canonical_json, slice_hash
 
+# what this module computes (the rows and the snapshot a stage reads): hashed into the jobs that import it
+COMPUTES = ("dataset_split", "snapshot_arrays")
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
