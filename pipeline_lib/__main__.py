@@ -1,5 +1,5 @@
 """Command line: ``python -m pipeline_lib lineage <artifact>``, ``runs [results]``, ``publish [results]``, ``golden [results]``,
-``same BEFORE AFTER``, ``equivalent --since REV --why TEXT`` (the engine's benchmark: ``python benchmarks/bench.py``)."""
+``same BEFORE AFTER``, ``equivalent --since REV --why TEXT`` (runs the test config at both revisions) (the engine's benchmark: ``python benchmarks/bench.py``)."""
 from __future__ import annotations
 
 import argparse
@@ -36,12 +36,13 @@ def _parser() -> argparse.ArgumentParser:
     same.add_argument("before", help="the results folder written by the old code")
     same.add_argument("after", help="the results folder written by the new code")
     same.add_argument("--only", default="", help="a subfolder to compare, e.g. runs (default: all)")
-    eq = sub.add_parser("equivalent", help="record every job's code hash that changed since a git revision as "
-                                           "verified-equivalent to its hash there (after the golden runs pass)")
+    eq = sub.add_parser("equivalent", help="run the test config with the code of a git revision and with the "
+                                           "working tree and, if every artifact is identical, record every job's "
+                                           "code hash that changed since as equivalent to its hash there")
     eq.add_argument("--since", required=True, help="the git revision whose code computes the same numbers")
     eq.add_argument("--why", required=True, help="what the refactor changed")
-    eq.add_argument("--verified", default="golden runs of the test config unchanged (tests/test_golden.py)",
-                    help="how the numbers were shown unchanged (default: %(default)s)")
+    eq.add_argument("--scratch", default=".test/equivalence",
+                    help="where the test config runs with both revisions' code (default: %(default)s)")
     runs = sub.add_parser("runs", help="list the trained runs of a results folder with their final metrics")
     runs.add_argument("results", nargs="?", default="results", help="the results folder (default: results)")
     runs.add_argument("--json", action="store_true", help="machine-readable output")
@@ -55,16 +56,7 @@ def main(argv=None) -> int:
     if args.command == "same":
         return _same(Path(args.before), Path(args.after), args.only)
     if args.command == "equivalent":
-        from .plumbing.equivalence import record
-
-        try:
-            pairs = record(args.since, args.why, args.verified, Path.cwd())
-        except RuntimeError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print(f"recorded {len(pairs)} code hash(es) as equivalent to their hash at {args.since}" if pairs
-              else f"no job's code hash changed since {args.since}: nothing recorded")
-        return 0
+        return _equivalent(args.since, args.why, Path(args.scratch))
     if args.command == "publish":
         from .stages.claims import publish
 
@@ -158,6 +150,27 @@ def _golden(results: Path, digests: Path, write: bool, measure: bool = False, sc
         for line in lines:
             print(f"{kind}: {line}")
     return 1 if any(diff.values()) else 0
+
+
+def _equivalent(since: str, why: str, scratch: Path) -> int:
+    from .plumbing import equivalence, refactor
+
+    checkout = Path.cwd()
+    try:
+        rev = equivalence.resolve(since, checkout)
+        pairs = equivalence.changed_pairs(rev, checkout)
+        if not pairs:
+            print(f"no job's code hash changed since {rev[:12]}: nothing recorded")
+            return 0
+        n = refactor.verify(rev, checkout, scratch)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    verified = (f"the test config with the code of {rev[:12]} and with the working tree: {n} artifacts identical "
+                "(data, coordinates, attributes, figure statistics and verdicts)")
+    equivalence.record(rev, why, verified, checkout, pairs=pairs)
+    print(f"recorded {len(pairs)} code hash(es) as equivalent to their hash at {rev[:12]} ({verified})")
+    return 0
 
 
 def _same(before: Path, after: Path, only: str) -> int:

@@ -108,14 +108,27 @@ def job_hashes(package_parent: Path, checkout: Path, configs=SHIPPED_CONFIGS) ->
     return json.loads(proc.stdout)
 
 
-def record(since: str, why: str, verified: str, checkout: Path, path: Path = RECORD) -> dict[str, str]:
-    """Record every job's code hash that changed since git revision ``since`` as equivalent to its hash
-    there; returns the new pairs (none: nothing is written)."""
+def resolve(rev: str, checkout: Path) -> str:
+    """The full commit hash a git revision names (a record must not depend on what ``HEAD`` meant that day)."""
+    res = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=checkout, capture_output=True,
+                         text=True)
+    if res.returncode:
+        raise RuntimeError(f"git cannot resolve {rev!r} to a commit: {res.stderr.strip()}")
+    return res.stdout.strip()
+
+
+def extract(rev: str, checkout: Path, dest: Path, parts: tuple[str, ...]) -> None:
+    archive = subprocess.run(["git", "archive", rev, *parts], cwd=checkout, capture_output=True)
+    if archive.returncode:
+        raise RuntimeError(f"git archive {rev}: {archive.stderr.decode().strip()}")
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+
+
+def changed_pairs(since: str, checkout: Path) -> dict[str, str]:
+    """Every job's code hash (of every shipped config) that differs from its hash at commit ``since`` and is not
+    recorded yet: new -> old."""
     with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "archive", since, "pipeline_lib", "workflow"], cwd=checkout, capture_output=True)
-        if archive.returncode:
-            raise RuntimeError(f"git archive {since}: {archive.stderr.decode().strip()}")
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        extract(since, checkout, Path(tmp), ("pipeline_lib", "workflow"))
         before = job_hashes(Path(tmp), checkout)
     after = job_hashes(checkout, checkout)
     known = _mapping()
@@ -126,6 +139,14 @@ def record(since: str, why: str, verified: str, checkout: Path, path: Path = REC
             continue
         if pairs.setdefault(new, old) != old:
             raise RuntimeError(f"code hash {new} ({job}) was two hashes at {since}: {old}, {pairs[new]}")
+    return pairs
+
+
+def record(since: str, why: str, verified: str, checkout: Path, path: Path = RECORD,
+           pairs: dict[str, str] | None = None) -> dict[str, str]:
+    """Record every job's code hash that changed since commit ``since`` (:func:`changed_pairs`, or ``pairs``) as
+    equivalent to its hash there; returns the new pairs (none: nothing is written)."""
+    pairs = changed_pairs(since, checkout) if pairs is None else pairs
     if pairs:
         groups = read_record(path, missing_ok=True)
         groups.append({"why": why, "verified": verified, "since": since, "hashes": dict(sorted(pairs.items()))})

@@ -254,24 +254,49 @@ def spread(devs: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, float
     return out
 
 
+# provenance that differs between two runs of the same numbers (the code, the time, the inputs' file digests)
+_RUN_ATTRS = frozenset({"config_json", "config_hash", "inputs_json", "code_hash", "pipeline_lib_version", "git_commit",
+                        "torch_version", "library_versions", "device", "created_at"})
+
+
 def identical(before: Path, after: Path, only: str = "") -> dict[str, list[str]]:
     """Bit-level comparison of two results folders (a restructure's before and after): every data
-    variable and coordinate of every HDF5 artifact present in ``before`` (under ``only``, e.g.
-    ``runs``) must be equal in ``after``, NaN where NaN. By kind: ``differ`` (artifact: variables),
-    ``missing`` (in ``before`` only), ``same`` (artifacts equal)."""
+    variable, coordinate and attribute (other than the provenance of the run itself) of every HDF5
+    artifact present in ``before`` (under ``only``, e.g. ``runs``) must be equal in ``after``, NaN where
+    NaN, and every figure sidecar's statistics and claims (verdicts and their strings) too. By kind:
+    ``differ`` (artifact: what differs), ``missing`` (in ``before`` only), ``same`` (artifacts equal)."""
     before, after = Path(before), Path(after)
     out: dict[str, list[str]] = {"differ": [], "missing": [], "same": []}
-    for path in sorted((before / only).rglob("*.h5")):
+    for path in sorted([*(before / only).rglob("*.h5"), *(before / only).glob("**/figures/*.json")]):
         rel = path.relative_to(before).as_posix()
         if not (after / rel).exists():
             out["missing"].append(rel)
             continue
-        with read_dataset(path) as a, read_dataset(after / rel) as b:
-            names = sorted({*a.data_vars, *a.coords} | {*b.data_vars, *b.coords})
-            bad = [n for n in names if n not in a or n not in b
-                   or not np.array_equal(a[n].values, b[n].values, equal_nan=a[n].dtype.kind in "fc")]
+        bad = _h5_differences(path, after / rel) if path.suffix == ".h5" else _sidecar_differences(path, after / rel)
         out["differ" if bad else "same"].append(f"{rel}: {', '.join(bad)}" if bad else rel)
     return out
+
+
+def _h5_differences(a_path: Path, b_path: Path) -> list[str]:
+    with read_dataset(a_path) as a, read_dataset(b_path) as b:
+        names = sorted({*a.data_vars, *a.coords} | {*b.data_vars, *b.coords})
+        bad = [n for n in names if n not in a or n not in b
+               or not np.array_equal(a[n].values, b[n].values, equal_nan=a[n].dtype.kind in "fc")
+               or _attrs(a[n].attrs) != _attrs(b[n].attrs)]
+        if _attrs(a.attrs) != _attrs(b.attrs):
+            bad.append("attrs: " + ", ".join(sorted(k for k in {*_attrs(a.attrs), *_attrs(b.attrs)}
+                                                    if _attrs(a.attrs).get(k) != _attrs(b.attrs).get(k))))
+    return bad
+
+
+def _attrs(attrs: dict) -> dict:
+    """Attributes as comparable values (arrays as lists), the run's own provenance left out."""
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in attrs.items() if k not in _RUN_ATTRS}
+
+
+def _sidecar_differences(a_path: Path, b_path: Path) -> list[str]:
+    a, b = (json.loads(Path(p).read_text()) for p in (a_path, b_path))
+    return [k for k in ("stats", "claims") if a.get(k) != b.get(k)]
 
 
 # -- the digests file -------------------------------------------------------------------------------------------

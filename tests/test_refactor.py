@@ -1,0 +1,58 @@
+"""Recording a refactor verifies it: the test config with the old code and with the new must give identical
+artifacts, strings of the figures' verdicts included (``python -m pipeline_lib equivalent``)."""
+import json
+import re
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from conftest import REPO
+from pipeline_lib.plumbing import equivalence, golden, refactor
+from pipeline_lib.plumbing.store import write_dataset
+
+
+def _results(root, value=1.0, verdict="reproduced", created="2026-01-01", order=(0, 1)):
+    ds = xr.Dataset({"w": (("seed",), np.array([value, 2.0])[list(order)])}, coords={"seed": np.array(order)},
+                    attrs={"created_at": created, "task_p": 4})
+    write_dataset(ds, root / "runs" / "r" / "weights.h5")
+    (root / "figures").mkdir(parents=True, exist_ok=True)
+    (root / "figures" / "f.json").write_text(json.dumps(
+        {"stats": {"x": [value]}, "claims": {"c": {"verdict": verdict}}, "provenance": {"created_at": created}}))
+    return root
+
+
+def test_identical_reads_data_coordinates_attributes_and_verdicts_not_the_runs_provenance(tmp_path):
+    a = _results(tmp_path / "a")
+    same = golden.identical(a, _results(tmp_path / "b", created="2027-05-05"))  # another day: same numbers
+    assert not same["differ"] and len(same["same"]) == 2
+    assert golden.identical(a, _results(tmp_path / "c", verdict="partial"))["differ"] == ["figures/f.json: claims"]
+    swapped = golden.identical(a, _results(tmp_path / "d", order=(1, 0)))["differ"]  # a swapped seed axis
+    assert swapped and swapped[0].startswith("runs/r/weights.h5")
+    e = _results(tmp_path / "e")
+    with xr.open_dataset(e / "runs/r/weights.h5", engine="h5netcdf") as ds:
+        ds = ds.load()
+    ds.attrs["task_p"] = 5  # an attribute that carries a number
+    write_dataset(ds, e / "runs/r/weights.h5")
+    assert golden.identical(a, e)["differ"] == ["runs/r/weights.h5: attrs: task_p"]
+
+
+def test_verify_runs_both_revisions_and_refuses_moved_numbers(tmp_path, monkeypatch):
+    runs = []
+
+    def fake_run(repo, work, env=None, cores=2):
+        runs.append(repo)
+        moved = len(runs) % 2 == 0 and fake_run.move  # the working tree's run
+        return _results(work / "results", value=1.5 if moved else 1.0)
+
+    monkeypatch.setattr(refactor, "run_test_config", fake_run)
+    head = equivalence.resolve("HEAD", REPO)
+    assert re.fullmatch(r"[0-9a-f]{40}", head)
+    fake_run.move = False
+    assert refactor.verify(head, REPO, tmp_path / "s1", progress=lambda _: None) == 2
+    assert runs[0] == tmp_path / "s1" / "since" and runs[1] == REPO  # the old code, extracted; then the checkout
+    fake_run.move = True
+    with pytest.raises(RuntimeError, match="moves numbers: differ: figures/f.json: stats"):
+        refactor.verify(head, REPO, tmp_path / "s2", progress=lambda _: None)
+    with pytest.raises(RuntimeError, match="cannot resolve"):
+        equivalence.resolve("no-such-revision", REPO)
