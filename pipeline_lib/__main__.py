@@ -158,7 +158,7 @@ def _equivalent(since: str, why: str, scratch: Path) -> int:
     checkout = Path.cwd()
     try:
         rev = equivalence.resolve(since, checkout)
-        pairs = equivalence.changed_pairs(rev, checkout)
+        pairs = equivalence.changed_pairs(rev, checkout, covered=refactor.coverage(checkout))
         if not pairs:
             print(f"no job's code hash changed since {rev[:12]}: nothing recorded")
             return 0

@@ -232,6 +232,12 @@ def test_statement_order_counts_only_where_it_changes_what_a_module_computes(tmp
     acts = "L = []\nL.append(1)\nN = len(L)\n"
     assert parts("acts", acts) != parts("acts_swapped", "L = []\nN = len(L)\nL.append(1)\n")
     assert parts("acts_again", acts) == parts("acts", acts)
+    # an assignment that calls acts (two draws of one generator); an import rebound by a definition
+    draws = "A = rng.normal()\nB = rng.normal()\n"
+    assert parts("draws", draws) != parts("draws_swapped", "B = rng.normal()\nA = rng.normal()\n")
+    shadow = "from .attention import small_last\n\n\ndef small_last(x):\n    return x\n"
+    assert parts("shadow", shadow) != parts(
+        "shadow_swapped", "def small_last(x):\n    return x\n\n\nfrom .attention import small_last\n")
 
 
 # -- the plumbing that computes is hashed where it computes ------------------------------------------------------
@@ -261,18 +267,24 @@ def _importers(plumbing_module, name):
     return _jobs_with(*found)
 
 
-def _training_jobs():
+def _training_jobs(which=lambda raw_run: True):
+    """Training jobs of the test config whose raw run entry ``which`` selects."""
     cfg = load_config_file(REPO / CONFIGS[0])
-    return {f"train {r}" for r in cfg.runs}
+    return {f"train {r}" for r, raw in cfg.raw["runs"].items() if which(raw)}
 
 
-# (plumbing file, the text edited, one numeric edit, the jobs it shapes)
+# (plumbing file, the text edited, a numeric edit, the jobs it shapes). The config's resolution (seeds, slots,
+# shapes) is hashed as what it resolves: an edit that changes the values reruns the runs whose values change.
 PLUMBING_EDITS = [
-    ("values.py", "tuple(range(seeds))", "tuple(range(0, seeds))", _training_jobs),  # seed_list
-    ("values.py", "**_SAFE, **names}", "**_SAFE, **names, '_': 1}", _training_jobs),  # evaluate: every shape
-    ("values.py", '"abs": abs}', '"abs": abs, "sum": sum}', _training_jobs),  # _SAFE: what an expression may call
-    ("config.py", '"lr_ratio": ratio} for s in self.seeds]', '"lr_ratio": ratio} for s in self.seeds[::1]]',
-     _training_jobs),  # RunConfig.slots: slot order and each slot's values
+    ("values.py", "tuple(range(seeds))", "tuple(range(seeds))[::-1]",  # seed_list: `seeds: 3` -> (2, 1, 0)
+     lambda: _training_jobs(lambda r: isinstance(r["seeds"], int) and r["seeds"] > 1)),
+    ("config.py", '"lr_ratio": ratio} for s in self.seeds]', '"lr_ratio": ratio} for s in self.seeds[::-1]]',
+     lambda: _training_jobs(lambda r: not isinstance(r["seeds"], int) and len(r["seeds"]) > 1
+                            or isinstance(r["seeds"], int) and r["seeds"] > 1)),  # RunConfig.slots: slot order
+    ("config.py", "for k in SCALAR_SWEEPS[1:] if k in sweep]", "for k in SCALAR_SWEEPS[1:][::-1] if k in sweep]",
+     lambda: _training_jobs(lambda r: sum(k in r.get("sweep", {}) for k in ("weight_decay", "momentum")) > 1)),
+    ("values.py", "for k, e in plug.get(\"SHAPE\", {}).items()}", "for k, e in plug.get(\"SHAPE\", {}).items()} | {\"edited\": 1}",
+     _training_jobs),  # task_shape: every run's model is built from its shape
     ("store.py", "return ds.x.values[sel], ds.y.values[sel]", "return ds.x.values[sel][0:], ds.y.values[sel]",
      lambda: _importers("pipeline_lib.plumbing.store", "dataset_split")),
     ("store.py", "isel(snapshot=index)", "isel(snapshot=index - 0)",
@@ -288,8 +300,16 @@ def test_a_numeric_edit_in_computing_plumbing_reruns_exactly_the_jobs_it_shapes(
     pkg = _copy(tmp_path)
     _edit(pkg / "plumbing" / file, old, new)
     want = expected()
-    assert want
+    if "SCALAR_SWEEPS" not in old:  # no test-config run sweeps two scalars: that edit must plan nothing
+        assert want
     assert _changed(tmp_path, baseline) == {j for j in want if f"{CONFIGS[0]} {j}" in baseline}
+
+
+def test_an_edit_of_the_resolution_that_resolves_the_same_values_reruns_nothing(tmp_path, baseline):
+    pkg = _copy(tmp_path)
+    _edit(pkg / "plumbing" / "values.py", "tuple(range(seeds))", "tuple(range(0, seeds, 1))")
+    _edit(pkg / "plumbing" / "values.py", "**_SAFE, **names}", "**_SAFE, **names, '_': 1}")
+    assert _changed(tmp_path, baseline) == set()
 
 
 def test_a_docstring_or_comment_in_computing_plumbing_reruns_nothing(tmp_path, baseline):
@@ -305,11 +325,28 @@ def test_a_docstring_or_comment_in_computing_plumbing_reruns_nothing(tmp_path, b
     assert _changed(tmp_path, baseline) == set()
 
 
-def test_every_declared_plumbing_definition_exists():
-    for module in ("pipeline_lib.plumbing.store", "pipeline_lib.plumbing.registry"):
+def test_every_declared_plumbing_definition_exists_and_is_imported_by_name():
+    """A computing plumbing name is hashed where it is imported by name; reached as an attribute of its module
+    (``from ..plumbing import store`` then ``store.dataset_split``) it would hash nothing, so no hashed module
+    does that."""
+    import ast
+
+    computes = {}
+    for path in sorted((REPO / "pipeline_lib" / "plumbing").glob("*.py")):
+        module = f"pipeline_lib.plumbing.{path.stem}"
         for name in codehash.plumbing_computes(module):
             assert codehash.definition_digest(module, name).startswith("code ")
-    for ref in jobs.TRAIN_PLUMBING:
-        assert codehash.definition_digest(*ref.split(":")).startswith("code ")
+            computes.setdefault(path.stem, set()).add(name)
+    assert computes == {"store": {"dataset_split", "snapshot_arrays"}, "registry": {"user_import_path"}}
     with pytest.raises(LookupError, match="no 'nowhere'"):
         codehash.definition_digest("pipeline_lib.plumbing.values", "nowhere")
+    for path in (REPO / "pipeline_lib").rglob("*.py"):
+        module = ".".join(("pipeline_lib", *path.relative_to(REPO / "pipeline_lib").with_suffix("").parts))
+        if codehash.is_plumbing(module.removesuffix(".__init__")):
+            continue
+        tree = codehash.parse(path)
+        aliases = {a.asname or a.name: a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                   and (node.module or "").endswith("plumbing") for a in node.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+                assert node.attr not in computes.get(aliases[node.value.id], ()), (path, node.attr)

@@ -56,3 +56,23 @@ def test_verify_runs_both_revisions_and_refuses_moved_numbers(tmp_path, monkeypa
         refactor.verify(head, REPO, tmp_path / "s2", progress=lambda _: None)
     with pytest.raises(RuntimeError, match="cannot resolve"):
         equivalence.resolve("no-such-revision", REPO)
+
+
+def test_a_refactor_is_recorded_only_for_jobs_whose_code_the_test_config_runs(monkeypatch):
+    covered = refactor.coverage(REPO)
+    assert covered(".test/config/config.yaml train r_ht") and covered("config/config.yaml train scratch_p4")
+    assert not covered("config/config.yaml train no_such_run")
+    # a module no job of the test config runs (a plug-in only another config names): that config's job is not covered
+    real_jobs, real_closure, calls = refactor.job_modules, refactor.closure_modules, []
+
+    def job_modules(cfg):  # the first call is the test config's
+        calls.append(cfg)
+        out = dict(real_jobs(cfg))
+        if len(calls) > 1:
+            out["figure fig5_accuracy"] = (*out["figure fig5_accuracy"], "pipeline_lib.untested")
+        return out
+
+    monkeypatch.setattr(refactor, "job_modules", job_modules)
+    monkeypatch.setattr(refactor, "closure_modules", lambda m: (m,) if m == "pipeline_lib.untested" else real_closure(m))
+    covered = refactor.coverage(REPO)
+    assert covered("config/config.yaml train scratch_p4") and not covered("config/config.yaml figure fig5_accuracy")

@@ -10,9 +10,9 @@ artifact, and a change to what they pass on (a default) changes the config slice
 instead, which reruns the job by itself. So adding a plug-in, which never touches these modules, reruns
 nothing that exists. Except what the plumbing does compute: a plumbing module lists such definitions in
 its ``COMPUTES`` (the rows and snapshot a stage reads, where a user's module is imported from), and an
-import of one hashes as its code (:func:`plumbing_computes`); what the config resolves before a job runs
-(its seeds, slots, the task's shape) joins the hash of the jobs it shapes (the ``plumbing`` of
-:func:`compute_code_hash`, :data:`pipeline_lib.plumbing.jobs.TRAIN_PLUMBING`).
+import of one hashes as its code (:func:`plumbing_computes`); what the config resolves a run into before it
+trains (its seeds, slots, the task's shape) joins its training job's hash as data
+(:func:`pipeline_lib.plumbing.jobs.resolved_run`).
 
 What is hashed is what the code computes, not its bytes: each top-level statement's syntax tree
 (:func:`canonical_dump`, the same text on Python 3.11, 3.12 and 3.13: no comments, no line numbers, no
@@ -243,8 +243,9 @@ def module_parts(module: str, path: Path | None = None) -> tuple[frozenset[str],
     ``pipeline_lib`` names and bare strings (normalised, :class:`_Normalise`), and what each top-level
     name it defines or imports from ``pipeline_lib`` binds (:func:`_binding`; a definition: its digest).
     The statements are a set, so reordering definitions reruns nothing, unless their order can change what
-    the module computes: where a name is bound twice (the later one wins) or a statement acts (a call, a
-    loop, an augmented assignment), the digest of the statements in source order joins the set."""
+    the module computes: where a name is bound twice (the later one wins; an import counts) or a statement
+    acts (:func:`_acts`: a call, a loop, an assignment that calls), the digest of the statements and imports in
+    source order joins the set."""
     statements, bindings, sequence, bound, acts = set(), [], [], [], False
     for stmt in parse(path or module_file(module)).body:
         if _is_string(stmt):
@@ -253,6 +254,7 @@ def module_parts(module: str, path: Path | None = None) -> tuple[frozenset[str],
         if imported is not None:
             bindings += imported
             bound += [name for name, _ in imported]
+            sequence += [f"{name} = {what}" for name, what in imported]
             continue
         digest = _digest(_Normalise(module).visit(copy.deepcopy(stmt)))
         statements.add(digest)
@@ -260,17 +262,27 @@ def module_parts(module: str, path: Path | None = None) -> tuple[frozenset[str],
         names = _bound_names(stmt)
         bound += names
         bindings += [(name, f"code {digest}") for name in names]
-        acts = acts or not isinstance(stmt, _ORDER_FREE)  # a call, a loop, an augmented assignment
+        acts = acts or _acts(stmt)
     if acts or len(bound) != len(set(bound)):  # a statement that acts, or a name bound twice: order counts
         statements.add("order " + hashlib.sha256(" ".join(sequence).encode()).hexdigest())
     return frozenset(statements), tuple(bindings)
 
 
 # top-level statements whose order does not change what a module computes, as long as each binds names no
-# other statement binds: a definition, an import, an assignment (a statement that reads a name bound later
-# fails at import, so no working module depends on their order)
+# other statement binds: a definition, an import, an assignment that calls nothing (a statement that reads a
+# name bound later fails at import, so no working module depends on their order)
 _ORDER_FREE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign,
                ast.AnnAssign)
+
+
+def _acts(stmt: ast.stmt) -> bool:
+    """Whether a top-level statement may act on what others read: any statement but a definition, an import or
+    an assignment, and an assignment whose value calls something (``A = rng.normal()``, ``X = register(...)``).
+    A decorator is not counted: the package's (dataclass, caches) register nothing."""
+    if not isinstance(stmt, _ORDER_FREE):
+        return True
+    value = getattr(stmt, "value", None) if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+    return value is not None and any(isinstance(n, ast.Call) for n in ast.walk(value))
 
 
 # The rules' adapter scripts (workflow/scripts/<name>.py): part of each job's code. Snakemake's own check
@@ -280,13 +292,13 @@ SCRIPTS_DIR = PACKAGE_DIR.parent / "workflow" / "scripts"
 
 
 @functools.lru_cache(maxsize=None)
-def code_hash(*modules: str, script: str | None = None, plumbing: tuple[str, ...] = ()) -> str:
+def code_hash(*modules: str, script: str | None = None) -> str:
     """:func:`compute_code_hash`, remembered across processes for the same sources (:class:`_DiskCache`):
     every ``snakemake`` start asks for the same closures, which cost most of a second to parse."""
-    key = " ".join(modules) + (f" script={script}" if script else "") + "".join(f" plumbing={p}" for p in plumbing)
+    key = " ".join(modules) + (f" script={script}" if script else "")
     found = _DISK.get(key)
     if found is None:
-        found = _DISK.put(key, compute_code_hash(*modules, script=script, plumbing=plumbing))
+        found = _DISK.put(key, compute_code_hash(*modules, script=script))
     return found
 
 
@@ -357,13 +369,12 @@ def _tree_digest() -> str:
 _DISK = _DiskCache()
 
 
-def compute_code_hash(*modules: str, script: str | None = None, plumbing: tuple[str, ...] = ()) -> str:
+def compute_code_hash(*modules: str, script: str | None = None) -> str:
     """Hash of what the given modules' closures compute (:func:`closure_modules`): the set of their
     normalised top-level statements and of what their names bind (:func:`module_parts`), so neither the
     module that holds a function nor the order of definitions enters it (the order of statements does where
     it can change a result); with ``script``, the rule's
-    adapter script too (:data:`SCRIPTS_DIR`); with ``plumbing``, those plumbing definitions
-    (:func:`definition_digest`). A hash that :mod:`pipeline_lib.plumbing.equivalence`
+    adapter script too (:data:`SCRIPTS_DIR`). A hash that :mod:`pipeline_lib.plumbing.equivalence`
     records as verified-equivalent to an earlier one is replaced by that one."""
     names = sorted({m for mod in modules for m in closure_modules(mod)})
     parts = {m: module_parts(m) for m in names}
@@ -383,9 +394,6 @@ def compute_code_hash(*modules: str, script: str | None = None, plumbing: tuple[
         # (two functions of one name) keeps the module, so switching an import between them is seen
         tokens |= {f"{name} = {what}" if len(targets[name]) == 1 else f"{m}.{name} = {what}"
                    for name, what in bindings}
-    # plumbing definitions that shape the job's numbers before any of its modules runs (``module:qualname``:
-    # the config's resolution of seeds, slots and shapes), by their code
-    tokens |= {f"plumbing {ref} = {definition_digest(*ref.split(':'))}" for ref in plumbing}
     h = hashlib.sha256()
     for token in sorted(tokens):
         h.update(token.encode() + b"\n")

@@ -6,6 +6,7 @@ stage and plug-ins (:func:`job_modules`) and its adapter script, hashed by :mod:
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 from pathlib import Path
@@ -16,7 +17,7 @@ from .config import Config
 from .equivalence import canonical
 from .paths import Paths
 from .refs import Ref, analysis_refs, refs
-from .values import per_run
+from .values import per_run, slice_hash
 
 
 def analysis_jobs(cfg: Config, kind: str) -> list[str]:
@@ -125,19 +126,36 @@ def dataset_code(cfg: Config, name: str) -> str:
     return code_hash(*dataset_modules(cfg, name), script="dataset")
 
 
-# what the config resolves into a run before it trains (``module:qualname``): the seeds from ``seeds: 3``, the
-# slots of a sweep and their optimizer values, the task's shape the model is built from (a declared
-# expression, evaluated); part of every training job's code hash (codehash.compute_code_hash)
-TRAIN_PLUMBING = ("pipeline_lib.plumbing.values:seed_list", "pipeline_lib.plumbing.values:task_shape",
-                  "pipeline_lib.plumbing.values:evaluate", "pipeline_lib.plumbing.values:_SAFE",
-                  "pipeline_lib.plumbing.config:RunConfig.slots", "pipeline_lib.plumbing.config:TrainingPlan.seeds")
-
-
 def train_code(cfg: Config, run: str) -> str:
-    code = code_hash(*train_modules(cfg, run), script="train_online" if online(cfg, run) else "train",
-                     plumbing=TRAIN_PLUMBING)
+    code = code_hash(*train_modules(cfg, run), script="train_online" if online(cfg, run) else "train")
+    code = canonical(hashlib.sha256(f"{code} {resolved_run(cfg, run)}".encode()).hexdigest()[: len(code)])
     model = cfg.raw["models"][cfg.runs[run].model]
     return _with_user_source(code, model["module"]) if model.get("kind") == "module" else code
+
+
+def resolved_run(cfg: Config, run: str) -> str:
+    """A digest of what the plumbing resolved a run into before it trains, which its config slice (the raw
+    entries) does not show: its RunConfig (the seeds of ``seeds: 3``, the sweep's order; a field at its
+    dataclass default left out, so a new field reruns nothing), its slots with their optimizer values, and its
+    dataset's shape (the task's declared expressions, evaluated). Part of the training job's code hash: an edit of
+    the plumbing that changes what a run trains reruns that run, and one that changes nothing reruns nothing."""
+    rc = cfg.runs[run]
+    return slice_hash({"run": _non_default(rc), "slots": [dict(s, lr_ratio=sorted(s["lr_ratio"].items()))
+                                                          for s in rc.slots()],
+                       "shape": cfg.dataset_shape(rc.dataset)})
+
+
+def _non_default(obj):
+    """A dataclass as a mapping of its fields that differ from their defaults (nested dataclasses alike)."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
+        if value == default:
+            continue
+        out[f.name] = _non_default(value) if dataclasses.is_dataclass(value) else value
+    return out
 
 
 def _with_user_source(code: str, spec: str) -> str:

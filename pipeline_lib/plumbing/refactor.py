@@ -5,8 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from .codehash import closure_modules
+from .config import load_config_file
 from .equivalence import extract
 from .golden import identical, run_test_config
+from .jobs import job_modules
 
 
 def verify(since: str, checkout: Path, scratch: Path, progress=print) -> int:
@@ -29,3 +32,20 @@ def verify(since: str, checkout: Path, scratch: Path, progress=print) -> int:
         raise RuntimeError("the refactor moves numbers: " + "; ".join(
             [f"differ: {d}" for d in diff["differ"]] + [f"missing: {m}" for m in diff["missing"]])[:3000])
     return len(diff["same"])
+
+
+def coverage(checkout: Path):
+    """``covered("<config> <job>")``: whether every module of the job's code is run by some job of the test
+    config (what :func:`verify` runs); a refactor is recorded only for such jobs, the others rerun."""
+    test = load_config_file(checkout / ".test" / "config" / "config.yaml")
+    ran = {m for mods in job_modules(test).values() for mod in mods for m in closure_modules(mod)}
+    configs: dict[str, dict] = {}
+
+    def covered(key: str) -> bool:
+        path, job = key.split(" ", 1)
+        if path not in configs:
+            configs[path] = job_modules(load_config_file(checkout / path))
+        mods = configs[path].get(job)
+        return mods is not None and all(set(closure_modules(mod)) <= ran for mod in mods)
+
+    return covered
