@@ -39,7 +39,6 @@ properties:
       drawn from seed alone."
     type: integer
     minimum: 0
-    default: 0
 """
 SHAPE = {"n_train": "K", "n_test": "K", "tokens": "num_distinct + num_common", "T": "num_distinct + num_common",
          "classes": "K"}
