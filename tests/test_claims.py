@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from conftest import SMOKE, load_yaml
+from conftest import REPO, SMOKE, load_yaml
 from pipeline_lib import claims
 from pipeline_lib.plumbing import registry
 from pipeline_lib.plumbing.config import load_config, seed_list
@@ -436,6 +436,23 @@ def test_publish_writes_the_full_reproductions_cost_measured_from_the_run(tmp_pa
     ledger.publish(results, tmp_path)
     assert "| the full reproduction | about 31 minutes on 2 cores (job time / 2: no log of one invocation" \
         in readme.read_text()
+
+
+def test_the_full_reproductions_cost_counts_the_default_configs_jobs_only(tmp_path):
+    """An overlay run into the same results folder (its own runs, analyses and figures) is not the full
+    reproduction: its benchmark files are left out of the README's cost."""
+    from pipeline_lib.plumbing.config import load_config_file
+    from pipeline_lib.plumbing.cost import config_benchmarks, run_cost
+
+    only = config_benchmarks(load_config_file(REPO / "config" / "config.yaml"))
+    assert {"train/scratch_p4.tsv", "dataset/sma_p4_T12.tsv", "figures/fig5_accuracy.tsv", "claims/claims.tsv",
+            "probes/scratch_p4.tsv"} <= only
+    head = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for rel, s in (("train/scratch_p4.tsv", 10.0), ("train/digits_resnet_overlay.tsv", 1000.0)):
+        (tmp_path / "benchmarks" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "benchmarks" / rel).write_text(head + f"{s}\t0:00:10\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
+    assert run_cost(tmp_path, tmp_path, only)["job_seconds"] == 10.0
+    assert run_cost(tmp_path, tmp_path)["job_seconds"] == 1010.0
 
 
 def test_at_best_notes_a_rule_that_cannot_say_reproduced_with_its_seeds():

@@ -8,6 +8,8 @@ import csv
 import re
 from pathlib import Path
 
+from .jobs import job_modules
+
 COST_BEGIN, COST_END = "<!-- run-cost: begin -->", "<!-- run-cost: end -->"
 
 
@@ -26,12 +28,25 @@ def _finished_log(log_dir: Path) -> tuple[int, float, int] | None:
     return best
 
 
-def run_cost(results: Path, workdir: Path) -> dict:
+def config_benchmarks(cfg) -> set[str]:
+    """The benchmark files (``<rule folder>/<name>.tsv``, relative to ``benchmarks/``) of a config's jobs: what
+    its run costs, without the jobs of an overlay run into the same folder."""
+    folder = {"dataset": "dataset", "train": "train", "figure": "figures", "claims": "claims"}
+    out = set()
+    for job in job_modules(cfg):
+        kind, _, name = job.partition(" ")
+        out.add(f"{folder.get(kind, kind)}/{name or 'claims'}.tsv")
+    return out
+
+
+def run_cost(results: Path, workdir: Path, only: set[str] | None = None) -> dict:
     """``jobs``, ``job_seconds``, ``peak_rss_mb`` (the largest job's), ``results_mb`` and, where one
     invocation that ran at least as many steps as there are jobs left its log in ``<workdir>/.snakemake/log``,
-    ``wall_seconds`` and ``cores`` (else None: the run was refreshed in pieces)."""
+    ``wall_seconds`` and ``cores`` (else None: the run was refreshed in pieces). ``only``: the benchmark files
+    counted (:func:`config_benchmarks`; default every one in the folder)."""
     results = Path(results)
-    files = sorted((results / "benchmarks").rglob("*.tsv"))
+    files = sorted(p for p in (results / "benchmarks").rglob("*.tsv")
+                   if only is None or p.relative_to(results / "benchmarks").as_posix() in only)
     if not files:
         raise FileNotFoundError(f"{results / 'benchmarks'}: no benchmark files (run the workflow first)")
     seconds, rss = 0.0, 0.0

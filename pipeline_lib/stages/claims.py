@@ -366,13 +366,17 @@ def publish(results: Path, root: Path) -> str:
         (root / "docs" / "claims_coverage.md").write_text((results / "claims_coverage.md").read_text())
         done += "; copied the coverage table to docs/claims_coverage.md"
     if (results / "benchmarks").is_dir():  # the full reproduction's cost, in the README's table of waits
-        from ..plumbing.cost import COST_BEGIN, COST_END, cost_row, run_cost
+        from ..plumbing.config import load_config_file
+        from ..plumbing.cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost
 
         text = readme.read_text()
         if COST_BEGIN in text and COST_END in text:
             head, rest = text.split(COST_BEGIN, 1)
             block, tail = rest.split(COST_END, 1)
-            row = cost_row(run_cost(results, root))
+            # the default config's jobs only: an overlay run into the same folder is not the full reproduction
+            default = root / "config" / "config.yaml"
+            only = config_benchmarks(load_config_file(default)) if default.exists() else None
+            row = cost_row(run_cost(results, root, only))
             block = "\n".join(row if line.startswith("| the full reproduction |") else line for line in block.split("\n"))
             readme.write_text(head + COST_BEGIN + block + COST_END + tail)
             done += f"; the full reproduction's cost: {row.split('|')[2].strip()}"
