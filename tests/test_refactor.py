@@ -14,7 +14,7 @@ from pipeline_lib.plumbing.store import write_dataset
 
 def _results(root, value=1.0, verdict="reproduced", created="2026-01-01", order=(0, 1)):
     ds = xr.Dataset({"w": (("seed",), np.array([value, 2.0])[list(order)])}, coords={"seed": np.array(order)},
-                    attrs={"created_at": created, "task_p": 4})
+                    attrs={"created_at": created, "task_p": 4, "seconds": len(created) * 1.5})
     write_dataset(ds, root / "runs" / "r" / "weights.h5")
     (root / "figures").mkdir(parents=True, exist_ok=True)
     (root / "figures" / "f.json").write_text(json.dumps(
@@ -24,7 +24,7 @@ def _results(root, value=1.0, verdict="reproduced", created="2026-01-01", order=
 
 def test_identical_reads_data_coordinates_attributes_and_verdicts_not_the_runs_provenance(tmp_path):
     a = _results(tmp_path / "a")
-    same = golden.identical(a, _results(tmp_path / "b", created="2027-05-05"))  # another day: same numbers
+    same = golden.identical(a, _results(tmp_path / "b", created="2027-05-05T1"))  # another day and time taken
     assert not same["differ"] and len(same["same"]) == 2
     assert golden.identical(a, _results(tmp_path / "c", verdict="partial"))["differ"] == ["figures/f.json: claims"]
     swapped = golden.identical(a, _results(tmp_path / "d", order=(1, 0)))["differ"]  # a swapped seed axis

@@ -261,7 +261,7 @@ _RUN_ATTRS = frozenset({"config_json", "config_hash", "inputs_json", "code_hash"
 
 def identical(before: Path, after: Path, only: str = "") -> dict[str, list[str]]:
     """Bit-level comparison of two results folders (a restructure's before and after): every data
-    variable, coordinate and attribute (other than the provenance of the run itself) of every HDF5
+    variable, coordinate and attribute (other than the provenance and timings of the run itself) of every HDF5
     artifact present in ``before`` (under ``only``, e.g. ``runs``) must be equal in ``after``, NaN where
     NaN, and every figure sidecar's statistics and claims (verdicts and their strings) too. By kind:
     ``differ`` (artifact: what differs), ``missing`` (in ``before`` only), ``same`` (artifacts equal)."""
@@ -290,8 +290,10 @@ def _h5_differences(a_path: Path, b_path: Path) -> list[str]:
 
 
 def _attrs(attrs: dict) -> dict:
-    """Attributes as comparable values (arrays as lists), the run's own provenance left out."""
-    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in attrs.items() if k not in _RUN_ATTRS}
+    """Attributes as comparable values (arrays as lists), the run's own provenance and its timings (``seconds``,
+    ``seconds_*``: how long a job took, not what it computed) left out."""
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in attrs.items()
+            if k not in _RUN_ATTRS and k != "seconds" and not k.startswith("seconds_")}
 
 
 def _sidecar_differences(a_path: Path, b_path: Path) -> list[str]:
