@@ -451,8 +451,12 @@ def test_the_full_reproductions_cost_counts_the_default_configs_jobs_only(tmp_pa
     for rel, s in (("train/scratch_p4.tsv", 10.0), ("train/digits_resnet_overlay.tsv", 1000.0)):
         (tmp_path / "benchmarks" / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "benchmarks" / rel).write_text(head + f"{s}\t0:00:10\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
-    assert run_cost(tmp_path, tmp_path, only)["job_seconds"] == 10.0
-    assert run_cost(tmp_path, tmp_path)["job_seconds"] == 1010.0
+    for run, size in (("scratch_p4", 2_000_000), ("digits_resnet_overlay", 5_000_000)):  # and their outputs' size
+        (tmp_path / "runs" / run).mkdir(parents=True)
+        (tmp_path / "runs" / run / "weights.h5").write_bytes(b"0" * size)
+    mine, every = run_cost(tmp_path, tmp_path, only), run_cost(tmp_path, tmp_path)
+    assert mine["job_seconds"] == 10.0 and every["job_seconds"] == 1010.0
+    assert 2.0 <= mine["results_mb"] < 2.1 and every["results_mb"] >= 7.0
 
 
 def test_at_best_notes_a_rule_that_cannot_say_reproduced_with_its_seeds():

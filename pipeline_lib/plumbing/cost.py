@@ -55,12 +55,30 @@ def run_cost(results: Path, workdir: Path, only: set[str] | None = None) -> dict
             for row in csv.DictReader(fh, delimiter="\t"):
                 seconds += float(row["s"])
                 rss = max(rss, float(row["max_rss"]) if row["max_rss"] not in ("", "-", "NA") else 0.0)
-    size = sum(p.stat().st_size for p in results.rglob("*") if p.is_file() and "replication" not in p.parts)
+    size = sum(p.stat().st_size for p in results.rglob("*") if p.is_file() and "replication" not in p.parts
+               and (only is None or _output_of(p.relative_to(results), only)))
     log = _finished_log(Path(workdir) / ".snakemake" / "log")
     if log is not None and log[0] < len(files):  # a run refreshed in pieces: no one invocation ran every job
         log = None
     return {"jobs": len(files), "job_seconds": seconds, "peak_rss_mb": rss, "results_mb": size / 1e6,
             "wall_seconds": log[1] if log else None, "cores": log[2] if log else None}
+
+
+def _output_of(rel: Path, only: set[str]) -> bool:
+    """Whether a file of the results folder is an output of one of the jobs whose benchmark files ``only`` names
+    (``train/<run>.tsv``: ``runs/<run>/``; ``dataset/<name>.tsv``: ``datasets/<name>.h5``; ``figures/<f>.tsv``:
+    ``figures/<f>.*``; ``<analysis>/<name>.tsv``: ``analysis/<analysis>/<name>.h5``; the ledger at the top)."""
+    parts = rel.parts
+    if len(parts) == 1:
+        return True  # the ledger and its tables
+    top, name = parts[0], Path(parts[-1]).stem
+    if top == "runs":
+        return f"train/{parts[1]}.tsv" in only
+    if top in ("datasets", "figures"):
+        return f"{'dataset' if top == 'datasets' else 'figures'}/{name}.tsv" in only
+    if top == "analysis" and len(parts) == 3:
+        return f"{parts[1]}/{name}.tsv" in only
+    return top in ("claims", "benchmarks", "logs")
 
 
 def cost_row(cost: dict) -> str:
