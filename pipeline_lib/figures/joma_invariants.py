@@ -83,10 +83,14 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         unscaled = violations(an.gap_rho1.values, moved, flow, step)
         ax = axes[row, 1]
         own_shown, unscaled_shown = (np.where(np.isfinite(v) & (v > 0), v, np.nan) for v in (own, unscaled))
-        ax.scatter(rho, own_shown, s=10, color=style.ARM_COLORS[0], label="with rho")
+        unscaled_shown = np.where(rho != 1.0, unscaled_shown, np.nan)  # at rho = 1 the two are one estimate
         ax.scatter(rho, unscaled_shown, s=10, marker="x", color=style.ARM_COLORS[2], label="ignoring rho")
+        ax.scatter(rho, own_shown, s=10, color=style.ARM_COLORS[0], label="with rho")
         ax.axhline(SATISFIED, color="0.3", lw=0.6)
         ax.set_xscale("log")
+        ax.set_xticks(sorted(set(rho.tolist())), [f"{r:g}" for r in sorted(set(rho.tolist()))])
+        ax.set_xticks([], minor=True)
+        ax.set_xlim(min(rho) / 2, max(rho) * 2)
         ax.set_yscale("log")
         ax.set_xlabel("rho = eta_z / eta_W")
         ax.set_ylabel("largest violation over the flow steps")
