@@ -5,16 +5,17 @@ zhat1 = sum_k V_lk^2 / (2T), zhat2 = -xbar_l |W|_F^2 / (2T), zhat = rho (zhat1 +
 rho = eta_z / eta_W (the slot's learning-rate ratio of z to W, 1 unless the run sets ``lr_ratio``) and
 C = z(0) - rho (zhat1 + zhat2)(0), and the normalised correlation NC(a, b) (cosine of the centred
 vectors) of z with zhat and with each term alone (the softmax estimate, whatever the run's attention).
-T, U and xbar come from the run's model and
-dataset (a dataset with draws gives each slot its own draw's xbar).
+T, U and xbar come from the run's model and dataset (a dataset with draws gives each slot its own draw's
+xbar).
 
 Theorem 1's invariant per attention kind (the model's ``attention``), as lhs = rhs + C:
 softmax z = zhat (above), exp z = rho zhat1 + C, linear z^2 = 2 T rho zhat1 + C = rho sum_k V_lk^2 + C.
 ``invariant_gap`` is |lhs - rhs|_2 over tokens per step, ``lhs_moved`` |lhs(t) - lhs(0)|_2; the
 controls are the gap of the other unnormalised kind's form (exp for linear, linear for exp and
-softmax; ``control_moved`` its own left side's movement, in its units) and the gap with rho = 1. ``flow_steps`` counts the steps before the training loss first
-rises (by more than float32's resolution): gradient flow lowers the loss monotonically, so after it
-SGD has left the flow the theorem describes.
+softmax; ``control_moved`` its own left side's movement, in its units) and the gap with rho = 1.
+``flow_steps`` counts the steps before the training loss first rises (by more than float32's
+resolution): gradient flow lowers the loss monotonically, so after it SGD has left the flow the
+theorem describes.
 """
 from __future__ import annotations
 
@@ -87,9 +88,6 @@ def v_ranks(W: np.ndarray, U: np.ndarray, Mc: int) -> tuple[np.ndarray, np.ndarr
     return stable_rank(V).numpy(), np.concatenate([np.full((1, *V.shape[1:-2]), np.nan), stable_rank(dV).numpy()])
 
 
-INVARIANT_FORMS = ("exp", "linear")  # the kinds whose invariant holds without an assumption on b
-
-
 def invariant_sides(form: str, z: np.ndarray, zhat1: np.ndarray, T: float, rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(lhs, rhs) (step, seed, M_c) of Theorem 1's unnormalised invariants, the constant C fixed at step 0:
     exp z = rho sum_k V^2/(2T) + C; linear z^2 = rho sum_k V^2 + C (zhat1 = sum_k V^2/(2T))."""
@@ -131,12 +129,13 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
 
     def sides(form: str, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if form == "softmax":
-            return z, joma_estimate(z, W, U, xbar, T, r)["zhat"]
-        return invariant_sides(form, z, estimate_terms(W, U, xbar, T)[0], T, r)
+            return z, (est if r is rho else joma_estimate(z, W, U, xbar, T, r))["zhat"]
+        return invariant_sides(form, z, est["zhat1"], T, r)
 
-    gaps = {key: np.linalg.norm(np.subtract(*sides(form, r)), axis=-1) for key, form, r in
-            (("invariant_gap", kind, rho), ("control_gap", control, rho), ("gap_rho1", kind, np.ones_like(rho)))}
-    moved, control_moved = (np.linalg.norm(lhs - lhs[0], axis=-1) for lhs in (sides(kind, rho)[0], sides(control, rho)[0]))
+    own, other = sides(kind, rho), sides(control, rho)
+    gaps = {key: np.linalg.norm(lhs - rhs, axis=-1) for key, (lhs, rhs) in
+            (("invariant_gap", own), ("control_gap", other), ("gap_rho1", sides(kind, np.ones_like(rho))))}
+    moved, control_moved = (np.linalg.norm(lhs - lhs[0], axis=-1) for lhs, _ in (own, other))
     dims = ("step", "seed")
     out = xr.Dataset(
         {"z": ((*dims, "token"), z), "zhat": ((*dims, "token"), est["zhat"]),

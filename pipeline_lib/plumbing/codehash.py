@@ -213,8 +213,7 @@ def definition_digest(module: str, qualname: str) -> str:
         found = next((stmt for stmt in body if part in _bound_names(stmt)
                       and not isinstance(stmt, (ast.Import, ast.ImportFrom))), None)
         if found is None:
-            raise LookupError(f"code hash: {module} defines no {qualname!r} (declared in its COMPUTES or a job's "
-                              "plumbing)")
+            raise LookupError(f"code hash: {module} defines no {qualname!r} (declared in its COMPUTES)")
         body = getattr(found, "body", [])
     return "code " + _digest(_Normalise(module).visit(copy.deepcopy(found)))
 
