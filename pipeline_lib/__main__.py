@@ -37,8 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     same.add_argument("after", help="the results folder written by the new code")
     same.add_argument("--only", default="", help="a subfolder to compare, e.g. runs (default: all)")
     eq = sub.add_parser("equivalent", help="run the test config with the code of a git revision and with the "
-                                           "working tree and, if every artifact is identical, record every job's "
-                                           "code hash that changed since as equivalent to its hash there")
+                                           "working tree and, if every artifact is identical, record every module "
+                                           "that changed since as equivalent to its code there")
     eq.add_argument("--since", required=True, help="the git revision whose code computes the same numbers")
     eq.add_argument("--why", required=True, help="what the refactor changed")
     eq.add_argument("--scratch", default=".test/equivalence",
@@ -158,9 +158,13 @@ def _equivalent(since: str, why: str, scratch: Path) -> int:
     checkout = Path.cwd()
     try:
         rev = equivalence.resolve(since, checkout)
-        pairs = equivalence.changed_pairs(rev, checkout, covered=refactor.coverage(checkout))
-        if not pairs:
-            print(f"no job's code hash changed since {rev[:12]}: nothing recorded")
+        entries, removed, uncovered = refactor.plan(rev, checkout)
+        for module in uncovered:
+            print(f"not recorded: {module} changed, but no job of the test config runs it (its jobs rerun)")
+        for module in removed:
+            print(f"removed: {module} (jobs whose code held it rerun)")
+        if not entries:
+            print(f"no module that the test config runs changed since {rev[:12]}: nothing recorded")
             return 0
         n = refactor.verify(rev, checkout, scratch)
     except RuntimeError as exc:
@@ -168,8 +172,12 @@ def _equivalent(since: str, why: str, scratch: Path) -> int:
         return 1
     verified = (f"the test config with the code of {rev[:12]} and with the working tree: {n} artifacts identical "
                 "(data, coordinates, attributes, figure statistics and verdicts)")
-    equivalence.record(rev, why, verified, checkout, pairs=pairs)
-    print(f"recorded {len(pairs)} code hash(es) as equivalent to their hash at {rev[:12]} ({verified})")
+    gid = equivalence.record(entries, rev, why, verified)
+    print(f"recorded {len(entries)} module(s) as equivalent to their code at {rev[:12]} (refactor {gid}: "
+          f"{verified}): {', '.join(sorted(entries))}")
+    rerun = refactor.still_rerun(rev, checkout)
+    print(f"jobs of the shipped configs whose code hash still differs from {rev[:12]}'s: {len(rerun)}"
+          + "".join(f"\n  {job}" for job in rerun[:40]))
     return 0
 
 

@@ -1,12 +1,13 @@
 """The code hash follows what the code computes: every job of the test config, hashed by a copy of the
 package with one kind of edit, against the checkout's hashes (a fresh interpreter per copy)."""
+import json
 import re
 import shutil
 
 import pytest
 
 from conftest import REPO
-from pipeline_lib.plumbing import codehash, jobs
+from pipeline_lib.plumbing import codehash, equivalence, jobs
 from pipeline_lib.plumbing.config import load_config_file
 from pipeline_lib.plumbing.equivalence import canonical, job_hashes, read_record
 
@@ -95,19 +96,92 @@ def test_switching_an_import_between_two_functions_of_one_name_is_seen(tmp_path,
     assert interpolation and all(after_switch[k] != before_switch[k] for k in interpolation)
 
 
-def test_the_equivalence_record_is_well_formed():
-    groups = read_record()
-    seen = {}
-    for g in groups:
-        assert g["why"].strip() and g["verified"].strip() and g["since"], g
-        for new, old in g["hashes"].items():
-            assert re.fullmatch(r"[0-9a-f]{16}", new) and re.fullmatch(r"[0-9a-f]{16}", old)
-            assert new not in seen, f"{new} recorded twice"
-            seen[new] = old
-    for new in seen:
-        canonical(new, seen)  # raises on a cycle
-    with pytest.raises(ValueError, match="cycle"):
-        canonical("a", {"a": "b", "b": "a"})
+def test_the_equivalence_record_is_well_formed_and_bounded():
+    """One entry per module (a dict keyed by module), each naming a refactor the record keeps and standing for
+    parts of the module's own shape; no refactor kept that no entry names; the legacy map frozen as a flat map."""
+    rec = read_record()
+    assert set(rec) == {"groups", "modules"}
+    for module, entry in rec["modules"].items():
+        assert re.fullmatch(r"[0-9a-f]{32}", entry["digest"]) and entry["group"] in rec["groups"], module
+        assert entry["was"] is None or re.fullmatch(r"[0-9a-f]{32}", entry["was"])
+        assert set(entry["stands_for"]) == {"statements", "bindings"}
+    for gid, group in rec["groups"].items():
+        assert group["why"].strip() and group["verified"].strip() and re.fullmatch(r"[0-9a-f]{40}", group["since"])
+    assert set(rec["groups"]) == {e["group"] for e in rec["modules"].values()}
+    legacy = json.loads(equivalence.LEGACY.read_text())["hashes"]
+    assert legacy and not set(legacy) & set(legacy.values())  # no chains: one lookup
+    assert all(re.fullmatch(r"[0-9a-f]{16}", h) for pair in legacy.items() for h in pair)
+    assert canonical(next(iter(legacy))) == next(iter(legacy.values())) and canonical("0" * 16) == "0" * 16
+
+
+def _user_config(tmp_path):
+    """A user's own config: the test config's plug-ins with other seeds and data, so no record names its jobs."""
+    text = (REPO / CONFIGS[0]).read_text()
+    text, n = re.subn(r"\bseed: 0\b", "seed: 7", text)
+    assert n
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "config.yaml").write_text(text)
+    shutil.copytree(REPO / "examples" / "own_models", user / "examples" / "own_models",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return user
+
+
+def _refactor_losses_and_sma(pkg):
+    """A refactor of three modules; the transformer model does not import the losses (the registry finds it)."""
+    _edit(pkg / "losses.py", "    acc = (logits.argmax(-1) == y).float().mean(1)\n    return loss, acc",
+          "    accuracy = (logits.argmax(-1) == y).float().mean(1)\n    return loss, accuracy")
+    _edit(pkg / "tasks" / "sma.py", '    targets = {"label": first.sum(1) % p, "sum_k": first.sum(1), "zeros_k": (first == 0).sum(1)}\n'
+          '    targets.update({f"token_{t}": first[:, t] for t in range(k)})\n    return targets\n',
+          '    out = {"label": first.sum(1) % p, "sum_k": first.sum(1), "zeros_k": (first == 0).sum(1)}\n'
+          '    out.update({f"token_{t}": first[:, t] for t in range(k)})\n    return out\n')
+    _edit(pkg / "models" / "transformer.py", "        hidden = F.gelu(torch.bmm(zn, self.W_1[:, 0]) + self.b_1[:, 0, None])\n"
+          "        z = z + torch.bmm(hidden, self.W_2[:, 0])", "        h = F.gelu(torch.bmm(zn, self.W_1[:, 0]) + "
+          "self.b_1[:, 0, None])\n        z = z + torch.bmm(h, self.W_2[:, 0])")
+
+
+def _holding(*modules):
+    cfg = load_config_file(REPO / CONFIGS[0])
+    return {job for job, mods in jobs.job_modules(cfg).items()
+            if set(modules) <= {m for mod in mods for m in codehash.closure_modules(mod)}}
+
+
+def test_a_recorded_refactor_reruns_nothing_for_any_config_a_users_included(tmp_path, baseline):
+    """Recording is per module: the refactor's modules hash as their code before it, in every closure, so the jobs
+    of a config that no record names (a user's) keep their hashes too; a partial revert of the refactor (one
+    module back, the other still new) reruns exactly the jobs that hold both."""
+    user = _user_config(tmp_path)
+    user_before = job_hashes(REPO, user, ("config.yaml",))
+    tree = tmp_path / "tree"
+    pkg = _copy(tree)
+    _refactor_losses_and_sma(pkg)
+    changed = _changed(tree, baseline)
+    assert changed == (_holding("pipeline_lib.losses") | _holding("pipeline_lib.tasks.sma")
+                       | _holding("pipeline_lib.models.transformer"))
+    assert job_hashes(tree, user, ("config.yaml",)) != user_before
+    entries, removed = equivalence.changes(equivalence.module_table(REPO), equivalence.module_table(tree))
+    # interpolation imports the refactored function, vit the refactored class: what their names bind changed too
+    assert set(entries) == {"pipeline_lib.losses", "pipeline_lib.tasks.sma", "pipeline_lib.analysis.interpolation",
+                            "pipeline_lib.models.transformer", "pipeline_lib.models.vit"}
+    assert removed == []
+    equivalence.record(entries, "0" * 40, "test", "test", path=pkg / "plumbing" / "equivalent_modules.json")
+    assert _changed(tree, baseline) == set()
+    assert job_hashes(tree, user, ("config.yaml",)) == user_before
+    # a partial revert: losses back to its code before the refactor, the model still refactored: where the two
+    # meet (the training jobs) the refactor's entries no longer apply; sma's jobs hold no losses and keep theirs
+    shutil.copy2(REPO / "pipeline_lib" / "losses.py", pkg / "losses.py")
+    both = _holding("pipeline_lib.losses", "pipeline_lib.models.transformer")
+    assert any(j.startswith("train ") for j in both)
+    assert _changed(tree, baseline) == both
+
+
+def test_a_module_edited_after_its_refactor_was_recorded_reruns_its_jobs(tmp_path, baseline):
+    pkg = _copy(tmp_path)
+    _refactor_losses_and_sma(pkg)
+    entries, _ = equivalence.changes(equivalence.module_table(REPO), equivalence.module_table(tmp_path))
+    equivalence.record(entries, "0" * 40, "test", "test", path=pkg / "plumbing" / "equivalent_modules.json")
+    _edit(pkg / "tasks" / "sma.py", '"zeros_k": (first == 0).sum(1)}', '"zeros_k": (first == 1).sum(1)}')
+    assert _changed(tmp_path, baseline) == _holding("pipeline_lib.tasks.sma")
 
 
 def test_code_hashes_are_remembered_per_source_tree(tmp_path, monkeypatch):

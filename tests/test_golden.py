@@ -10,6 +10,8 @@ from test_robustness import _copy_repo_and_run
 from conftest import REPO, copy_run, snakemake
 from pipeline_lib.plumbing import equivalence, golden
 
+RECORD_NAME = equivalence.RECORD.name
+
 pytestmark = pytest.mark.workflow
 
 DIGESTS = REPO / "tests" / "golden" / "test_config.json"
@@ -159,10 +161,9 @@ def test_a_numeric_engine_edit_fails_and_a_recorded_refactor_passes(tmp_path, sm
     new = equivalence.job_hashes(repo, REPO, configs=(".test/config/config.yaml",))[".test/config/config.yaml train r_ht"]
     old = doc["artifacts"][run]["code"]
     assert new != old
-    record = repo / "pipeline_lib" / "plumbing" / "verified_equivalent.json"
-    groups = equivalence.read_record(record)
-    groups.append({"why": "test", "verified": "test", "since": "test", "hashes": {new: old}})
-    record.write_text(json.dumps({"refactors": groups}))
+    entries, _ = equivalence.changes(equivalence.module_table(REPO), equivalence.module_table(repo))
+    assert list(entries) == ["pipeline_lib.engine"]
+    equivalence.record(entries, "0" * 40, "test", "test", path=repo / "pipeline_lib" / "plumbing" / RECORD_NAME)
     res = snakemake(work, target, "--forcerun", "train", repo=repo)
     assert res.returncode == 0, res.stderr[-3000:]
     now = {run: golden.digest(work / "results")[run]}

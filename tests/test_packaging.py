@@ -171,7 +171,7 @@ def test_every_package_data_pattern_names_a_file_the_package_reads():
     from pipeline_lib.plumbing import equivalence
 
     shipped = {p for pats in data.values() for pat in pats for p in (REPO / "pipeline_lib").glob(pat)}
-    assert equivalence.RECORD.resolve() in {p.resolve() for p in shipped}
+    assert {equivalence.RECORD.resolve(), equivalence.LEGACY.resolve()} <= {p.resolve() for p in shipped}
 
 
 def test_a_package_without_its_equivalence_record_says_what_to_do(tmp_path):
@@ -179,6 +179,8 @@ def test_a_package_without_its_equivalence_record_says_what_to_do(tmp_path):
     from pipeline_lib.plumbing import equivalence
 
     with pytest.raises(FileNotFoundError, match=r"verified-equivalent.*pip install -e \."):
-        equivalence.read_record(tmp_path / "verified_equivalent.json")
-    assert equivalence.read_record(tmp_path / "verified_equivalent.json", missing_ok=True) == []
-    assert equivalence.read_record()  # the checkout's record
+        equivalence.read_record(tmp_path / "equivalent_modules.json")
+    assert equivalence.read_record(tmp_path / "equivalent_modules.json", missing_ok=True) == {"groups": {},
+                                                                                             "modules": {}}
+    assert set(equivalence.read_record()) == {"groups", "modules"}  # the checkout's record
+    assert equivalence.canonical("0" * 16) == "0" * 16  # the legacy map is read

@@ -58,21 +58,36 @@ def test_verify_runs_both_revisions_and_refuses_moved_numbers(tmp_path, monkeypa
         equivalence.resolve("no-such-revision", REPO)
 
 
-def test_a_refactor_is_recorded_only_for_jobs_whose_code_the_test_config_runs(monkeypatch):
-    covered = refactor.coverage(REPO)
-    assert covered(".test/config/config.yaml train r_ht") and covered("config/config.yaml train scratch_p4")
-    assert not covered("config/config.yaml train no_such_run")
-    # a module no job of the test config runs (a plug-in only another config names): that config's job is not covered
-    real_jobs, real_closure, calls = refactor.job_modules, refactor.closure_modules, []
+def test_a_refactor_is_recorded_only_for_modules_the_test_config_runs(monkeypatch):
+    ran = refactor.ran_modules(REPO)
+    assert {"pipeline_lib.stages.train", "pipeline_lib.engine", "workflow.scripts.train"} <= ran
+    assert "pipeline_lib.untested" not in ran
 
-    def job_modules(cfg):  # the first call is the test config's
-        calls.append(cfg)
-        out = dict(real_jobs(cfg))
-        if len(calls) > 1:
-            out["figure fig5_accuracy"] = (*out["figure fig5_accuracy"], "pipeline_lib.untested")
-        return out
+    def table(parts):  # module -> what it hashes as
+        return {m: {"digest": f"{m}:{v}", "statements": [v], "bindings": []} for m, v in parts.items()}
 
-    monkeypatch.setattr(refactor, "job_modules", job_modules)
-    monkeypatch.setattr(refactor, "closure_modules", lambda m: (m,) if m == "pipeline_lib.untested" else real_closure(m))
-    covered = refactor.coverage(REPO)
-    assert covered("config/config.yaml train scratch_p4") and not covered("config/config.yaml figure fig5_accuracy")
+    before = table({"pipeline_lib.engine": "a", "pipeline_lib.untested": "b", "pipeline_lib.gone": "c",
+                    "pipeline_lib.losses": "d"})
+    after = table({"pipeline_lib.engine": "a2", "pipeline_lib.untested": "b2", "pipeline_lib.losses": "d",
+                   "pipeline_lib.stages.train": "new"})
+    tables = iter([before, after])
+    monkeypatch.setattr(refactor, "module_table", lambda tree: next(tables))
+    entries, removed, uncovered = refactor.plan(equivalence.resolve("HEAD", REPO), REPO)
+    assert set(entries) == {"pipeline_lib.engine", "pipeline_lib.stages.train"}  # losses unchanged
+    assert entries["pipeline_lib.engine"] == {"digest": "pipeline_lib.engine:a2", "was": "pipeline_lib.engine:a",
+                                              "stands_for": {"statements": ["a"], "bindings": []}}
+    assert entries["pipeline_lib.stages.train"]["stands_for"] == {"statements": [], "bindings": []}  # a new module
+    assert removed == ["pipeline_lib.gone"] and uncovered == ["pipeline_lib.untested"]
+
+
+def test_recording_keeps_one_entry_per_module_and_only_the_refactors_it_names(tmp_path):
+    path = tmp_path / "record.json"
+    entry = lambda d: {"digest": d, "was": None, "stands_for": {"statements": [], "bindings": []}}  # noqa: E731
+    first = equivalence.record({"m.a": entry("1" * 32), "m.b": entry("2" * 32)}, "a" * 40, "one", "ran", path=path)
+    second = equivalence.record({"m.a": entry("3" * 32)}, "b" * 40, "two", "ran", path=path)
+    rec = equivalence.read_record(path)
+    assert rec["modules"]["m.a"]["digest"] == "3" * 32 and rec["modules"]["m.a"]["group"] == second
+    assert set(rec["groups"]) == {first, second}
+    equivalence.record({"m.b": entry("4" * 32)}, "c" * 40, "three", "ran", path=path)
+    assert first not in equivalence.read_record(path)["groups"]  # no entry names the first refactor any more
+    assert len(equivalence.read_record(path)["modules"]) == 2

@@ -22,7 +22,7 @@ binds (the digest of the definition it names). So comments, docstrings, formatti
 definitions and moving a function to another module of the closure (its callers' imports follow it)
 rerun nothing; any other edit of the closure (a number, an operator, a name) reruns every job whose
 closure holds it. A refactor that changes code but provably not numbers is recorded in
-:mod:`pipeline_lib.plumbing.equivalence` so that it reruns nothing either.
+:mod:`pipeline_lib.plumbing.equivalence`, module by module, so that it reruns nothing either.
 
 Hashes and parsed trees are cached per process (a dry run of the default DAG asks for the same few
 closures many times), and the hashes also on disk for the same source files (:func:`code_hash`).
@@ -41,7 +41,7 @@ import sys
 from pathlib import Path
 
 from .astdump import canonical_dump
-from .equivalence import canonical
+from .equivalence import canonical, effective_parts
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pipeline_lib/
 
@@ -372,9 +372,9 @@ def compute_code_hash(*modules: str, script: str | None = None) -> str:
     """Hash of what the given modules' closures compute (:func:`closure_modules`): the set of their
     normalised top-level statements and of what their names bind (:func:`module_parts`), so neither the
     module that holds a function nor the order of definitions enters it (the order of statements does where
-    it can change a result); with ``script``, the rule's
-    adapter script too (:data:`SCRIPTS_DIR`). A hash that :mod:`pipeline_lib.plumbing.equivalence`
-    records as verified-equivalent to an earlier one is replaced by that one."""
+    it can change a result); with ``script``, the rule's adapter script too (:data:`SCRIPTS_DIR`). A module
+    recorded as verified-equivalent to its earlier code enters as that code did (:mod:`.equivalence`); a hash
+    of code older than the record is written as the results of that time carry it (its frozen legacy map)."""
     names = sorted({m for mod in modules for m in closure_modules(mod)})
     parts = {m: module_parts(m) for m in names}
     if script is not None:
@@ -382,6 +382,7 @@ def compute_code_hash(*modules: str, script: str | None = None) -> str:
         if not path.exists():
             raise FileNotFoundError(f"code hash: no adapter script {path}")
         parts[f"workflow.scripts.{script}"] = module_parts(f"workflow.scripts.{script}", path)
+    parts = effective_parts(parts)  # a module recorded equivalent hashes as what it stands for
     targets: dict[str, set[str]] = {}
     for _, bindings in parts.values():
         for name, what in bindings:

@@ -1,69 +1,106 @@
-"""The record of verified-equivalent refactors: code hashes that compute what an earlier hash computed.
+"""The record of verified-equivalent refactors: modules whose code computes what their earlier code computed.
 
 A refactor that changes what the code says but not what it computes (a renamed variable, a split
 function, a loop written as a comprehension) changes the code hash (:mod:`pipeline_lib.plumbing.codehash`) of
-every job that imports it, and so would rerun them. Once the golden runs show that the refactor moves
-no number (``tests/test_golden.py``: every artifact of the test config against its stored digests),
-``python -m pipeline_lib equivalent --since REV --why TEXT`` records, for every job of every shipped
-config whose code hash changed since the revision REV, the new hash as the same as the old one;
-:func:`canonical` maps a recorded hash to the oldest hash of its chain, and the rules' params carry
-that one, so the refactor reruns nothing.
+every job that imports it, and so would rerun them. ``python -m pipeline_lib equivalent --since REV --why TEXT``
+runs the test config with the code of REV and with the working tree (:mod:`.refactor`) and, only if every
+artifact is identical, records each module whose code changed since REV: one entry per module, ``digest`` (what
+its code is now), ``stands_for`` (the statements and bindings it hashed as at REV) and ``was`` (its digest at
+REV). A module whose code has the recorded digest is hashed as what it stands for, in every closure that holds
+it, so the refactor reruns nothing for any config, a user's included. The record is bounded: one entry per
+module (a later refactor of the module replaces its entry, keeping what it stands for), and one line per
+refactor that some entry still names (``groups``: why, how it was verified, against which commit).
 
-The record (``verified_equivalent.json`` beside this module) holds groups, each one refactor:
-``{"why": ..., "verified": ..., "since": REV, "hashes": {new: old, ...}}``. A hash is recorded at
-most once and the chains have no cycle (``tests/test_golden.py`` checks both).
+A module put back to its code before a recorded refactor (``was``) while other modules of that refactor keep
+their new code is a partial revert: none of that refactor's entries applies in a closure that holds it, so the
+mixture reruns (:func:`effective_parts`).
+
+``legacy_hashes.json`` beside the record maps the job hashes of code written before this record existed to the
+hashes the results of that time carry (the earlier record, reduced to the hashes today's code produces). It is
+frozen: no refactor adds to it, since a recorded module keeps its jobs' hashes what they were.
 """
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-RECORD = Path(__file__).resolve().parent / "verified_equivalent.json"
+RECORD = Path(__file__).resolve().parent / "equivalent_modules.json"
+LEGACY = Path(__file__).resolve().parent / "legacy_hashes.json"
 
-# The shipped configs whose jobs' code hashes a refactor records (relative to the checkout): every complete one
-# (the overlays that join the default, e.g. eureka_table1.yaml, run the default's plug-ins). A training job's hash
-# holds its run's resolved values beside its closure's hash (jobs.train_code), so a refactor of the closure reruns
-# no run of any config, but a change of what the hash holds is recorded run by run, for these configs only.
+# Shipped configs whose jobs' hashes `equivalent` compares before and after a recording, to say which jobs would
+# still rerun (a module a refactor removed, or a job whose set of modules changed): every complete one.
 SHIPPED_CONFIGS = ("config/config.yaml", "config/eureka_paper.yaml", "config/cogo_paper.yaml",
                    "config/shortest_path_paper.yaml", "config/eureka_long.yaml", "config/own_circuit.yaml",
-                   "config/shortest_path_long.yaml", ".test/config/config.yaml")
+                   "config/shortest_path_long.yaml", "config/eureka_digits_long.yaml", ".test/config/config.yaml")
+
+Parts = tuple  # (frozenset of statement tokens, tuple of (name, what it binds)): codehash.module_parts
 
 
-def read_record(path: Path = RECORD, missing_ok: bool = False) -> list[dict]:
-    """The record's groups. The shipped record missing (a package installed without its data) stops with what to
-    do, rather than reading as empty: every recorded refactor would rerun its jobs."""
+def _missing(path: Path) -> FileNotFoundError:
+    return FileNotFoundError(f"the record of verified-equivalent refactors {path} is missing: pipeline_lib was "
+                             "installed without its package data; install it from the checkout you run with "
+                             "`pip install -e .`")
+
+
+def read_record(path: Path = RECORD, missing_ok: bool = False) -> dict:
+    """The record: ``{"groups": {id: {why, verified, since}}, "modules": {module: entry}}``. The shipped record
+    missing (a package installed without its data) stops with what to do, rather than reading as empty: every
+    recorded refactor would rerun its jobs."""
     if not path.exists():
         if missing_ok:
-            return []
-        raise FileNotFoundError(f"the record of verified-equivalent refactors {path} is missing: pipeline_lib was "
-                                "installed without its package data; install it from the checkout you run with "
-                                "`pip install -e .`")
-    return json.loads(path.read_text())["refactors"]
+            return {"groups": {}, "modules": {}}
+        raise _missing(path)
+    return json.loads(path.read_text())
 
 
 @functools.lru_cache(maxsize=None)
-def _mapping() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for group in read_record():
-        out.update(group["hashes"])
-    return out
+def _record() -> dict:
+    return read_record()
+
+
+@functools.lru_cache(maxsize=None)
+def _legacy() -> dict[str, str]:
+    if not LEGACY.exists():
+        raise _missing(LEGACY)
+    return json.loads(LEGACY.read_text())["hashes"]
 
 
 def canonical(code_hash: str, mapping: dict[str, str] | None = None) -> str:
-    """The oldest hash that ``code_hash`` is recorded equivalent to (itself when none)."""
-    mapping = _mapping() if mapping is None else mapping
-    seen = {code_hash}
-    while code_hash in mapping:
-        code_hash = mapping[code_hash]
-        if code_hash in seen:
-            raise ValueError(f"{RECORD.name}: the recorded equivalences have a cycle through {code_hash}")
-        seen.add(code_hash)
-    return code_hash
+    """The hash that results written before the module record carry for ``code_hash`` (itself for any other)."""
+    return (_legacy() if mapping is None else mapping).get(code_hash, code_hash)
+
+
+def parts_digest(parts: Parts) -> str:
+    """A module's code as the hash sees it (its statement tokens and bindings, order-free), as one digest."""
+    statements, bindings = parts
+    text = "\n".join(sorted(statements)) + "\0" + "\n".join(sorted(f"{n} = {w}" for n, w in bindings))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _stands_for(entry: dict) -> Parts:
+    return frozenset(entry["stands_for"]["statements"]), tuple(tuple(b) for b in entry["stands_for"]["bindings"])
+
+
+def effective_parts(parts: dict[str, Parts], record: dict | None = None) -> dict[str, Parts]:
+    """The modules of one closure as the hash takes them: a module whose code has its entry's digest as what the
+    entry stands for, every other as it is; no entry of a refactor applies where a module of the closure is back
+    at its code before that refactor (its ``was``) while its entry says otherwise (a partial revert)."""
+    modules = (_record() if record is None else record)["modules"]
+    digests = {m: parts_digest(p) for m, p in parts.items()}
+    reverted = {e["group"] for m, e in ((m, modules.get(m)) for m in parts)
+                if e and e.get("was") and digests[m] == e["was"] != e["digest"]}
+    out = {}
+    for m, p in parts.items():
+        e = modules.get(m)
+        out[m] = _stands_for(e) if e and digests[m] == e["digest"] and e["group"] not in reverted else p
+    return out
 
 
 # What each job's code param is, computed by the package on sys.path (the checkout's, or a revision's):
@@ -128,33 +165,83 @@ def extract(rev: str, checkout: Path, dest: Path, parts: tuple[str, ...]) -> Non
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
 
 
-def changed_pairs(since: str, checkout: Path, covered=None) -> dict[str, str]:
-    """Every job's code hash (of every shipped config) that differs from its hash at commit ``since`` and is not
-    recorded yet, new -> old, for the jobs whose code the test config runs (``covered(job)``: every module of the
-    job's closure is in some job of the test config, which is what the verification runs; the others rerun)."""
+
+
+# Each hashed module's code as the current hash algorithm reads it, in the tree on sys.path: its digest, its parts
+# and what it hashes as under that tree's own record (entry by entry, as :func:`effective_parts` without a revert).
+_MODULE_PARTS = r"""
+import json
+from pipeline_lib.plumbing import codehash, equivalence
+record = equivalence.read_record(equivalence.RECORD, missing_ok=True)
+found = []  # every module a code hash can hold: the package's less the plumbing, and the adapter scripts
+for path in sorted(codehash.PACKAGE_DIR.rglob("*.py")):
+    rel = path.relative_to(codehash.PACKAGE_DIR.parent).with_suffix("")
+    module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+    if "__pycache__" not in rel.parts and not codehash.is_plumbing(module):
+        found.append((module, path))
+found += [(f"workflow.scripts.{p.stem}", p) for p in sorted(codehash.SCRIPTS_DIR.glob("*.py"))]
+out = {}
+for module, path in found:
+    parts = codehash.module_parts(module, path)
+    entry = record["modules"].get(module)
+    digest = equivalence.parts_digest(parts)
+    eff = equivalence._stands_for(entry) if entry and entry["digest"] == digest else parts
+    out[module] = {"digest": digest, "statements": sorted(eff[0]), "bindings": [list(b) for b in eff[1]]}
+print(json.dumps(out))
+"""
+
+# what the hash algorithm is made of: copied into an older tree, so that its modules are read as today's code reads
+ALGORITHM = ("codehash.py", "astdump.py", "equivalence.py")
+
+
+def module_table(tree: Path) -> dict[str, dict]:
+    """``module -> {digest, statements, bindings}`` for every hashed module of the source tree ``tree`` (a folder
+    holding ``pipeline_lib`` and ``workflow/scripts``), read by this checkout's hash algorithm (copied over the
+    tree's own, in a copy) under the tree's own record; statements and bindings are what the module hashes as."""
     with tempfile.TemporaryDirectory() as tmp:
-        extract(since, checkout, Path(tmp), ("pipeline_lib", "workflow"))
-        before = job_hashes(Path(tmp), checkout)
-    after = job_hashes(checkout, checkout)
-    known = _mapping()
-    pairs: dict[str, str] = {}
-    for job in after:
-        new, old = after[job], before.get(job)
-        if old is None or new == old or new in known or (covered is not None and not covered(job)):
+        work = Path(tmp)
+        shutil.copytree(tree / "pipeline_lib", work / "pipeline_lib", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(tree / "workflow" / "scripts", work / "workflow" / "scripts")
+        here = Path(__file__).resolve().parent
+        for name in ALGORITHM:
+            shutil.copy2(here / name, work / "pipeline_lib" / "plumbing" / name)
+        proc = subprocess.run([sys.executable, "-c", _MODULE_PARTS], cwd=work, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(work), "PIPELINE_LIB_NO_CODE_CACHE": "1"})
+    if proc.returncode:
+        raise RuntimeError(f"reading the modules of {tree} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout)
+
+
+def changes(before: dict[str, dict], after: dict[str, dict]) -> tuple[dict[str, dict], list[str]]:
+    """The entries a refactor from ``before`` to ``after`` (:func:`module_table`) records, and the modules it
+    removed. A module whose code hashes as it did is unchanged; a changed one stands for what it hashed as before
+    (nothing, for a module the refactor added: the statements it took from others)."""
+    entries = {}
+    for module, now in after.items():
+        old = before.get(module, {"digest": None, "statements": [], "bindings": []})
+        if (sorted(now["statements"]), sorted(map(tuple, now["bindings"]))) == \
+                (sorted(old["statements"]), sorted(map(tuple, old["bindings"]))):
             continue
-        if pairs.setdefault(new, old) != old:
-            raise RuntimeError(f"code hash {new} ({job}) was two hashes at {since}: {old}, {pairs[new]}")
-    return pairs
+        entries[module] = {"digest": now["digest"], "was": old["digest"],
+                           "stands_for": {"statements": old["statements"], "bindings": old["bindings"]}}
+    return entries, sorted(set(before) - set(after))
 
 
-def record(since: str, why: str, verified: str, checkout: Path, path: Path = RECORD,
-           pairs: dict[str, str] | None = None) -> dict[str, str]:
-    """Record every job's code hash that changed since commit ``since`` (:func:`changed_pairs`, or ``pairs``) as
-    equivalent to its hash there; returns the new pairs (none: nothing is written)."""
-    pairs = changed_pairs(since, checkout) if pairs is None else pairs
-    if pairs:
-        groups = read_record(path, missing_ok=True)
-        groups.append({"why": why, "verified": verified, "since": since, "hashes": dict(sorted(pairs.items()))})
-        path.write_text(json.dumps({"refactors": groups}, indent=1) + "\n")
-        _mapping.cache_clear()
-    return pairs
+def group_id(since: str, why: str) -> str:
+    return hashlib.sha256(f"{since} {why}".encode()).hexdigest()[:12]
+
+
+def record(entries: dict[str, dict], since: str, why: str, verified: str, path: Path = RECORD) -> str:
+    """Write ``entries`` (:func:`changes`) as one refactor: each replaces its module's entry; a refactor that no
+    entry names any more is dropped. Returns the refactor's id."""
+    rec = read_record(path, missing_ok=True)
+    gid = group_id(since, why)
+    rec["groups"][gid] = {"why": why, "verified": verified, "since": since}
+    for module, entry in entries.items():
+        rec["modules"][module] = {**entry, "group": gid}
+    named = {e["group"] for e in rec["modules"].values()}
+    rec["groups"] = {g: v for g, v in rec["groups"].items() if g in named}
+    rec["modules"] = dict(sorted(rec["modules"].items()))
+    path.write_text(json.dumps(rec, indent=1) + "\n")
+    _record.cache_clear()
+    return gid

@@ -3,11 +3,12 @@ with the code of an earlier commit and with the working tree must give identical
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 from .codehash import closure_modules
 from .config import load_config_file
-from .equivalence import extract
+from .equivalence import SHIPPED_CONFIGS, changes, extract, job_hashes, module_table
 from .golden import identical, run_test_config
 from .jobs import job_modules
 
@@ -34,18 +35,30 @@ def verify(since: str, checkout: Path, scratch: Path, progress=print) -> int:
     return len(diff["same"])
 
 
-def coverage(checkout: Path):
-    """``covered("<config> <job>")``: whether every module of the job's code is run by some job of the test
-    config (what :func:`verify` runs); a refactor is recorded only for such jobs, the others rerun."""
+def ran_modules(checkout: Path) -> set[str]:
+    """Every module some job of the test config runs (what :func:`verify` runs), adapter scripts included."""
     test = load_config_file(checkout / ".test" / "config" / "config.yaml")
     ran = {m for mods in job_modules(test).values() for mod in mods for m in closure_modules(mod)}
-    configs: dict[str, dict] = {}
+    return ran | {f"workflow.scripts.{p.stem}" for p in (checkout / "workflow" / "scripts").glob("*.py")}
 
-    def covered(key: str) -> bool:
-        path, job = key.split(" ", 1)
-        if path not in configs:
-            configs[path] = job_modules(load_config_file(checkout / path))
-        mods = configs[path].get(job)
-        return mods is not None and all(set(closure_modules(mod)) <= ran for mod in mods)
 
-    return covered
+def plan(since: str, checkout: Path) -> tuple[dict[str, dict], list[str], list[str]]:
+    """What recording a refactor since commit ``since`` would write: the entries of the changed modules that the
+    test config runs (:func:`pipeline_lib.plumbing.equivalence.changes`), the modules the refactor removed, and
+    the changed modules no job of the test config runs (not recorded: they rerun)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        extract(since, checkout, Path(tmp), ("pipeline_lib", "workflow"))
+        before = module_table(Path(tmp))
+    entries, removed = changes(before, module_table(checkout))
+    ran = ran_modules(checkout)
+    uncovered = sorted(m for m in entries if m not in ran)
+    return {m: e for m, e in entries.items() if m in ran}, removed, uncovered
+
+
+def still_rerun(since: str, checkout: Path, configs=SHIPPED_CONFIGS) -> list[str]:
+    """The jobs of the configs whose code hash differs from the one the package of commit ``since`` gives them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        extract(since, checkout, Path(tmp), ("pipeline_lib", "workflow"))
+        before = job_hashes(Path(tmp), checkout, configs)
+    after = job_hashes(checkout, checkout, configs)
+    return sorted(job for job in after if job in before and before[job] != after[job])
