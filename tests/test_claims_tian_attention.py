@@ -15,6 +15,7 @@ from pipeline_lib.figures import (
     joma_logits,
     scan_snap_attention,
     scan_snap_lr_sweep,
+    scan_snap_transition,
 )
 from pipeline_lib.plumbing.paths import Paths
 from pipeline_lib.plumbing.store import write_dataset
@@ -182,6 +183,62 @@ def test_sweep_build_carries_the_release_std_into_its_cells(tmp_path, cfg):
     assert (cell["reference"], cell["reference_std"], cell["n"]) == (1.900, 0.200, 2)  # default run: the release's
     v = verdicts(scan_snap_lr_sweep.score_claims(stats, params))
     assert v[SW + "larger_lr_sparser"] == "reproduced" and v[SW + "larger_ratio_denser_num_last_1"] == "reproduced"
+
+
+# -- Scan&Snap, the transition step across the sweep ------------------------------------------------------------
+
+ST = "tian.scan_snap_transition."
+
+
+def _transition(paths, tau, runs=("t_L1", "t_L10"), seeds=10, steps=300):
+    """Sweep analyses whose common mass falls as 0.6 - 0.3 (1 - exp(-t / tau(lr_Z, eta_Y))), one seed slower by 2%
+    per seed index."""
+    t = np.arange(steps + 1)
+    lr = np.repeat(LRS, len(RATIOS) * seeds)
+    ratio = np.tile(np.repeat(RATIOS, seeds), len(LRS))
+    seed = np.tile(np.arange(seeds), len(LRS) * len(RATIOS))
+    scale = np.array([tau(a, a * r) for a, r in zip(lr, ratio)]) * (1 + 0.02 * seed)
+    mass = 0.6 - 0.3 * (1 - np.exp(-t[None, :] / scale[:, None]))
+    for run in runs:
+        write_dataset(xr.Dataset({"common_mass": (("seed", "step", "class"), np.repeat(mass[:, :, None], 2, axis=2))},
+                                 coords={"seed": np.arange(len(lr)), "step": t, "lr": ("seed", lr),
+                                         "lr_ratio_Y": ("seed", ratio), "run_seed": ("seed", seed)}),
+                      paths.analysis("scan_snap", run))
+    return scan_snap_transition.Params(runs=tuple(runs))
+
+
+def _transition_cfg(runs=("t_L1", "t_L10")):
+    from types import SimpleNamespace
+
+    data = {run: SimpleNamespace(params={"num_last": int(run.split("L")[1])}) for run in runs}
+    return SimpleNamespace(runs={run: SimpleNamespace(dataset=run) for run in runs}, datasets=data)
+
+
+@pytest.mark.parametrize("tau, exponent, faster", [
+    (lambda a, eta: 60 / eta / np.sqrt(a), "reproduced", "reproduced"),  # 1/eta_Y, and faster with eta_Z at equal eta_Y
+    (lambda a, eta: 20.0, "not reproduced", "not reproduced"),  # no dependence on either rate
+    (lambda a, eta: 40 / np.sqrt(eta), "not reproduced", "not reproduced"),  # 1/sqrt(eta_Y), no eta_Z effect
+])
+def test_transition_claims_read_the_planted_scaling(tmp_path, tau, exponent, faster):
+    paths = Paths(str(tmp_path))
+    params = _transition(paths, tau)
+    _, stats = scan_snap_transition.build(_transition_cfg(), params, paths, {})
+    v = verdicts(scan_snap_transition.score_claims(stats, params))
+    assert (v[ST + "t0_inverse_eta_y"], v[ST + "larger_eta_z_faster"]) == (exponent, faster), stats["slope"]
+    assert stats["slope"]["series"] >= 4
+    assert len(stats["pairs"]) == 8  # four equal-eta_Y pairs per panel
+
+
+def test_transition_half_step_and_unsettled_cells():
+    t = np.arange(101)
+    assert scan_snap_transition.half_step(1 - np.exp(-t / 10), t) == 7  # 10 ln 2 = 6.9
+    assert np.isnan(scan_snap_transition.half_step(np.ones(101), t))
+    slow = scan_snap_transition.cells_of(xr.Dataset(
+        {"common_mass": (("seed", "step", "class"), np.stack([1 - t / 100, 1 - np.exp(-t / 5)])[:, :, None])},
+        coords={"seed": [0, 1], "step": t, "lr": ("seed", [1.0, 2.0]), "lr_ratio_Y": ("seed", [1.0, 1.0]),
+                "run_seed": ("seed", [0, 0])}))
+    assert [c["settled"] for c in slow] == [False, True]  # a curve still moving at the end has not settled
+    assert np.isnan(scan_snap_transition.pooled_slope([[slow[1]]])[0])  # one cell fits no slope
 
 
 # -- JoMA -----------------------------------------------------------------------------------------------------
