@@ -158,9 +158,9 @@ def _equivalent(since: str, why: str, scratch: Path) -> int:
     checkout = Path.cwd()
     try:
         rev = equivalence.resolve(since, checkout)
-        entries, removed, uncovered = refactor.plan(rev, checkout)
+        entries, removed, uncovered, modules = refactor.plan(rev, checkout)
         for module in uncovered:
-            print(f"not recorded: {module} changed, but no job of the test config runs it (its jobs rerun)")
+            print(f"not recorded: {module} changed, but no job of the test config runs it (jobs that hold it rerun)")
         for module in removed:
             print(f"removed: {module} (jobs whose code held it rerun)")
         if not entries:
@@ -172,7 +172,7 @@ def _equivalent(since: str, why: str, scratch: Path) -> int:
         return 1
     verified = (f"the test config with the code of {rev[:12]} and with the working tree: {n} artifacts identical "
                 "(data, coordinates, attributes, figure statistics and verdicts)")
-    gid = equivalence.record(entries, rev, why, verified)
+    gid = equivalence.record(entries, rev, why, verified, modules=modules)
     print(f"recorded {len(entries)} module(s) as equivalent to their code at {rev[:12]} (refactor {gid}: "
           f"{verified}): {', '.join(sorted(entries))}")
     rerun = refactor.still_rerun(rev, checkout)

@@ -99,15 +99,16 @@ def test_switching_an_import_between_two_functions_of_one_name_is_seen(tmp_path,
 def test_the_equivalence_record_is_well_formed_and_bounded():
     """One entry per module (a dict keyed by module), each naming a refactor the record keeps and standing for
     parts of the module's own shape; no refactor kept that no entry names; the legacy map frozen as a flat map."""
-    rec = read_record()
-    assert set(rec) == {"groups", "modules"}
-    for module, entry in rec["modules"].items():
-        assert re.fullmatch(r"[0-9a-f]{32}", entry["digest"]) and entry["group"] in rec["groups"], module
-        assert entry["was"] is None or re.fullmatch(r"[0-9a-f]{32}", entry["was"])
-        assert set(entry["stands_for"]) == {"statements", "bindings"}
-    for gid, group in rec["groups"].items():
-        assert group["why"].strip() and group["verified"].strip() and re.fullmatch(r"[0-9a-f]{40}", group["since"])
-    assert set(rec["groups"]) == {e["group"] for e in rec["modules"].values()}
+    equivalence.check_record(read_record())
+    good = {"groups": {"g": {"why": "w", "verified": "v", "since": "a" * 40}},
+            "modules": {"m": {"digest": "1" * 32, "was": None, "group": "g",
+                              "stands_for": {"statements": ["s"], "bindings": [["n", "code x"]]}}}}
+    equivalence.check_record(good)
+    for bad in ({**good, "groups": {**good["groups"], "h": good["groups"]["g"]}},  # a refactor no entry names
+                {**good, "modules": {"m": {**good["modules"]["m"], "group": "h"}}},  # an entry naming none kept
+                {**good, "groups": {"g": {**good["groups"]["g"], "since": "HEAD"}}}):
+        with pytest.raises(ValueError, match="malformed"):
+            equivalence.check_record(bad)
     legacy = json.loads(equivalence.LEGACY.read_text())["hashes"]
     assert legacy and not set(legacy) & set(legacy.values())  # no chains: one lookup
     assert all(re.fullmatch(r"[0-9a-f]{16}", h) for pair in legacy.items() for h in pair)
@@ -167,12 +168,12 @@ def test_a_recorded_refactor_reruns_nothing_for_any_config_a_users_included(tmp_
     equivalence.record(entries, "0" * 40, "test", "test", path=pkg / "plumbing" / "equivalent_modules.json")
     assert _changed(tree, baseline) == set()
     assert job_hashes(tree, user, ("config.yaml",)) == user_before
-    # a partial revert: losses back to its code before the refactor, the model still refactored: where the two
-    # meet (the training jobs) the refactor's entries no longer apply; sma's jobs hold no losses and keep theirs
+    # a partial revert: losses back to its code before the refactor, the model still refactored: the jobs that hold
+    # losses rerun (its equivalence was verified beside the new model; back at its old code it is marked, not
+    # taken for the recorded code); sma's jobs hold no losses and keep their hashes
     shutil.copy2(REPO / "pipeline_lib" / "losses.py", pkg / "losses.py")
-    both = _holding("pipeline_lib.losses", "pipeline_lib.models.transformer")
-    assert any(j.startswith("train ") for j in both)
-    assert _changed(tree, baseline) == both
+    assert any(j.startswith("train ") for j in _holding("pipeline_lib.losses", "pipeline_lib.models.transformer"))
+    assert _changed(tree, baseline) == _holding("pipeline_lib.losses") | _holding("pipeline_lib.analysis.interpolation")
 
 
 def test_a_module_edited_after_its_refactor_was_recorded_reruns_its_jobs(tmp_path, baseline):

@@ -61,7 +61,7 @@ def test_verify_runs_both_revisions_and_refuses_moved_numbers(tmp_path, monkeypa
 def test_a_refactor_is_recorded_only_for_modules_the_test_config_runs(monkeypatch):
     ran = refactor.ran_modules(REPO)
     assert {"pipeline_lib.stages.train", "pipeline_lib.engine", "workflow.scripts.train"} <= ran
-    assert "pipeline_lib.untested" not in ran
+    assert "pipeline_lib.untested" not in ran and "pipeline_lib.api" not in ran  # results API: no job imports it
 
     def table(parts):  # module -> what it hashes as
         return {m: {"digest": f"{m}:{v}", "statements": [v], "bindings": []} for m, v in parts.items()}
@@ -72,7 +72,8 @@ def test_a_refactor_is_recorded_only_for_modules_the_test_config_runs(monkeypatc
                    "pipeline_lib.stages.train": "new"})
     tables = iter([before, after])
     monkeypatch.setattr(refactor, "module_table", lambda tree: next(tables))
-    entries, removed, uncovered = refactor.plan(equivalence.resolve("HEAD", REPO), REPO)
+    entries, removed, uncovered, modules = refactor.plan(equivalence.resolve("HEAD", REPO), REPO)
+    assert modules == set(after)
     assert set(entries) == {"pipeline_lib.engine", "pipeline_lib.stages.train"}  # losses unchanged
     assert entries["pipeline_lib.engine"] == {"digest": "pipeline_lib.engine:a2", "was": "pipeline_lib.engine:a",
                                               "stands_for": {"statements": ["a"], "bindings": []}}
@@ -91,3 +92,16 @@ def test_recording_keeps_one_entry_per_module_and_only_the_refactors_it_names(tm
     equivalence.record({"m.b": entry("4" * 32)}, "c" * 40, "three", "ran", path=path)
     assert first not in equivalence.read_record(path)["groups"]  # no entry names the first refactor any more
     assert len(equivalence.read_record(path)["modules"]) == 2
+    equivalence.check_record(equivalence.read_record(path))
+    equivalence.record({"m.c": entry("5" * 32)}, "d" * 40, "four", "ran", path=path, modules={"m.b", "m.c"})
+    assert set(equivalence.read_record(path)["modules"]) == {"m.b", "m.c"}  # m.a was removed from the tree
+    assert second not in equivalence.read_record(path)["groups"]
+    same = equivalence.group_id("d" * 40, "four", {"m.a": entry("6" * 32)})
+    assert same != equivalence.group_id("d" * 40, "four", {"m.c": entry("5" * 32)})  # same words, other refactor
+
+
+def test_an_old_revision_without_the_plumbing_package_is_refused(tmp_path):
+    (tmp_path / "pipeline_lib").mkdir()
+    (tmp_path / "workflow" / "scripts").mkdir(parents=True)
+    with pytest.raises(RuntimeError, match="no pipeline_lib/plumbing package"):
+        equivalence.module_table(tmp_path)

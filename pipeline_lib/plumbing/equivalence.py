@@ -11,9 +11,9 @@ it, so the refactor reruns nothing for any config, a user's included. The record
 module (a later refactor of the module replaces its entry, keeping what it stands for), and one line per
 refactor that some entry still names (``groups``: why, how it was verified, against which commit).
 
-A module put back to its code before a recorded refactor (``was``) while other modules of that refactor keep
-their new code is a partial revert: none of that refactor's entries applies in a closure that holds it, so the
-mixture reruns (:func:`effective_parts`).
+A module with an entry whose code is not the recorded code (edited again, or put back to its code before the
+refactor, alone or with the refactor's other modules) hashes as itself plus a mark, so its jobs rerun: its
+equivalence was verified only beside the rest of the code of that time (:func:`effective_parts`).
 
 ``legacy_hashes.json`` beside the record maps the job hashes of code written before this record existed to the
 hashes the results of that time carry (the earlier record, reduced to the hashes today's code produces). It is
@@ -78,6 +78,28 @@ def canonical(code_hash: str, mapping: dict[str, str] | None = None) -> str:
     return (_legacy() if mapping is None else mapping).get(code_hash, code_hash)
 
 
+def check_record(rec: dict) -> None:
+    """Raise ValueError where a record is not one entry per module (digest, was, group, stands_for) naming refactors
+    it keeps (why, verified, since: a full commit hash), each kept refactor named by some entry."""
+    import re
+
+    hexes = lambda v, n: isinstance(v, str) and re.fullmatch(f"[0-9a-f]{{{n}}}", v)  # noqa: E731
+    problems = [] if set(rec) == {"groups", "modules"} else [f"top-level keys {sorted(rec)}"]
+    for module, e in rec.get("modules", {}).items():
+        if not (hexes(e.get("digest"), 32) and (e.get("was") is None or hexes(e.get("was"), 32))
+                and e.get("group") in rec.get("groups", {})
+                and set(e.get("stands_for", {})) == {"statements", "bindings"}
+                and all(len(b) == 2 for b in e["stands_for"]["bindings"])):
+            problems.append(f"entry of {module}")
+    for gid, g in rec.get("groups", {}).items():
+        if not (str(g.get("why", "")).strip() and str(g.get("verified", "")).strip() and hexes(g.get("since"), 40)):
+            problems.append(f"refactor {gid}")
+    if set(rec.get("groups", {})) != {e.get("group") for e in rec.get("modules", {}).values()}:
+        problems.append("refactors kept that no entry names")
+    if problems:
+        raise ValueError("the record of verified-equivalent refactors is malformed: " + "; ".join(problems))
+
+
 def parts_digest(parts: Parts) -> str:
     """A module's code as the hash sees it (its statement tokens and bindings, order-free), as one digest."""
     statements, bindings = parts
@@ -91,16 +113,19 @@ def _stands_for(entry: dict) -> Parts:
 
 def effective_parts(parts: dict[str, Parts], record: dict | None = None) -> dict[str, Parts]:
     """The modules of one closure as the hash takes them: a module whose code has its entry's digest as what the
-    entry stands for, every other as it is; no entry of a refactor applies where a module of the closure is back
-    at its code before that refactor (its ``was``) while its entry says otherwise (a partial revert)."""
+    entry stands for; a module with an entry but other code as it is, marked as such, so that it never hashes as a
+    recorded module would (not even back at its code before the refactor, whose equivalence was verified only
+    beside the rest of the code of that time); every other module as it is."""
     modules = (_record() if record is None else record)["modules"]
-    digests = {m: parts_digest(p) for m, p in parts.items()}
-    reverted = {e["group"] for m, e in ((m, modules.get(m)) for m in parts)
-                if e and e.get("was") and digests[m] == e["was"] != e["digest"]}
     out = {}
     for m, p in parts.items():
         e = modules.get(m)
-        out[m] = _stands_for(e) if e and digests[m] == e["digest"] and e["group"] not in reverted else p
+        if e is None:
+            out[m] = p
+        elif parts_digest(p) == e["digest"]:
+            out[m] = _stands_for(e)
+        else:
+            out[m] = (p[0] | {f"edited after a recorded refactor: {m}"}, p[1])
     return out
 
 
@@ -169,7 +194,7 @@ def extract(rev: str, checkout: Path, dest: Path, parts: tuple[str, ...]) -> Non
 
 
 # Each hashed module's code as the current hash algorithm reads it, in the tree on sys.path: its digest, its parts
-# and what it hashes as under that tree's own record (entry by entry, as :func:`effective_parts` without a revert).
+# and what it hashes as under that tree's own record (:func:`effective_parts`).
 _MODULE_PARTS = r"""
 import json
 from pipeline_lib.plumbing import codehash, equivalence
@@ -184,10 +209,9 @@ found += [(f"workflow.scripts.{p.stem}", p) for p in sorted(codehash.SCRIPTS_DIR
 out = {}
 for module, path in found:
     parts = codehash.module_parts(module, path)
-    entry = record["modules"].get(module)
-    digest = equivalence.parts_digest(parts)
-    eff = equivalence._stands_for(entry) if entry and entry["digest"] == digest else parts
-    out[module] = {"digest": digest, "statements": sorted(eff[0]), "bindings": [list(b) for b in eff[1]]}
+    eff = equivalence.effective_parts({module: parts}, record)[module]
+    out[module] = {"digest": equivalence.parts_digest(parts), "statements": sorted(eff[0]),
+                   "bindings": [list(b) for b in eff[1]]}
 print(json.dumps(out))
 """
 
@@ -204,6 +228,9 @@ def module_table(tree: Path) -> dict[str, dict]:
         shutil.copytree(tree / "pipeline_lib", work / "pipeline_lib", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(tree / "workflow" / "scripts", work / "workflow" / "scripts")
         here = Path(__file__).resolve().parent
+        if not (work / "pipeline_lib" / "plumbing").is_dir():
+            raise RuntimeError(f"{tree} has no pipeline_lib/plumbing package (a revision before the plumbing was one): "
+                               "record a refactor against a later commit")
         for name in ALGORITHM:
             shutil.copy2(here / name, work / "pipeline_lib" / "plumbing" / name)
         proc = subprocess.run([sys.executable, "-c", _MODULE_PARTS], cwd=work, capture_output=True, text=True,
@@ -228,18 +255,23 @@ def changes(before: dict[str, dict], after: dict[str, dict]) -> tuple[dict[str, 
     return entries, sorted(set(before) - set(after))
 
 
-def group_id(since: str, why: str) -> str:
-    return hashlib.sha256(f"{since} {why}".encode()).hexdigest()[:12]
+def group_id(since: str, why: str, entries: dict[str, dict]) -> str:
+    text = " ".join([since, why, *sorted(f"{m}={e['digest']}" for m, e in entries.items())])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def record(entries: dict[str, dict], since: str, why: str, verified: str, path: Path = RECORD) -> str:
-    """Write ``entries`` (:func:`changes`) as one refactor: each replaces its module's entry; a refactor that no
-    entry names any more is dropped. Returns the refactor's id."""
+def record(entries: dict[str, dict], since: str, why: str, verified: str, path: Path = RECORD,
+           modules: set[str] | None = None) -> str:
+    """Write ``entries`` (:func:`changes`) as one refactor: each replaces its module's entry; the entry of a module
+    not in ``modules`` (the tree's modules now, when given: one a refactor removed) and a refactor that no entry
+    names any more are dropped. Returns the refactor's id."""
     rec = read_record(path, missing_ok=True)
-    gid = group_id(since, why)
+    gid = group_id(since, why, entries)
     rec["groups"][gid] = {"why": why, "verified": verified, "since": since}
     for module, entry in entries.items():
         rec["modules"][module] = {**entry, "group": gid}
+    if modules is not None:
+        rec["modules"] = {m: e for m, e in rec["modules"].items() if m in modules}
     named = {e["group"] for e in rec["modules"].values()}
     rec["groups"] = {g: v for g, v in rec["groups"].items() if g in named}
     rec["modules"] = dict(sorted(rec["modules"].items()))

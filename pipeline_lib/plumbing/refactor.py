@@ -10,7 +10,7 @@ from .codehash import closure_modules
 from .config import load_config_file
 from .equivalence import SHIPPED_CONFIGS, changes, extract, job_hashes, module_table
 from .golden import identical, run_test_config
-from .jobs import job_modules
+from .jobs import analysis_jobs, job_modules, online
 
 
 def verify(since: str, checkout: Path, scratch: Path, progress=print) -> int:
@@ -36,23 +36,30 @@ def verify(since: str, checkout: Path, scratch: Path, progress=print) -> int:
 
 
 def ran_modules(checkout: Path) -> set[str]:
-    """Every module some job of the test config runs (what :func:`verify` runs), adapter scripts included."""
+    """Every module some job of the test config imports (what :func:`verify` runs), with the adapter scripts of its
+    jobs. Imported, not necessarily executed: a branch for an option the test config does not set is recorded on
+    the test config's word."""
     test = load_config_file(checkout / ".test" / "config" / "config.yaml")
     ran = {m for mods in job_modules(test).values() for mod in mods for m in closure_modules(mod)}
-    return ran | {f"workflow.scripts.{p.stem}" for p in (checkout / "workflow" / "scripts").glob("*.py")}
+    scripts = {"claims", *(["dataset"] if test.datasets else []), *(["figure"] if test.raw["figures"] else []),
+               *(["analysis"] if any(analysis_jobs(test, k) for k in test.raw["analyses"]) else []),
+               *("train_online" if online(test, run) else "train" for run in test.runs)}
+    return ran | {f"workflow.scripts.{name}" for name in scripts}
 
 
-def plan(since: str, checkout: Path) -> tuple[dict[str, dict], list[str], list[str]]:
+def plan(since: str, checkout: Path) -> tuple[dict[str, dict], list[str], list[str], set[str]]:
     """What recording a refactor since commit ``since`` would write: the entries of the changed modules that the
-    test config runs (:func:`pipeline_lib.plumbing.equivalence.changes`), the modules the refactor removed, and
-    the changed modules no job of the test config runs (not recorded: they rerun)."""
+    test config runs (:func:`pipeline_lib.plumbing.equivalence.changes`), the modules the refactor removed, the
+    changed modules no job of the test config runs (not recorded: their jobs elsewhere rerun), and every hashed
+    module of the checkout."""
     with tempfile.TemporaryDirectory() as tmp:
         extract(since, checkout, Path(tmp), ("pipeline_lib", "workflow"))
         before = module_table(Path(tmp))
-    entries, removed = changes(before, module_table(checkout))
+    after = module_table(checkout)
+    entries, removed = changes(before, after)
     ran = ran_modules(checkout)
     uncovered = sorted(m for m in entries if m not in ran)
-    return {m: e for m, e in entries.items() if m in ran}, removed, uncovered
+    return {m: e for m, e in entries.items() if m in ran}, removed, uncovered, set(after)
 
 
 def still_rerun(since: str, checkout: Path, configs=SHIPPED_CONFIGS) -> list[str]:
