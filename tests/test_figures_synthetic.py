@@ -263,6 +263,27 @@ def test_scan_snap_lr_sweep_reports_the_planted_grid(paths, cfg):
     assert s["reference_setting"] is False and all(c["reference"] is None for c in s["cells"])  # not the released run
 
 
+def test_scan_snap_transition_reports_the_planted_half_steps(paths, cfg):
+    from pipeline_lib.figures import scan_snap_transition
+    run = "scan_snap_sweep"
+    lr = np.repeat([0.5, 1.0, 1.0, 2.0], 2)  # slots: (lr_Z, ratio) cells x 2 seeds; cells 2 and 3 share eta_Y = 2
+    ratio = np.repeat([1.0, 1.0, 2.0, 1.0], 2)
+    t = np.arange(41)
+    tau = np.repeat([16.0, 8.0, 4.0, 3.0], 2)  # half of the change to step 40: 9.8, 5.6, 2.8, 2.1 steps
+    mass = 0.6 - 0.3 * (1 - np.exp(-t[None, :] / tau[:, None]))
+    an = xr.Dataset({"common_mass": (("seed", "step", "class"), np.repeat(mass[:, :, None], 2, axis=2))},
+                    coords={"seed": np.arange(8), "step": t, "lr": ("seed", lr), "lr_ratio_Y": ("seed", ratio),
+                            "run_seed": ("seed", np.tile([0, 1], 4))})
+    write_dataset(an, paths.analysis("scan_snap", run))
+    stats = _build(scan_snap_transition, scan_snap_transition.Params(runs=(run,)), paths, cfg)
+    cells = {(c["lr_Z"], c["ratio"]): c for c in stats[run]["cells"]}
+    assert [cells[k]["median"] for k in ((0.5, 1.0), (1.0, 1.0), (1.0, 2.0), (2.0, 1.0))] == [10.0, 6.0, 3.0, 3.0]
+    assert all(c["settled"] for c in cells.values()) and stats[run]["num_last"] == 1
+    (pair,) = stats["pairs"]  # eta_Y = 2: lr_Z 2 (ratio 1) against lr_Z 1 (ratio 2), the same step: no gap
+    assert pair["lr_Z"] == [2.0, 1.0] and pair["earlier_by"] == 0.0 and pair["holds"] is False
+    assert stats["slope"]["value"] < 0 and stats["slope"]["series"] == 1  # only lr_Z = 1 has two settled cells
+
+
 def _fourier_artifact(seeds, d, q, table, q_k, solved):
     """A fourier artifact with per-seed table columns and, at the last snapshot, the given q_k per frequency."""
     from pipeline_lib.analysis.fourier import TABLE

@@ -58,6 +58,8 @@ def cells_of(an) -> list[dict]:
     for a in np.unique(lr):
         for r in np.unique(ratio):
             sel = (lr == a) & (ratio == r)
+            if not sel.any():  # a sweep need not fill its grid
+                continue
             first = seed[sel] < np.median(np.unique(seed))
             t = half[sel]
             split = first.any() and not first.all()
