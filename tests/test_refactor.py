@@ -81,6 +81,13 @@ def test_a_refactor_is_recorded_only_for_modules_the_test_config_runs(monkeypatc
     assert removed == ["pipeline_lib.gone"] and uncovered == ["pipeline_lib.untested"]
 
 
+def test_the_shipped_configs_are_the_complete_ones():
+    shipped = refactor.shipped_configs(REPO)
+    assert shipped[0] == "config/config.yaml" and shipped[-1] == ".test/config/config.yaml"
+    assert "config/eureka_long.yaml" in shipped and "config/scan_snap_transition.yaml" in shipped
+    assert "config/eureka_table1.yaml" not in shipped  # merged into the default, not complete
+
+
 def test_recording_keeps_one_entry_per_module_and_only_the_refactors_it_names(tmp_path):
     path = tmp_path / "record.json"
     entry = lambda d: {"digest": d, "was": None, "stands_for": {"statements": [], "bindings": []}}  # noqa: E731

@@ -34,13 +34,6 @@ from pathlib import Path
 RECORD = Path(__file__).resolve().parent / "equivalent_modules.json"
 LEGACY = Path(__file__).resolve().parent / "legacy_hashes.json"
 
-# Shipped configs whose jobs' hashes `equivalent` compares before and after a recording, to say which jobs would
-# still rerun (a module a refactor removed, or a job whose set of modules changed): every complete one.
-SHIPPED_CONFIGS = ("config/config.yaml", "config/eureka_paper.yaml", "config/cogo_paper.yaml",
-                   "config/shortest_path_paper.yaml", "config/eureka_long.yaml", "config/own_circuit.yaml",
-                   "config/shortest_path_long.yaml", "config/eureka_digits_long.yaml",
-                   "config/scan_snap_transition.yaml", ".test/config/config.yaml")
-
 Parts = tuple  # (frozenset of statement tokens, tuple of (name, what it binds)): codehash.module_parts
 
 
@@ -162,7 +155,7 @@ print(json.dumps(out))
 """
 
 
-def job_hashes(package_parent: Path, checkout: Path, configs=SHIPPED_CONFIGS) -> dict[str, str]:
+def job_hashes(package_parent: Path, checkout: Path, configs) -> dict[str, str]:
     """``"<config> <job>" -> code param`` for every job of the configs, computed by the ``pipeline_lib``
     under ``package_parent`` (a fresh interpreter, so another revision's package can answer)."""
     found = [c for c in configs if (checkout / c).exists()]
@@ -189,8 +182,6 @@ def extract(rev: str, checkout: Path, dest: Path, parts: tuple[str, ...]) -> Non
     if archive.returncode:
         raise RuntimeError(f"git archive {rev}: {archive.stderr.decode().strip()}")
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
-
-
 
 
 # Each hashed module's code as the current hash algorithm reads it, in the tree on sys.path: its digest, its parts

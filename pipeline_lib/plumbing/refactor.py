@@ -2,13 +2,14 @@
 with the code of an earlier commit and with the working tree must give identical artifacts."""
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from pathlib import Path
 
 from .codehash import closure_modules
-from .config import load_config_file
-from .equivalence import SHIPPED_CONFIGS, changes, extract, job_hashes, module_table
+from .config import load_config_file, standalone_files
+from .equivalence import changes, extract, job_hashes, module_table
 from .golden import identical, run_test_config
 from .jobs import analysis_jobs, job_modules, online
 
@@ -47,14 +48,21 @@ def ran_modules(checkout: Path) -> set[str]:
     return ran | {f"workflow.scripts.{name}" for name in scripts}
 
 
+@contextlib.contextmanager
+def _code_at(since: str, checkout: Path):
+    """A temporary folder holding the package and the workflow of commit ``since``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        extract(since, checkout, Path(tmp), ("pipeline_lib", "workflow"))
+        yield Path(tmp)
+
+
 def plan(since: str, checkout: Path) -> tuple[dict[str, dict], list[str], list[str], set[str]]:
     """What recording a refactor since commit ``since`` would write: the entries of the changed modules that the
     test config runs (:func:`pipeline_lib.plumbing.equivalence.changes`), the modules the refactor removed, the
     changed modules no job of the test config runs (not recorded: their jobs elsewhere rerun), and every hashed
     module of the checkout."""
-    with tempfile.TemporaryDirectory() as tmp:
-        extract(since, checkout, Path(tmp), ("pipeline_lib", "workflow"))
-        before = module_table(Path(tmp))
+    with _code_at(since, checkout) as tree:
+        before = module_table(tree)
     after = module_table(checkout)
     entries, removed = changes(before, after)
     ran = ran_modules(checkout)
@@ -62,10 +70,19 @@ def plan(since: str, checkout: Path) -> tuple[dict[str, dict], list[str], list[s
     return {m: e for m, e in entries.items() if m in ran}, removed, uncovered, set(after)
 
 
-def still_rerun(since: str, checkout: Path, configs=SHIPPED_CONFIGS) -> list[str]:
-    """The jobs of the configs whose code hash differs from the one the package of commit ``since`` gives them."""
-    with tempfile.TemporaryDirectory() as tmp:
-        extract(since, checkout, Path(tmp), ("pipeline_lib", "workflow"))
-        before = job_hashes(Path(tmp), checkout, configs)
+def shipped_configs(checkout: Path) -> list[str]:
+    """The complete configs of the checkout (relative paths): the default, every ``standalone: true`` file of
+    ``config/``, and the test config."""
+    complete = standalone_files(sorted((checkout / "config").glob("*.yaml")))
+    return ["config/config.yaml", *(str(Path(p).relative_to(checkout)) for p in complete), ".test/config/config.yaml"]
+
+
+def still_rerun(since: str, checkout: Path, configs=None) -> list[str]:
+    """The jobs of the configs (default: :func:`shipped_configs`) whose code hash differs from the one the package
+    of commit ``since`` gives them: what a recording leaves to rerun (a removed module, a job whose modules
+    changed)."""
+    configs = shipped_configs(checkout) if configs is None else configs
+    with _code_at(since, checkout) as tree:
+        before = job_hashes(tree, checkout, configs)
     after = job_hashes(checkout, checkout, configs)
     return sorted(job for job in after if job in before and before[job] != after[job])
