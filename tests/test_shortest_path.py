@@ -3,6 +3,7 @@ its Laplacian, the Spectral Line Navigator, the decoder model and the edge-spect
 from __future__ import annotations
 
 import itertools
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -168,18 +169,19 @@ def test_spectrum_match_finds_the_eigenvectors_and_not_noise():
     assert np.median([c[0][0] for c in noise]) < 0.9 and np.median([c[1][-1] for c in noise]) < 0.9
 
 
-def _decoder(S, seeds, shape):
+def _decoder(S, seeds, shape, positions="learned"):
     att = SimpleNamespace(variant="softmax", tau="sqrt_d", schedule="none")
-    m = build_decoder(DecoderParams(d=16, n_heads=2, depth=2, mlp_ratio=2), S, shape, att)
+    m = build_decoder(DecoderParams(d=16, n_heads=2, depth=2, mlp_ratio=2, positions=positions), S, shape, att)
     m.init_seeds(seeds)
     return m
 
 
-def test_decoder_fast_path_trimming_chunking_and_greedy_per_seed(dataset):
+@pytest.mark.parametrize("positions", ["learned", "rope"])
+def test_decoder_fast_path_trimming_chunking_and_greedy_per_seed(dataset, positions):
     torch.manual_seed(0)
     shape = {"tokens": 15, "T": dataset.sizes["position"], "classes": 15}
     x = torch.as_tensor(dataset.x.values[:40])
-    model = _decoder(3, [0, 1, 2], shape)
+    model = _decoder(3, [0, 1, 2], shape, positions)
     with torch.no_grad():
         fast = model(x)
         direct = model.internals(x).logits
@@ -212,11 +214,39 @@ def test_decoder_fast_path_trimming_chunking_and_greedy_per_seed(dataset):
         prompts[torch.arange(x.shape[1])[None] >= start[:, None]] = model.pad
         together = model.greedy(prompts, start, 4)
         for i, seed in enumerate([0, 1, 2]):
-            alone = _decoder(1, [seed], shape).greedy(prompts, start, 4)
+            alone = _decoder(1, [seed], shape, positions).greedy(prompts, start, 4)
             assert torch.equal(alone[0], together[i])
         # greedy writes the argmax at each position in turn: its first token is the argmax after <p>
         first = fast[:, torch.arange(40), start - 1].argmax(-1)
         assert torch.equal(together[..., 0], first)
+
+
+def test_rotary_embedding_against_its_formula():
+    from pipeline_lib.models.decoder import ROPE_BASE, rotary
+
+    rng = torch.Generator().manual_seed(0)
+    T, e = 9, 6
+    u = torch.randn(2, T, e, generator=rng)
+    r = rotary(u)
+    for t in (0, 3, 8):  # pair i at position t turned by t * base^(-2i/e), as a 2x2 rotation
+        for i in range(e // 2):
+            a = t * ROPE_BASE ** (-2 * i / e)
+            rot = torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+            torch.testing.assert_close(r[:, t, 2 * i:2 * i + 2], u[:, t, 2 * i:2 * i + 2] @ rot.T)
+    torch.testing.assert_close(r.norm(dim=-1), u.norm(dim=-1))
+    # a query-key score depends on the two positions only through their difference
+    q, k = torch.randn(e, generator=rng), torch.randn(e, generator=rng)
+    def score(m, n):
+        return float(rotary(q.expand(T, e))[m] @ rotary(k.expand(T, e))[n])
+    assert score(5, 2) == pytest.approx(score(7, 4), abs=1e-5) and score(5, 2) == pytest.approx(score(3, 0), abs=1e-5)
+    assert score(5, 2) != pytest.approx(score(5, 3), abs=1e-3)
+    # an odd width leaves its last dimension as it is
+    w = torch.randn(T, 5, generator=rng)
+    torch.testing.assert_close(rotary(w)[:, 4], w[:, 4])
+    torch.testing.assert_close(rotary(w).norm(dim=-1), w.norm(dim=-1))
+    # a rope decoder has no absolute position embedding, a learned one has
+    shape = {"tokens": 7, "T": 5, "classes": 7}
+    assert "P" not in _decoder(1, [0], shape, "rope").param_names() and "P" in _decoder(1, [0], shape).param_names()
 
 
 def test_decoder_loss_ignores_unlabelled_positions():

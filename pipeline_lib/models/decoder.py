@@ -3,6 +3,10 @@ with a leading ``seed`` axis on every parameter (S seeds train in lock-step): th
 transformer of Tian et al. ("Spectral Journey", arXiv 2502.08794: 2 layers, learned positions).
 
 Layer l: z += Attn(LN(z)) with a causal mask; z += MLP(LN(z)) (GELU); logits = LN(z) W_U + b_U.
+Positions (``positions``): a learned absolute embedding P added to the token embedding, or rotary
+embeddings (RoPE, Su et al. 2021, the paper's choice): each head's queries and keys rotated, pair
+(2i, 2i+1) of a head's dimensions at position t by the angle t * 10000^(-2i / d_head), so that a
+query-key score depends on the two positions only through their difference; no P then.
 Inputs are padded at the end with the vocabulary's last token id (``<pad>``); the trailing columns
 where every sequence of a batch is padding are not computed (causal attention: no earlier position
 sees them), so the logits have as many positions as the batch's longest sequence. The loss
@@ -29,6 +33,9 @@ properties:
   n_heads: {description: "Attention heads per layer (d must be divisible by it).", type: integer, minimum: 1, default: 2}
   depth: {description: "Number of layers.", type: integer, minimum: 1, default: 2}
   mlp_ratio: {description: "Hidden width of the MLP as a multiple of d.", type: integer, minimum: 1, default: 4}
+  positions:
+    description: "learned: a learned embedding per position added to the tokens' (default learned); rope: rotary embeddings on each head's queries and keys, no absolute embedding."
+    enum: [learned, rope]
 """
 CHECKS = [["n_heads", "d % n_heads == 0", "d={d} is not divisible by n_heads={n_heads}; allowed: a divisor of d"]]
 ARCH = "(tokens, T, classes)"
@@ -53,6 +60,23 @@ class Params:
     n_heads: int = 2
     depth: int = 2
     mlp_ratio: int = 4
+    positions: str = "learned"
+
+
+ROPE_BASE = 10000.0
+
+
+def rotary(u: torch.Tensor) -> torch.Tensor:
+    """RoPE on (..., T, e) queries or keys: pair (2i, 2i+1) at position t rotated by the angle
+    t * ROPE_BASE^(-2i / e); an odd head width leaves its last dimension as it is."""
+    T, e = u.shape[-2:]
+    half = e // 2
+    freq = ROPE_BASE ** (-torch.arange(0, 2 * half, 2, dtype=torch.float32, device=u.device) / e)
+    angle = torch.arange(T, dtype=torch.float32, device=u.device)[:, None] * freq  # (T, e // 2)
+    cos, sin = angle.cos().to(u.dtype), angle.sin().to(u.dtype)
+    even, odd = u[..., 0:2 * half:2], u[..., 1:2 * half:2]
+    turned = torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
+    return torch.cat([turned, u[..., 2 * half:]], dim=-1)
 
 
 class SeedDecoder(SeedStackModel):
@@ -64,12 +88,15 @@ class SeedDecoder(SeedStackModel):
     embed_site = None
 
     def __init__(self, n_seeds: int, vocab: int, n_positions: int, n_classes: int, d_model: int, n_heads: int,
-                 depth: int = 2, mlp_ratio: int = 4, tau: float | None = None):
+                 depth: int = 2, mlp_ratio: int = 4, tau: float | None = None, positions: str = "learned"):
         super().__init__(n_seeds, d_model, n_heads, depth, tau)
-        self.pad = vocab - 1
+        if positions not in ("learned", "rope"):
+            raise ValueError(f"positions={positions!r}; allowed: learned, rope")
+        self.pad, self.rope = vocab - 1, positions == "rope"
         S, d = n_seeds, d_model
         self.W_E = nn.Parameter(torch.empty(S, vocab, d))
-        self.P = nn.Parameter(torch.empty(S, n_positions, d))
+        if not self.rope:
+            self.P = nn.Parameter(torch.empty(S, n_positions, d))
         self.add_layer_stack(mlp_ratio)
         self.W_U, self.b_U = nn.Parameter(torch.empty(S, d, n_classes)), nn.Parameter(torch.zeros(S, n_classes))
 
@@ -84,11 +111,15 @@ class SeedDecoder(SeedStackModel):
     def _layers(self, x: torch.Tensor, keep: bool):
         """Residual stream through every layer; with ``keep``, the per-layer streams and weights."""
         S, B, T = x.shape
-        z = self.W_E[torch.arange(S, device=x.device)[:, None, None], x] + self.P[:, None, :T]
+        z = self.W_E[torch.arange(S, device=x.device)[:, None, None], x]
+        if not self.rope:
+            z = z + self.P[:, None, :T]
         resid, attention = [], []
         for layer in range(self.L):
             zn = seed_layer_norm(z, self.ln1_g[:, layer], self.ln1_b[:, layer])
             q, k, v = (self._project(zn, W[:, layer]) for W in (self.W_Q, self.W_K, self.W_V))  # (S, B, H, T, e)
+            if self.rope:
+                q, k = rotary(q), rotary(k)
             if keep:  # the direct form: explicit masked softmax
                 scores = (q @ k.transpose(-1, -2)) / self.temperature()
                 mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
@@ -175,7 +206,8 @@ def build(params: Params, n_seeds: int, shape: dict, attention) -> SeedDecoder:
         raise ValueError(f"model kind decoder supports attention variant 'softmax' only (a run's attention.variant "
                          f"is {attention.variant!r})")
     return SeedDecoder(n_seeds, shape["tokens"], shape["T"], shape["classes"], params.d, params.n_heads,
-                       params.depth, params.mlp_ratio, tau=resolved_tau(attention, params.d // params.n_heads))
+                       params.depth, params.mlp_ratio, tau=resolved_tau(attention, params.d // params.n_heads),
+                       positions=params.positions)
 
 
 def as_inputs(x: np.ndarray, params: Params | None = None) -> torch.Tensor:
