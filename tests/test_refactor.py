@@ -114,13 +114,18 @@ def test_an_old_revision_without_the_plumbing_package_is_refused(tmp_path):
         equivalence.module_table(tmp_path)
 
 
-def test_a_config_the_revision_cannot_load_has_no_jobs_to_rerun(tmp_path):
-    # a config using a key that a revision's code does not know (e.g. an option added since) is new there: its
-    # jobs are all new, so the revision's code hashes have none of them, and the others are still computed
+def test_a_config_an_older_revision_refuses_has_no_jobs_to_rerun(tmp_path, capsys):
+    # a config using a key that a revision's code does not know (e.g. an option added since) is new there: with
+    # skip_refused (the older revision's side) it has no jobs, its name is printed and the others are computed;
+    # without it (the current code's side) the refusal is an error, not a silent skip
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "newer.yaml").write_text(
         (REPO / "config" / "shortest_path_long.yaml").read_text().replace("mlp_ratio: 4}", "mlp_ratio: 4, newer_key: 1}"))
     (tmp_path / "config" / "same.yaml").write_text((REPO / "config" / "shortest_path_long.yaml").read_text())
-    hashes = equivalence.job_hashes(REPO, tmp_path, ["config/newer.yaml", "config/same.yaml"])
+    configs = ["config/newer.yaml", "config/same.yaml"]
+    hashes = equivalence.job_hashes(REPO, tmp_path, configs, skip_refused=True)
     assert hashes and all(job.startswith("config/same.yaml ") for job in hashes)
     assert "config/same.yaml train shortest_path_long" in hashes
+    assert "skipped config/newer.yaml" in capsys.readouterr().err
+    with pytest.raises(RuntimeError, match="newer_key"):
+        equivalence.job_hashes(REPO, tmp_path, configs)

@@ -136,12 +136,16 @@ except ImportError:  # a revision before the plumbing became a package
     from pipeline_lib.codehash import code_hash
     from pipeline_lib.config import load_config_file
 out = {}
-root = Path(sys.argv[1])
+root, skip = Path(sys.argv[1]), sys.argv[2] == "skip"
 sys.path.append(str(root))  # the configs' own nn.Modules (model kind module) live in the checkout
-for cfg_path in sys.argv[2:]:
+for cfg_path in sys.argv[3:]:
     try:
         cfg = load_config_file(root / cfg_path)
-    except Exception:  # a config newer than this revision's code (a key it lacks): its jobs are all new
+    except Exception as exc:  # an older revision refusing a newer config (a key it lacks): its jobs are all new
+        if not skip or type(exc).__name__ != "ConfigError":
+            raise
+        print(f"skipped {cfg_path}: this revision's code refuses it ({str(exc).splitlines()[-1].strip()})",
+              file=sys.stderr)
         continue
     put = lambda job, h: out.setdefault(f"{cfg_path} {job}", h)
     for name in cfg.datasets:
@@ -158,16 +162,22 @@ print(json.dumps(out))
 """
 
 
-def job_hashes(package_parent: Path, checkout: Path, configs) -> dict[str, str]:
+def job_hashes(package_parent: Path, checkout: Path, configs, skip_refused: bool = False) -> dict[str, str]:
     """``"<config> <job>" -> code param`` for every job of the configs, computed by the ``pipeline_lib``
-    under ``package_parent`` (a fresh interpreter, so another revision's package can answer)."""
+    under ``package_parent`` (a fresh interpreter, so another revision's package can answer). With
+    ``skip_refused`` (for an older revision's code), a config that code refuses as invalid (a key added since)
+    has no jobs, and its name is printed; otherwise, and for any other error, the call fails."""
     found = [c for c in configs if (checkout / c).exists()]
     # run in the package's parent: `python -c` puts the working directory first on sys.path
-    proc = subprocess.run([sys.executable, "-c", _JOB_HASHES, str(checkout.resolve()), *found], cwd=package_parent,
+    proc = subprocess.run([sys.executable, "-c", _JOB_HASHES, str(checkout.resolve()),
+                           "skip" if skip_refused else "strict", *found], cwd=package_parent,
                           capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(package_parent)})
     if proc.returncode:
         raise RuntimeError(f"computing the code hashes under {package_parent} failed:\n{proc.stderr[-3000:]}")
+    for line in proc.stderr.splitlines():
+        if line.startswith("skipped "):
+            print(f"equivalent: {line}", file=sys.stderr)
     return json.loads(proc.stdout)
 
 

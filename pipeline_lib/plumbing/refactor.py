@@ -83,6 +83,6 @@ def still_rerun(since: str, checkout: Path, configs=None) -> list[str]:
     changed)."""
     configs = shipped_configs(checkout) if configs is None else configs
     with _code_at(since, checkout) as tree:
-        before = job_hashes(tree, checkout, configs)
+        before = job_hashes(tree, checkout, configs, skip_refused=True)
     after = job_hashes(checkout, checkout, configs)
     return sorted(job for job in after if job in before and before[job] != after[job])
