@@ -249,6 +249,30 @@ def test_rotary_embedding_against_its_formula():
     assert "P" not in _decoder(1, [0], shape, "rope").param_names() and "P" in _decoder(1, [0], shape).param_names()
 
 
+def test_rope_decoder_attends_with_rotated_queries_and_keys():
+    from pipeline_lib.models.decoder import rotary
+    from pipeline_lib.models.layer_stack import seed_layer_norm
+
+    shape = {"tokens": 7, "T": 6, "classes": 7}
+    model = _decoder(1, [0], shape, "rope")
+    with torch.no_grad():
+        for p in model.parameters():  # gains and biases away from 1 and 0, so nothing cancels by symmetry
+            p.add_(0.3 * torch.randn_like(p))
+        x = torch.randint(0, 6, (3, 6), generator=torch.Generator().manual_seed(1))  # no <pad> (6)
+        got = model.internals(x).attention[0]  # (S, B, H, T, T)
+        z = model.W_E[torch.zeros(1, 1, 1, dtype=torch.long), x[None]]
+        zn = seed_layer_norm(z, model.ln1_g[:, 0], model.ln1_b[:, 0])
+        q, k = (model._project(zn, W[:, 0]) for W in (model.W_Q, model.W_K))
+        causal = torch.ones(6, 6, dtype=torch.bool).tril()
+
+        def weights(a, b):
+            return torch.softmax((a @ b.transpose(-1, -2) / model.temperature()).masked_fill(~causal, float("-inf")), -1)
+
+        torch.testing.assert_close(got, weights(rotary(q), rotary(k)), rtol=1e-5, atol=1e-6)
+        for a, b in ((q, k), (rotary(q), k), (q, rotary(k))):  # unrotated or half-rotated attention differs
+            assert not torch.allclose(got, weights(a, b), atol=1e-3)
+
+
 def test_decoder_loss_ignores_unlabelled_positions():
     logits = torch.randn(2, 3, 5, 7)
     y = torch.full((3, 5), -1)

@@ -1,12 +1,13 @@
 """Decoder-only (causal) pre-LN transformer over token sequences, next-token logits at every position,
 with a leading ``seed`` axis on every parameter (S seeds train in lock-step): the shortest-path
-transformer of Tian et al. ("Spectral Journey", arXiv 2502.08794: 2 layers, learned positions).
+transformer of Tian et al. ("Spectral Journey", arXiv 2502.08794: 2 layers).
 
 Layer l: z += Attn(LN(z)) with a causal mask; z += MLP(LN(z)) (GELU); logits = LN(z) W_U + b_U.
 Positions (``positions``): a learned absolute embedding P added to the token embedding, or rotary
-embeddings (RoPE, Su et al. 2021, the paper's choice): each head's queries and keys rotated, pair
-(2i, 2i+1) of a head's dimensions at position t by the angle t * 10000^(-2i / d_head), so that a
-query-key score depends on the two positions only through their difference; no P then.
+embeddings (RoPE, Su et al. 2021; a third-party summary of the paper says its models use them): each
+head's queries and keys rotated, pair (2i, 2i+1) of a head's dimensions at position t by the angle
+t * 10000^(-2i / d_head), so that a query-key score depends on the two positions only through their
+difference; no P then.
 Inputs are padded at the end with the vocabulary's last token id (``<pad>``); the trailing columns
 where every sequence of a batch is padding are not computed (causal attention: no earlier position
 sees them), so the logits have as many positions as the batch's longest sequence. The loss
@@ -80,8 +81,9 @@ def rotary(u: torch.Tensor) -> torch.Tensor:
 
 
 class SeedDecoder(SeedStackModel):
-    """Causal decoder of ``depth`` layers over token sequences: embedding and learned positions, the
-    shared layer stack (``layer_stack``), an unembedding to the classes at every position."""
+    """Causal decoder of ``depth`` layers over token sequences: embedding (with learned positions, or RoPE
+    in the attention), the shared layer stack (``layer_stack``), an unembedding to the classes at every
+    position."""
 
     records_gradients = False
     records_attention_histogram = False
