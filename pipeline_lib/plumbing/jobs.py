@@ -122,12 +122,20 @@ def job_modules(cfg: Config) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def job_script(cfg: Config, job: str) -> str:
+    """The adapter script (``workflow/scripts/<name>.py``) that runs a job named as :func:`job_modules` names it."""
+    rule, _, name = job.partition(" ")
+    if rule == "train":
+        return "train_online" if online(cfg, name) else "train"
+    return rule if rule in ("dataset", "figure", "claims") else "analysis"
+
+
 def dataset_code(cfg: Config, name: str) -> str:
     return code_hash(*dataset_modules(cfg, name), script="dataset")
 
 
 def train_code(cfg: Config, run: str) -> str:
-    code = code_hash(*train_modules(cfg, run), script="train_online" if online(cfg, run) else "train")
+    code = code_hash(*train_modules(cfg, run), script=job_script(cfg, f"train {run}"))
     code = canonical(hashlib.sha256(f"{code} {resolved_run(cfg, run)}".encode()).hexdigest()[: len(code)])
     model = cfg.raw["models"][cfg.runs[run].model]
     return _with_user_source(code, model["module"]) if model.get("kind") == "module" else code

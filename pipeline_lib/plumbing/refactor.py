@@ -11,7 +11,7 @@ from .codehash import closure_modules
 from .config import load_config_file, standalone_files
 from .equivalence import changes, extract, job_hashes, module_table
 from .golden import identical, run_test_config
-from .jobs import analysis_jobs, job_modules, online
+from .jobs import job_modules, job_script
 
 
 def verify(since: str, checkout: Path, scratch: Path, progress=print) -> int:
@@ -41,11 +41,9 @@ def ran_modules(checkout: Path) -> set[str]:
     jobs. Imported, not necessarily executed: a branch for an option the test config does not set is recorded on
     the test config's word."""
     test = load_config_file(checkout / ".test" / "config" / "config.yaml")
-    ran = {m for mods in job_modules(test).values() for mod in mods for m in closure_modules(mod)}
-    scripts = {"claims", *(["dataset"] if test.datasets else []), *(["figure"] if test.raw["figures"] else []),
-               *(["analysis"] if any(analysis_jobs(test, k) for k in test.raw["analyses"]) else []),
-               *("train_online" if online(test, run) else "train" for run in test.runs)}
-    return ran | {f"workflow.scripts.{name}" for name in scripts}
+    jobs = job_modules(test)
+    ran = {m for mods in jobs.values() for mod in mods for m in closure_modules(mod)}
+    return ran | {f"workflow.scripts.{job_script(test, job)}" for job in jobs}
 
 
 @contextlib.contextmanager
