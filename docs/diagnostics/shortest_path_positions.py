@@ -6,9 +6,12 @@ configs use 0-2). One JSON argument, e.g.
 
     python docs/diagnostics/shortest_path_positions.py '{"steps": 6000, "rope": "only", "warmup": 300}'
 
-keys: n_graphs, queries, n_max, lr, bs, steps, d, heads, warmup (steps), wd (AdamW), sched (const|cos),
+keys: n_graphs, queries, n_max, lr, bs, steps, d, heads, warmup (steps), wd (AdamW), sched (const|cos|cos_epoch:
+a cosine to 0 over the steps, stepped each step, or once per epoch of ``epoch`` steps (default 800) as the
+workflow's ``schedule: cosine`` without warm-up),
 seeds, seed, rope (absent: learned positions; "only": rotary embeddings on queries and keys, no absolute
-positions), every (steps between evaluations). Prints the test loss, the token accuracy and, by distance,
+positions), every (steps between evaluations), far (true: also the share for every test sequence of distance
+3 or more, not only those among the first 1000). Prints the test loss, the token accuracy and, by distance,
 the share of test sequences whose every path token is predicted (teacher forcing), on 1000 test sequences.
 RoPE is the decoder's own (``positions: rope``), except that the learned position embedding is still
 created (and left unused), as in the runs of the .md, so that every other parameter starts as with learned
@@ -53,6 +56,7 @@ def main(args: dict) -> None:
     split = ds.split.values.astype(str)
     X, Y = torch.as_tensor(ds.x.values), torch.as_tensor(ds.y.values)
     tr, te = np.where(split == "train")[0], np.where(split == "test")[0][:1000]
+    far = np.where((split == "test") & (ds.distance.values >= 3))[0] if args.get("far") else te[:0]
     V, T = int(ds.attrs["task_node_tokens"]) + 5, X.shape[1]
     torch.manual_seed(seed)
     m = SeedDecoder(S, V, T, V, d, heads, 2, 4, tau=math.sqrt(d // heads))
@@ -66,20 +70,30 @@ def main(args: dict) -> None:
         f = min(1.0, (k + 1) / warm) if warm else 1.0
         if sched == "cos":
             f *= 0.5 * (1 + math.cos(math.pi * k / steps))
+        elif sched == "cos_epoch":
+            ep = args.get("epoch", 800)
+            f *= 0.5 * (1 + math.cos(math.pi * (k // ep) / (steps // ep)))
         return lr * f
 
     g = torch.Generator().manual_seed(7)
     dist = ds.distance.values
     t0 = time.time()
 
+    def all_tokens(rows):
+        lo = m(X[rows])
+        yy = Y[rows][None, :, :lo.shape[2]]
+        return lo, ((lo.argmax(-1) == yy) | (yy < 0)).all(-1)  # (S, B): every path token predicted
+
     def evaluate():
         m.eval()
         with torch.no_grad():
-            lo = m(X[te])
+            lo, ok = all_tokens(te)
             loss, acc = m.loss_acc(lo, Y[te])
-            yy = Y[te][None, :, :lo.shape[2]]
-            ok = ((lo.argmax(-1) == yy) | (yy < 0)).all(-1)  # (S, B): every path token predicted
             out = {int(k): round(float(ok[:, dist[te] == k].float().mean()), 3) for k in np.unique(dist[te])}
+            if len(far):
+                ok = all_tokens(far)[1]
+                out.update({f"all test, d={int(k)} (n={int((dist[far] == k).sum())})":
+                            round(float(ok[:, dist[far] == k].float().mean()), 3) for k in np.unique(dist[far])})
         m.train()
         return float(loss.mean()), float(acc.mean()), out
 
