@@ -11,7 +11,8 @@ a cosine to 0 over the steps, stepped each step, or once per epoch of ``epoch`` 
 workflow's ``schedule: cosine`` without warm-up),
 seeds, seed, rope (absent: learned positions; "only": rotary embeddings on queries and keys, no absolute
 positions), every (steps between evaluations), far (true: also the share for every test sequence of distance
-3 or more, not only those among the first 1000). Prints the test loss, the token accuracy and, by distance,
+3 or more, not only those among the first 1000, and the share of those whose greedy decoding is a shortest
+path, as the workflow's path_accuracy scores it: any shortest path counts). Prints the test loss, the token accuracy and, by distance,
 the share of test sequences whose every path token is predicted (teacher forcing), on 1000 test sequences.
 RoPE is the decoder's own (``positions: rope``), except that the learned position embedding is still
 created (and left unused), as in the runs of the .md, so that every other parameter starts as with learned
@@ -31,6 +32,7 @@ import torch
 import xarray as xr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from pipeline_lib.analysis.path_accuracy import decode_valid  # noqa: E402
 from pipeline_lib.models.decoder import SeedDecoder  # noqa: E402
 from pipeline_lib.tasks import shortest_path as sp  # noqa: E402
 
@@ -94,6 +96,9 @@ def main(args: dict) -> None:
                 ok = all_tokens(far)[1]
                 out.update({f"all test, d={int(k)} (n={int((dist[far] == k).sum())})":
                             round(float(ok[:, dist[far] == k].float().mean()), 3) for k in np.unique(dist[far])})
+                valid = decode_valid(m, ds, far, int(ds.attrs["task_n_max"]), "cpu")[0]
+                out.update({f"greedy path, d={int(k)}": round(float(valid[:, dist[far] == k].mean()), 3)
+                            for k in np.unique(dist[far])})
         m.train()
         return float(loss.mean()), float(acc.mean()), out
 
