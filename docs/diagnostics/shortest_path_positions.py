@@ -12,7 +12,8 @@ workflow's ``schedule: cosine`` without warm-up),
 seeds, seed, rope (absent: learned positions; "only": rotary embeddings on queries and keys, no absolute
 positions), every (steps between evaluations), far (true: also the share for every test sequence of distance
 3 or more, not only those among the first 1000, and the share of those whose greedy decoding is a shortest
-path, as the workflow's path_accuracy scores it: any shortest path counts). Prints the test loss, the token accuracy and, by distance,
+path, as the workflow's path_accuracy scores it: any shortest path counts; the same greedy share for the
+training sequences of distance 3 or more, to tell a generalisation gap from a fit that is not there yet). Prints the test loss, the token accuracy and, by distance,
 the share of test sequences whose every path token is predicted (teacher forcing), on 1000 test sequences.
 RoPE is the decoder's own (``positions: rope``), except that the learned position embedding is still
 created (and left unused), as in the runs of the .md, so that every other parameter starts as with learned
@@ -59,6 +60,7 @@ def main(args: dict) -> None:
     X, Y = torch.as_tensor(ds.x.values), torch.as_tensor(ds.y.values)
     tr, te = np.where(split == "train")[0], np.where(split == "test")[0][:1000]
     far = np.where((split == "test") & (ds.distance.values >= 3))[0] if args.get("far") else te[:0]
+    far_train = np.where((split == "train") & (ds.distance.values >= 3))[0] if args.get("far") else te[:0]
     V, T = int(ds.attrs["task_node_tokens"]) + 5, X.shape[1]
     torch.manual_seed(seed)
     m = SeedDecoder(S, V, T, V, d, heads, 2, 4, tau=math.sqrt(d // heads))
@@ -99,6 +101,9 @@ def main(args: dict) -> None:
                 valid = decode_valid(m, ds, far, int(ds.attrs["task_n_max"]), "cpu")[0]
                 out.update({f"greedy path, d={int(k)}": round(float(valid[:, dist[far] == k].mean()), 3)
                             for k in np.unique(dist[far])})
+                valid = decode_valid(m, ds, far_train, int(ds.attrs["task_n_max"]), "cpu")[0]
+                out.update({f"train greedy path, d={int(k)} (n={int((dist[far_train] == k).sum())})":
+                            round(float(valid[:, dist[far_train] == k].mean()), 3) for k in np.unique(dist[far_train])})
         m.train()
         return float(loss.mean()), float(acc.mean()), out
 
