@@ -7,14 +7,14 @@ configs use 0-2). One JSON argument, e.g.
     python docs/diagnostics/shortest_path_positions.py '{"steps": 6000, "rope": "only", "warmup": 300}'
 
 keys: n_graphs, queries, n_max, lr, bs, steps, d, heads, warmup (steps), wd (AdamW), sched (const|cos|cos_epoch:
-a cosine to 0 over the steps, stepped each step, or once per epoch of ``epoch`` steps (default 800) as the
-workflow's ``schedule: cosine`` without warm-up),
-seeds, seed, rope (absent: learned positions; "only": rotary embeddings on queries and keys, no absolute
-positions), every (steps between evaluations), far (true: also the share for every test sequence of distance
-3 or more, not only those among the first 1000, and the share of those whose greedy decoding is a shortest
-path, as the workflow's path_accuracy scores it: any shortest path counts; the same greedy share for the
-training sequences of distance 3 or more, to tell a generalisation gap from a fit that is not there yet). Prints the test loss, the token accuracy and, by distance,
-the share of test sequences whose every path token is predicted (teacher forcing), on 1000 test sequences.
+a cosine to 0 over the steps, stepped each step, or once per epoch of ``epoch`` steps (default 800): the
+workflow's ``schedule: cosine`` without warm-up, from ``pipeline_lib.lr_schedule``), seeds, seed, rope (absent:
+learned positions; "only": rotary embeddings on queries and keys, no absolute positions), every (steps
+between evaluations), far (true: also the share for every test sequence of distance 3 or more, not only
+those among the first 1000, and the share of those whose greedy decoding is a shortest path, as the
+workflow's path_accuracy scores it: any shortest path counts; the same greedy share for the training
+sequences of distance 3 or more, to tell a generalisation gap from a fit that is not there yet). Prints the
+test loss, the token accuracy and, by distance, the share of test sequences whose every path token is predicted (teacher forcing), on 1000 test sequences.
 RoPE is the decoder's own (``positions: rope``), except that the learned position embedding is still
 created (and left unused), as in the runs of the .md, so that every other parameter starts as with learned
 positions; a decoder built with ``positions: rope`` has no such parameter and so other initial values.
@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -34,6 +35,7 @@ import xarray as xr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from pipeline_lib.analysis.path_accuracy import decode_valid  # noqa: E402
+from pipeline_lib.lr_schedule import lr_factor  # noqa: E402
 from pipeline_lib.models.decoder import SeedDecoder  # noqa: E402
 from pipeline_lib.tasks import shortest_path as sp  # noqa: E402
 
@@ -70,13 +72,17 @@ def main(args: dict) -> None:
     m.init_seeds(list(range(seed, seed + S)))
     opt = torch.optim.AdamW(m.parameters(), lr=lr, weight_decay=wd)
 
+    if sched == "cos_epoch":  # the workflow's per-epoch cosine, no warm-up of its own, floor 0
+        ep = args.get("epoch", 800)
+        per_epoch = lr_factor(SimpleNamespace(schedule="cosine", lr=lr, warmup_epochs=0, warmup_lr=0.0, min_lr=0.0,
+                                              cooldown_epochs=0), steps // ep, ep)
+
     def lr_at(k):
         f = min(1.0, (k + 1) / warm) if warm else 1.0
         if sched == "cos":
             f *= 0.5 * (1 + math.cos(math.pi * k / steps))
         elif sched == "cos_epoch":
-            ep = args.get("epoch", 800)
-            f *= 0.5 * (1 + math.cos(math.pi * (k // ep) / (steps // ep)))
+            f *= per_epoch(k)
         return lr * f
 
     g = torch.Generator().manual_seed(7)
@@ -88,6 +94,10 @@ def main(args: dict) -> None:
         yy = Y[rows][None, :, :lo.shape[2]]
         return lo, ((lo.argmax(-1) == yy) | (yy < 0)).all(-1)  # (S, B): every path token predicted
 
+    def greedy_by_distance(rows, label):
+        valid = decode_valid(m, ds, rows, int(ds.attrs["task_n_max"]), "cpu")[0]  # (S, len(rows))
+        return {label(k): round(float(valid[:, dist[rows] == k].mean()), 3) for k in np.unique(dist[rows])}
+
     def evaluate():
         m.eval()
         with torch.no_grad():
@@ -98,12 +108,9 @@ def main(args: dict) -> None:
                 ok = all_tokens(far)[1]
                 out.update({f"all test, d={int(k)} (n={int((dist[far] == k).sum())})":
                             round(float(ok[:, dist[far] == k].float().mean()), 3) for k in np.unique(dist[far])})
-                valid = decode_valid(m, ds, far, int(ds.attrs["task_n_max"]), "cpu")[0]
-                out.update({f"greedy path, d={int(k)}": round(float(valid[:, dist[far] == k].mean()), 3)
-                            for k in np.unique(dist[far])})
-                valid = decode_valid(m, ds, far_train, int(ds.attrs["task_n_max"]), "cpu")[0]
-                out.update({f"train greedy path, d={int(k)} (n={int((dist[far_train] == k).sum())})":
-                            round(float(valid[:, dist[far_train] == k].mean()), 3) for k in np.unique(dist[far_train])})
+                out.update(greedy_by_distance(far, lambda k: f"greedy path, d={int(k)}"))
+                out.update(greedy_by_distance(
+                    far_train, lambda k: f"train greedy path, d={int(k)} (n={int((dist[far_train] == k).sum())})"))
         m.train()
         return float(loss.mean()), float(acc.mean()), out
 
