@@ -16,7 +16,10 @@ A claim is *declared* in one YAML file per source under ``pipeline_lib/declarati
   reader finds the numbers; ``*`` for every entry); ``control``: the control or null; ``test``: the rule that
   gives the verdict,
 - ``caveats`` (optional): what a reader must know beside the verdict (a rule weaker than the words, a
-  comparison that changes more than one thing, wording that differs from the source's).
+  comparison that changes more than one thing, wording that differs from the source's). A fact of the config
+  (a run's length, learning rate, seed count) is written as a placeholder ``{<figure>:<path>}``, a dotted path
+  into that figure's statistics as in ``reads``, filled from this config's sidecars when the ledger is written
+  (:func:`pipeline_lib.stages.claims.fill_caveat`), so an overlay's ledger states its own settings.
 
 Each source file also lists ``results``: every result the source states (landmark, quote, printed value),
 with the claims that score it or why none does (the coverage table of the ledger).

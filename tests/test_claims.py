@@ -225,6 +225,59 @@ def test_a_declaration_file_is_checked_naming_the_claim(tmp_path):
                                       figures={"fig5_accuracy"})
 
 
+def test_a_caveats_placeholders_are_filled_from_this_configs_statistics():
+    stats = {"eureka_table": {"arms": {"reasoning": {"Softmax": {"epochs": 600, "lr": 0.002, "n_seeds": 10},
+                                                     "HT": {"epochs": 600, "lr": 0.0005}}}}}
+    fill = ledger.fill_caveat
+    assert fill("{eureka_table:arms.reasoning.Softmax.epochs} epochs at {eureka_table:arms.reasoning.Softmax.lr}",
+                stats) == "600 epochs at 0.002"
+    assert fill("{eureka_table:arms.reasoning.*.lr}", stats) == "0.002 / 0.0005"  # several values: each once
+    assert fill("{eureka_table:arms.reasoning.*.epochs}", stats) == "600"
+    # a figure this config does not draw, or a path that names nothing in it
+    assert fill("{eureka_accuracy:arms.reasoning.Softmax.lr}", stats) == ledger.NOT_IN_CONFIG
+    assert fill("{eureka_table:arms.digits.Softmax.lr}", stats) == ledger.NOT_IN_CONFIG
+    assert fill("no placeholder: 2e-3", stats) == "no placeholder: 2e-3"
+    assert ledger.check_caveat("{eureka_table:arms.x.lr} and {eureka_accuracy:a}", {"eureka_table"}) \
+        == "placeholder names no figure 'eureka_accuracy'"
+    assert ledger.check_caveat("{eureka_table:arms.x.lr}", {"eureka_table"}) == ""
+    assert ledger.check_caveat("lr {arms.x.lr}", {"eureka_table"}) == "a brace outside a placeholder {<figure>:<dotted path>}"
+
+
+def test_a_malformed_caveat_placeholder_is_refused_naming_the_file_and_claim(tmp_path, monkeypatch):
+    src = registry.DECLARATIONS / "eureka.yaml"
+    text = src.read_text()
+    cid = "eureka.accuracy.reasoning_plateau_then_jump"
+    assert "{eureka_table:arms.reasoning.Softmax.lr}" in text
+    for bad, why in (("{eureka_tabel:arms.reasoning.Softmax.lr}", "names no figure 'eureka_tabel'"),
+                     ("{arms.reasoning.Softmax.lr}", "a brace outside a placeholder")):
+        for p in registry.DECLARATIONS.glob("*.yaml"):
+            (tmp_path / p.name).write_text(p.read_text())
+        (tmp_path / "eureka.yaml").write_text(text.replace("{eureka_table:arms.reasoning.Softmax.lr}", bad, 1))
+        monkeypatch.setattr(registry, "DECLARATIONS", tmp_path)
+        registry.declaration_files.cache_clear()
+        try:
+            with pytest.raises(registry.PluginError, match=f"eureka.yaml: claim '{cid}': caveat .*{why}"):
+                registry.declaration_files()
+        finally:
+            monkeypatch.undo()
+            registry.declaration_files.cache_clear()
+
+
+def test_ledger_rows_state_the_configs_own_settings(tmp_path):
+    """A declared caveat's placeholders are filled from the sidecars of the config that wrote the ledger."""
+    declared = registry.declared_claims()
+    cid = "eureka.accuracy.reasoning_plateau_then_jump"
+    assert any(ledger.PLACEHOLDER.search(c) for c in declared[cid]["caveats"])
+    rows = []
+    for epochs in (600, 10000):
+        stats = {"arms": {"reasoning": {"Softmax": {"epochs": epochs, "lr": 0.002}}}, "summary": ""}
+        side = {"stats": stats, "claims": {}, "provenance": {}}
+        rows.append({r["id"]: r for r in ledger.collect({"eureka_table": side, "eureka_accuracy": side})}[cid])
+    assert f"{600} epochs at learning rate 0.002" in rows[0]["caveats"]
+    assert f"{10000} epochs at learning rate 0.002" in rows[1]["caveats"]
+    assert "{" not in rows[0]["caveats"] + rows[1]["caveats"]
+
+
 # -- the ledger -----------------------------------------------------------------------------------------------
 
 def _sidecar(tmp_path, fig, scores):

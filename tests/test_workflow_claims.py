@@ -144,3 +144,25 @@ def test_each_claim_names_the_statistics_it_reads_and_they_exist(smoke_run):
     assert read_stat(stats, "a.*.n") == [1, 2] and read_stat(stats, "below_0.05") == [[3]] and not read_stat(stats, "b")
     assert read_stat(stats, "a.z.n", any_label=True) == [1, 2] and not read_stat(stats, "a.z.m", any_label=True)
     assert not read_stat(stats, "a.typo", any_label=True)  # a statistic's own name is never a label
+
+
+def test_caveat_placeholders_name_statistics_that_exist(smoke_run):
+    """A caveat's ``{figure:path}`` names a statistic of that figure (under this config's labels or another's: a
+    renamed statistic or a typo fails here), and the ledger the test config wrote holds no unfilled placeholder."""
+    from pipeline_lib.claims import read_stat
+    from pipeline_lib.plumbing import registry
+    from pipeline_lib.stages.claims import PLACEHOLDER
+
+    work, _ = smoke_run
+    sides = {p.stem: json.loads(p.read_text()) for p in (work / "results" / "figures").glob("*.json")}
+    checked, missing = 0, []
+    for cid, decl in registry.declared_claims().items():
+        for figure, path in (m for c in decl.get("caveats", []) for m in PLACEHOLDER.findall(c)):
+            if figure in sides:
+                checked += 1
+                if not read_stat(sides[figure]["stats"], path, any_label=True):
+                    missing.append(f"{cid}: {figure}:{path}")
+    assert checked >= 50 and not missing, (checked, missing)
+    with open(work / "results" / "claims.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and not [r["id"] for r in rows if PLACEHOLDER.search(r["caveats"])]

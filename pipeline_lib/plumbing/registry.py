@@ -243,7 +243,8 @@ OWN = "own"
 @functools.lru_cache(maxsize=None)
 def declaration_files() -> dict[str, dict]:
     """Source key -> its declaration file (``source``, ``claims``, ``results``), checked
-    (:func:`pipeline_lib.claims.check_declaration_file`); the sources in file-name order, ``own`` last."""
+    (:func:`pipeline_lib.claims.check_declaration_file`, and each caveat's placeholders:
+    :func:`pipeline_lib.stages.claims.check_caveat`); the sources in file-name order, ``own`` last."""
     from ..claims import ClaimError, check_declaration_file
 
     paths = sorted(DECLARATIONS.glob("*.yaml"), key=lambda p: (p.stem == OWN, p.stem))
@@ -255,8 +256,15 @@ def declaration_files() -> dict[str, dict]:
         except ClaimError as exc:
             raise PluginError(str(exc)) from None
         out[path.stem] = doc
+    from ..stages.claims import check_caveat
+
+    figures = set(plugins("figure"))
     for key, doc in out.items():
         for c in doc["claims"]:
+            for text in c.get("caveats", []):
+                if why := check_caveat(text, figures):
+                    raise PluginError(f"{DECLARATIONS / (key + '.yaml')}: claim {c['id']!r}: caveat "
+                                      f"{text[:60]!r}...: {why}")
             if key == OWN and c["extends"] not in (*out, "none"):
                 raise PluginError(f"{DECLARATIONS / 'own.yaml'}: claim {c['id']!r} extends {c['extends']!r}, which has "
                                   f"no declaration file; allowed: {', '.join(k for k in out if k != OWN)}, none")
