@@ -19,7 +19,7 @@ A claim is *declared* in one YAML file per source under ``pipeline_lib/declarati
   comparison that changes more than one thing, wording that differs from the source's). A fact of the config
   (a run's length, learning rate, seed count) is written as a placeholder ``{<figure>:<path>}``, a dotted path
   into that figure's statistics as in ``reads``, filled from this config's sidecars when the ledger is written
-  (:func:`pipeline_lib.stages.claims.fill_caveat`), so an overlay's ledger states its own settings.
+  (:mod:`pipeline_lib.caveats`), so an overlay's ledger states its own settings.
 
 Each source file also lists ``results``: every result the source states (landmark, quote, printed value),
 with the claims that score it or why none does (the coverage table of the ledger).

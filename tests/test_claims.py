@@ -6,7 +6,7 @@ import math
 import pytest
 
 from conftest import REPO, SMOKE, load_yaml
-from pipeline_lib import claims
+from pipeline_lib import caveats, claims
 from pipeline_lib.plumbing import registry
 from pipeline_lib.plumbing.config import load_config, seed_list
 from pipeline_lib.plumbing.paths import Paths
@@ -228,19 +228,19 @@ def test_a_declaration_file_is_checked_naming_the_claim(tmp_path):
 def test_a_caveats_placeholders_are_filled_from_this_configs_statistics():
     stats = {"eureka_table": {"arms": {"reasoning": {"Softmax": {"epochs": 600, "lr": 0.002, "n_seeds": 10},
                                                      "HT": {"epochs": 600, "lr": 0.0005}}}}}
-    fill = ledger.fill_caveat
+    fill = caveats.fill_caveat
     assert fill("{eureka_table:arms.reasoning.Softmax.epochs} epochs at {eureka_table:arms.reasoning.Softmax.lr}",
                 stats) == "600 epochs at 0.002"
     assert fill("{eureka_table:arms.reasoning.*.lr}", stats) == "0.002 / 0.0005"  # several values: each once
     assert fill("{eureka_table:arms.reasoning.*.epochs}", stats) == "600"
     # a figure this config does not draw, or a path that names nothing in it
-    assert fill("{eureka_accuracy:arms.reasoning.Softmax.lr}", stats) == ledger.NOT_IN_CONFIG
-    assert fill("{eureka_table:arms.digits.Softmax.lr}", stats) == ledger.NOT_IN_CONFIG
+    assert fill("{eureka_accuracy:arms.reasoning.Softmax.lr}", stats) == caveats.NOT_IN_CONFIG
+    assert fill("{eureka_table:arms.digits.Softmax.lr}", stats) == caveats.NOT_IN_CONFIG
     assert fill("no placeholder: 2e-3", stats) == "no placeholder: 2e-3"
-    assert ledger.check_caveat("{eureka_table:arms.x.lr} and {eureka_accuracy:a}", {"eureka_table"}) \
+    assert caveats.check_caveat("{eureka_table:arms.x.lr} and {eureka_accuracy:a}", {"eureka_table"}) \
         == "placeholder names no figure 'eureka_accuracy'"
-    assert ledger.check_caveat("{eureka_table:arms.x.lr}", {"eureka_table"}) == ""
-    assert ledger.check_caveat("lr {arms.x.lr}", {"eureka_table"}) == "a brace outside a placeholder {<figure>:<dotted path>}"
+    assert caveats.check_caveat("{eureka_table:arms.x.lr}", {"eureka_table"}) == ""
+    assert caveats.check_caveat("lr {arms.x.lr}", {"eureka_table"}) == "a brace outside a placeholder {<figure>:<dotted path>}"
 
 
 def test_a_malformed_caveat_placeholder_is_refused_naming_the_file_and_claim(tmp_path, monkeypatch):
@@ -267,7 +267,7 @@ def test_ledger_rows_state_the_configs_own_settings(tmp_path):
     """A declared caveat's placeholders are filled from the sidecars of the config that wrote the ledger."""
     declared = registry.declared_claims()
     cid = "eureka.accuracy.reasoning_plateau_then_jump"
-    assert any(ledger.PLACEHOLDER.search(c) for c in declared[cid]["caveats"])
+    assert any(caveats.PLACEHOLDER.search(c) for c in declared[cid]["caveats"])
     rows = []
     for epochs in (600, 10000):
         stats = {"arms": {"reasoning": {"Softmax": {"epochs": epochs, "lr": 0.002}}}, "summary": ""}

@@ -149,9 +149,9 @@ def test_each_claim_names_the_statistics_it_reads_and_they_exist(smoke_run):
 def test_caveat_placeholders_name_statistics_that_exist(smoke_run):
     """A caveat's ``{figure:path}`` names a statistic of that figure (under this config's labels or another's: a
     renamed statistic or a typo fails here), and the ledger the test config wrote holds no unfilled placeholder."""
+    from pipeline_lib.caveats import PLACEHOLDER
     from pipeline_lib.claims import read_stat
     from pipeline_lib.plumbing import registry
-    from pipeline_lib.stages.claims import PLACEHOLDER
 
     work, _ = smoke_run
     sides = {p.stem: json.loads(p.read_text()) for p in (work / "results" / "figures").glob("*.json")}

@@ -244,7 +244,7 @@ OWN = "own"
 def declaration_files() -> dict[str, dict]:
     """Source key -> its declaration file (``source``, ``claims``, ``results``), checked
     (:func:`pipeline_lib.claims.check_declaration_file`, and each caveat's placeholders:
-    :func:`pipeline_lib.stages.claims.check_caveat`); the sources in file-name order, ``own`` last."""
+    :func:`pipeline_lib.caveats.check_caveat`); the sources in file-name order, ``own`` last."""
     from ..claims import ClaimError, check_declaration_file
 
     paths = sorted(DECLARATIONS.glob("*.yaml"), key=lambda p: (p.stem == OWN, p.stem))
@@ -256,7 +256,7 @@ def declaration_files() -> dict[str, dict]:
         except ClaimError as exc:
             raise PluginError(str(exc)) from None
         out[path.stem] = doc
-    from ..stages.claims import check_caveat
+    from ..caveats import check_caveat
 
     figures = set(plugins("figure"))
     for key, doc in out.items():

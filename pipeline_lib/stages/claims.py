@@ -20,10 +20,10 @@ import csv
 import json
 import math
 import re
-from collections.abc import Mapping
 from pathlib import Path
 
-from ..claims import VERDICTS, at_best, not_run, read_stat
+from ..caveats import fill_caveat
+from ..claims import VERDICTS, at_best, not_run
 from ..plumbing import registry
 from ..plumbing.paths import Paths
 from ..plumbing.store import atomic_path
@@ -34,39 +34,6 @@ _DECLARED = ("id", "group", "paper", "origin", "landmark", "quote", "claim", "re
 REPLICATE_COLUMNS = ["id", "paper", "claim", "measured", "ci_low", "ci_high", "n_seeds", "verdict",
                      "replicate_measured", "replicate_ci_low", "replicate_ci_high", "replicate_n_seeds",
                      "replicate_verdict", "agrees", "knife_edge", "why"]
-
-
-# a caveat's placeholder: {<figure>:<dotted path into its statistics>}
-PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+):([^{}:]+)\}")
-NOT_IN_CONFIG = "(not in this config)"
-
-
-def fill_caveat(text: str, stats: Mapping[str, Mapping]) -> str:
-    """A caveat with each placeholder ``{figure:path}`` replaced by what :func:`read_stat` finds at ``path`` in
-    that figure's statistics (figure name -> its sidecar's ``stats``): a whole number in full, another to 4
-    significant digits, several different values each once joined by " / ", and :data:`NOT_IN_CONFIG` where the
-    figure is not drawn or the path names nothing there."""
-    def one(m: re.Match) -> str:
-        figure, path = m.groups()
-        found = [v for v in read_stat(stats[figure], path) if isinstance(v, (int, float, str)) and
-                 not isinstance(v, bool)] if figure in stats else []
-        shown = list(dict.fromkeys(v if isinstance(v, str) else str(int(v)) if float(v).is_integer() else f"{v:.4g}"
-                                   for v in found))
-        return " / ".join(shown) if shown else NOT_IN_CONFIG
-
-    return PLACEHOLDER.sub(one, text)
-
-
-def check_caveat(text: str, figures: set[str]) -> str:
-    """Why a caveat's placeholders are malformed or name no figure ("" when they are fine): braces only as
-    ``{figure:path}``."""
-    for figure, _ in PLACEHOLDER.findall(text):
-        if figure not in figures:
-            return f"placeholder names no figure {figure!r}"
-    rest = PLACEHOLDER.sub("", text)
-    if "{" in rest or "}" in rest:
-        return "a brace outside a placeholder {<figure>:<dotted path>}"
-    return ""
 
 
 def read_sidecars(sidecars: dict[str, str]) -> dict[str, dict]:
