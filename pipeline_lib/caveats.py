@@ -18,15 +18,15 @@ NOT_IN_CONFIG = "(not in this config)"
 def fill_caveat(text: str, stats: Mapping[str, Mapping]) -> str:
     """A caveat with each placeholder ``{figure:path}`` replaced by what :func:`read_stat` finds at ``path`` in
     that figure's statistics (figure name -> its sidecar's ``stats``): a whole number in full, another to 4
-    significant digits, several different values each once joined by " / ", and :data:`NOT_IN_CONFIG` where the
-    figure is not drawn or the path names nothing there."""
+    significant digits, several different values each once joined by " or " (" / " separates caveats), and
+    :data:`NOT_IN_CONFIG` where the figure is not drawn or the path names nothing there."""
     def one(m: re.Match) -> str:
         figure, path = m.groups()
         found = [v for v in read_stat(stats[figure], path) if isinstance(v, (int, float, str)) and
                  not isinstance(v, bool)] if figure in stats else []
         shown = list(dict.fromkeys(v if isinstance(v, str) else str(int(v)) if float(v).is_integer() else f"{v:.4g}"
                                    for v in found))
-        return " / ".join(shown) if shown else NOT_IN_CONFIG
+        return " or ".join(shown) if shown else NOT_IN_CONFIG
 
     return PLACEHOLDER.sub(one, text)
 

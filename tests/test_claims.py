@@ -231,7 +231,7 @@ def test_a_caveats_placeholders_are_filled_from_this_configs_statistics():
     fill = caveats.fill_caveat
     assert fill("{eureka_table:arms.reasoning.Softmax.epochs} epochs at {eureka_table:arms.reasoning.Softmax.lr}",
                 stats) == "600 epochs at 0.002"
-    assert fill("{eureka_table:arms.reasoning.*.lr}", stats) == "0.002 / 0.0005"  # several values: each once
+    assert fill("{eureka_table:arms.reasoning.*.lr}", stats) == "0.002 or 0.0005"  # several values: each once
     assert fill("{eureka_table:arms.reasoning.*.epochs}", stats) == "600"
     # a figure this config does not draw, or a path that names nothing in it
     assert fill("{eureka_accuracy:arms.reasoning.Softmax.lr}", stats) == caveats.NOT_IN_CONFIG
