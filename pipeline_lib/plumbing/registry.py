@@ -245,26 +245,25 @@ def declaration_files() -> dict[str, dict]:
     """Source key -> its declaration file (``source``, ``claims``, ``results``), checked
     (:func:`pipeline_lib.claims.check_declaration_file`, and each caveat's placeholders:
     :func:`pipeline_lib.caveats.check_caveat`); the sources in file-name order, ``own`` last."""
+    from ..caveats import check_caveat
     from ..claims import ClaimError, check_declaration_file
 
     paths = sorted(DECLARATIONS.glob("*.yaml"), key=lambda p: (p.stem == OWN, p.stem))
+    figures = set(plugins("figure"))
     out = {}
     for path in paths:
         doc = yaml.load(path.read_text(), Loader=_YAML_LOADER)
         try:
-            check_declaration_file(str(path), doc, own=path.stem == OWN, figures=set(plugins("figure")))
+            check_declaration_file(str(path), doc, own=path.stem == OWN, figures=figures)
         except ClaimError as exc:
             raise PluginError(str(exc)) from None
-        out[path.stem] = doc
-    from ..caveats import check_caveat
-
-    figures = set(plugins("figure"))
-    for key, doc in out.items():
         for c in doc["claims"]:
             for text in c.get("caveats", []):
                 if why := check_caveat(text, figures):
-                    raise PluginError(f"{DECLARATIONS / (key + '.yaml')}: claim {c['id']!r}: caveat "
-                                      f"{text[:60]!r}...: {why}")
+                    raise PluginError(f"{path}: claim {c['id']!r}: caveat {text[:60]!r}...: {why}")
+        out[path.stem] = doc
+    for key, doc in out.items():
+        for c in doc["claims"]:
             if key == OWN and c["extends"] not in (*out, "none"):
                 raise PluginError(f"{DECLARATIONS / 'own.yaml'}: claim {c['id']!r} extends {c['extends']!r}, which has "
                                   f"no declaration file; allowed: {', '.join(k for k in out if k != OWN)}, none")
