@@ -39,7 +39,7 @@ def _one_run_per_kind() -> list[str]:
 RUNS = _one_run_per_kind()
 
 
-def _final_weights(smoke_raw, run: str, device: str, tmp_path) -> tuple[dict, str]:
+def _final_weights(smoke_raw, run: str, device: str, tmp_path) -> tuple[dict, str, np.ndarray, str]:
     raw = dict(smoke_raw, device=device)
     raw["runs"][run]["epochs"] = 3
     cfg = load_config(raw)
@@ -62,8 +62,8 @@ def _final_weights(smoke_raw, run: str, device: str, tmp_path) -> tuple[dict, st
 # and Adam's step (m / sqrt(v), about the learning rate whatever the gradient's size) passes that error
 # on at full size. Seen on an NVIDIA H200 (torch 2.11, 2026-11-27) for the ResNet after 3 epochs (6 Adam
 # steps): 0.1-1.4% of the elements of three convolution weights differ by up to 2.4e-5 where the steps
-# moved them by up to 6e-3, with cuDNN's TF32 on or off, while the losses differ by at most 7e-7. Their
-# losses are compared; their weights are not.
+# moved them by up to 6e-3, with cuDNN's TF32 on or off, while the training losses differ by at most
+# 7e-7. Their losses are compared; their weights are not.
 WEIGHTS_NOT_COMPARED = frozenset({"resnet"})
 
 
