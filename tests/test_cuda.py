@@ -74,6 +74,7 @@ def test_a_few_steps_on_the_other_device_equal_the_cpu(smoke_raw, run, tmp_path)
     cpu, where_cpu, cpu_losses, kind = _final_weights(copy.deepcopy(smoke_raw), run, "cpu", tmp_path)
     other, where_other, other_losses, _ = _final_weights(copy.deepcopy(smoke_raw), run, OTHER, tmp_path)
     assert where_cpu == "cpu" and where_other.startswith(OTHER)
+    assert np.isfinite(cpu_losses).all(), f"{run}: a loss was not recorded"
     np.testing.assert_allclose(other_losses, cpu_losses, rtol=1e-4, atol=1e-5, err_msg=f"{run}: losses")
     if OTHER != "cpu" and kind in WEIGHTS_NOT_COMPARED:
         return
