@@ -243,6 +243,52 @@ def test_eureka_table_writes_the_planted_rows(paths, tmp_path):
     assert "| reasoning | NormSoftmax |" in (tmp_path / "table.md").read_text()
 
 
+def _write_eureka_counts(paths, name: str, arms: dict) -> None:
+    """An analyses.eureka artifact: per arm (label -> Eureka count of 10 seeds) the counts, epochs and rate."""
+    labels = list(arms)
+    ep = np.full((len(labels), 10), np.nan, dtype=np.float32)
+    for i, k in enumerate(arms.values()):
+        ep[i, :k] = 40.0
+    k = np.isfinite(ep).sum(1)
+    per_arm = {"n_eureka": k, "n_seeds": [10] * len(labels), "eureka_ratio": k / 10, "ratio_ci_low": k * 0.0,
+               "ratio_ci_high": k * 0.0 + 1, "acc_after_eureka": [0.9] * len(labels),
+               "mean_final_test_acc": [0.8] * len(labels), "mean_eureka_epoch": [40.0] * len(labels),
+               "n_plateau": 10 - k, "n_memorise": k * 0, "lr": [5e-4] * len(labels), "last_epoch": [60] * len(labels),
+               "attention": ["softmax"] * len(labels)}
+    write_dataset(xr.Dataset({**{v: (("arm",), np.asarray(a)) for v, a in per_arm.items()},
+                              "eureka_epoch": (("arm", "seed"), ep)}, coords={"arm": labels, "seed": range(10)}),
+                  paths.analysis("eureka", name))
+
+
+def test_eureka_schedules_reads_the_eureka_artifacts_and_scores_the_declared_claims(paths, tmp_path):
+    from pipeline_lib import claims
+    from pipeline_lib.figures import eureka_schedules
+    from pipeline_lib.plumbing import registry
+
+    sched = eureka_schedules
+
+    SOFTMAX, COLD = sched.BASE, sched.LOWTEMP
+    for name, (k, k_cold) in {"digits_cosine": (0, 5), "digits_constant": (9, 6), "digits_half": (1, 5)}.items():
+        _write_eureka_counts(paths, name, {SOFTMAX: k, COLD: k_cold})
+    _write_eureka_counts(paths, "digits_control", {SOFTMAX: 1})
+    params = sched.Params(tasks=(("digits", {"schedules": ["digits_cosine", "digits_constant", "digits_half"],
+                                             "control": "digits_control"}),))
+    outputs = {ext: str(tmp_path / f"eureka_schedules{ext}") for ext in sched.EXTRA_OUTPUTS}
+    stats = _build(eureka_schedules, params, paths, outputs=outputs)
+    task = stats["tasks"]["digits"]
+    assert task["arms"][SOFTMAX]["n_eureka"] == [0, 9, 1] and task["control"] == {"n_eureka": 1, "n_seeds": 10}
+    assert task["epochs"] == 60 and task["lr"] == 5e-4
+    assert (tmp_path / "eureka_schedules.md").read_text().count("digits_") == 7  # a row per arm and entry
+    declared = registry.figure_claims("eureka_schedules")
+    scores = claims.check_scores("eureka_schedules", declared, sched.score_claims(stats, params))
+    assert scores["eureka.schedules.digits_softmax_ratio_sensitive"]["verdict"] == "reproduced"  # 9/10 vs 0/10
+    assert scores["eureka.schedules.digits_lowtemp_less_sensitive"]["verdict"] == "reproduced"  # spread 0.9 vs 0.1
+    assert scores["eureka.schedules.reasoning_softmax_ratio_sensitive"]["verdict"] == "not run"  # task not drawn
+    for cid in declared:  # every statistic a declaration names exists where the claim is scored
+        if scores[cid]["verdict"] != "not run":
+            assert all(claims.read_stat(stats, p) for p in registry.declared_claims()[cid]["reads"]), cid
+
+
 def test_scan_snap_lr_sweep_reports_the_planted_grid(paths, cfg):
     from pipeline_lib.figures import scan_snap_lr_sweep
     run = "scan_snap_sweep"
