@@ -17,7 +17,7 @@ from pipeline_lib.stats import success_counts, success_label, wilson_interval
 
 FIGURES = {"fig2_attention_graph", "fig3_attention_heatmap", "fig4_embeddings", "fig5_accuracy",
            "fig6_interpolation", "fig7_param_tsne", "eureka_accuracy", "eureka_table", "eureka_qkv_gradients",
-           "eureka_attention_distribution", "eureka_probes", "scan_snap_attention", "scan_snap_lr_sweep", "scan_snap_transition", "joma_logits", "joma_invariants",
+           "eureka_attention_distribution", "eureka_probes", "eureka_schedules", "scan_snap_attention", "scan_snap_lr_sweep", "scan_snap_transition", "joma_logits", "joma_invariants",
            "attention_entropy", "cogo_fourier", "cogo_table", "cogo_dynamics", "galore_lowrank", "shortest_path_accuracy",
            "edge_spectrum", "sln_optimality", "run_curves", "llc_trajectories"}
 FIGURE_DIR = Path(style.__file__).parent
