@@ -120,7 +120,8 @@ def test_spread_gap_interval_keeps_the_uncertainty_of_saturated_cells_and_is_rep
 
 def test_the_schedule_config_changes_the_schedule_alone():
     """Within each task every run equals the reference-schedule run of its arm but for the optimizer's schedule
-    keys, the two arms differ in the temperature alone, and the control in its seeds alone."""
+    keys, the two arms the claims compare differ in the temperature alone, every other arm from Softmax in its
+    attention alone, and the control in its seeds alone."""
     cfg = load_yaml(REPO / "config" / "eureka_schedules.yaml")
     runs, eureka = cfg["runs"], cfg["analyses"]["eureka"]
     shape = {"warmup_epochs", "min_lr", "cooldown_epochs"}
@@ -128,9 +129,10 @@ def test_the_schedule_config_changes_the_schedule_alone():
         ref = eureka[spec["schedules"][0]]["arms"]
         for exp in spec["schedules"]:
             arms = eureka[exp]["arms"]
-            assert set(arms) == {SOFTMAX, COLD}, exp
+            assert {SOFTMAX, COLD} <= set(arms), exp
             soft, cold = runs[arms[SOFTMAX]], runs[arms[COLD]]
-            assert {k for k in soft if soft[k] != cold[k]} == {"attention"}, exp
+            for other in arms.values():
+                assert {k for k in soft if soft[k] != runs[other][k]} <= {"attention"}, (exp, other)
             assert soft["attention"]["tau"] == "sqrt_d" and cold["attention"]["tau"] == pytest.approx(1 / 3), exp
             assert soft["attention"]["variant"] == cold["attention"]["variant"] == "softmax", exp
             assert cold["attention"].get("schedule", "none") == soft["attention"]["schedule"] == "none", exp
