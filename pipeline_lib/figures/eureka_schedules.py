@@ -1,6 +1,7 @@
-"""Eureka-moments paper, Sec. 5.3: the Eureka-ratio under several learning-rate schedules, per task and attention
-arm (Softmax at the default temperature, Softmax at a lower one), with Wilson 95% intervals; the hollow marker is
-the control, the reference schedule on other seeds. Also written as CSV and Markdown (eureka_table's columns)."""
+"""Eureka-moments paper, Sec. 5.3: the Eureka-ratio under several learning-rate schedules, per task and arm, with
+Wilson 95% intervals (the claims read Softmax at the default temperature and at a lower one; other arms are drawn
+alongside); the hollow marker is the control, the reference schedule on other seeds. Also written as CSV and
+Markdown (eureka_table's columns)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
