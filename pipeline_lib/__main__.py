@@ -1,5 +1,6 @@
-"""Command line: ``python -m pipeline_lib lineage <artifact>``, ``runs [results]``, ``publish [results]``, ``golden [results]``,
-``same BEFORE AFTER``, ``equivalent --since REV --why TEXT`` (runs the test config at both revisions) (the engine's benchmark: ``python benchmarks/bench.py``)."""
+"""Command line: ``python -m pipeline_lib lineage <artifact>``, ``runs [results]``, ``publish [results]``,
+``lock [--new-numbers]``, ``golden [results] [--write]``, ``same BEFORE AFTER`` (the engine's benchmark:
+``python benchmarks/bench.py``)."""
 from __future__ import annotations
 
 import argparse
@@ -19,30 +20,24 @@ def _parser() -> argparse.ArgumentParser:
                                          "README's verdict counts from it")
     pub.add_argument("results", nargs="?", default="results", help="the results folder (default: results)")
     pub.add_argument("--root", default=".", help="the checkout (default: the working directory)")
-    gold = sub.add_parser("golden", help="compare a results folder's artifacts to the stored golden digests, or "
-                                         "rewrite them (--write) after an intended change of numbers")
+    lk = sub.add_parser("lock", help="record the hashed code's changes in pipeline_lib/code.lock: a refactor after "
+                                     "verifying it on the test config (nothing reruns), or --new-numbers")
+    lk.add_argument("--new-numbers", action="store_true",
+                    help="the change is meant to move numbers: no verification, its jobs rerun everywhere")
+    lk.add_argument("--scratch", default=".test/lock",
+                    help="where the test config runs with HEAD's code and the working tree (default: %(default)s)")
+    gold = sub.add_parser("golden", help="compare the test config's results with this machine's golden digests, or "
+                                         "write them (--write)")
     gold.add_argument("results", nargs="?", default=".test/results", help="default: .test/results")
-    gold.add_argument("--digests", default="tests/golden/test_config.json", help="default: %(default)s")
-    gold.add_argument("--write", action="store_true", help="rewrite the digests from the results folder, with this "
-                                                           "machine's fingerprint")
-    gold.add_argument("--measure", action="store_true",
-                      help="with --write: first run the test config here (into the results folder), then once per "
-                           "kernel perturbation (another vector width, MKL mode, one thread) under --scratch, and "
-                           "store each variable's spread (the cross-machine tolerance); about 25 minutes on 2 cores")
-    gold.add_argument("--scratch", default=".test/golden-perturbed",
-                      help="where --measure runs the perturbed copies (default: %(default)s)")
+    gold.add_argument("--write", action="store_true",
+                      help="run the test config from scratch (about 3.5 minutes on 2 cores) and write this machine's "
+                           "digests, tests/golden/<fingerprint>.json")
+    gold.add_argument("--scratch", default=".test/golden", help="where --write runs it (default: %(default)s)")
     same = sub.add_parser("same", help="check that every HDF5 artifact of one results folder is equal bit for bit "
                                        "in another (a restructure's before and after)")
     same.add_argument("before", help="the results folder written by the old code")
     same.add_argument("after", help="the results folder written by the new code")
     same.add_argument("--only", default="", help="a subfolder to compare, e.g. runs (default: all)")
-    eq = sub.add_parser("equivalent", help="run the test config with the code of a git revision and with the "
-                                           "working tree and, if every artifact is identical, record every module "
-                                           "that changed since as equivalent to its code there")
-    eq.add_argument("--since", required=True, help="the git revision whose code computes the same numbers")
-    eq.add_argument("--why", required=True, help="what the refactor changed")
-    eq.add_argument("--scratch", default=".test/equivalence",
-                    help="where the test config runs with both revisions' code (default: %(default)s)")
     runs = sub.add_parser("runs", help="list the trained runs of a results folder with their final metrics")
     runs.add_argument("results", nargs="?", default="results", help="the results folder (default: results)")
     runs.add_argument("--json", action="store_true", help="machine-readable output")
@@ -51,14 +46,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "lock":
+        return _lock(args.new_numbers, Path(args.scratch))
     if args.command == "golden":
-        return _golden(Path(args.results), Path(args.digests), args.write, args.measure, Path(args.scratch))
+        return _golden(Path(args.results), args.write, Path(args.scratch))
     if args.command == "same":
         return _same(Path(args.before), Path(args.after), args.only)
-    if args.command == "equivalent":
-        return _equivalent(args.since, args.why, Path(args.scratch))
     if args.command == "publish":
-        from .stages.claims import publish
+        from .build.publish import publish
 
         try:
             print(publish(Path(args.results), Path(args.root)))
@@ -93,96 +88,49 @@ def main(argv=None) -> int:
     return 2
 
 
-def _golden(results: Path, digests: Path, write: bool, measure: bool = False, scratch: Path = Path()) -> int:
-    from .plumbing import golden
+def _lock(new_numbers: bool, scratch: Path) -> int:
+    from .build.verify import LockError, lock
 
-    if measure and not write:
-        print("error: --measure rewrites the digests: give --write too", file=sys.stderr)
-        return 2
+    try:
+        for line in lock(new_numbers=new_numbers, scratch=scratch.resolve()):
+            print(line)
+    except LockError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _golden(results: Path, write: bool, scratch: Path) -> int:
+    from .build import golden
+    from .build.verify import LockError, run_test_config
+
     if write:
-        perturbed = {}
-        if measure:
-            repo = Path(__file__).resolve().parents[1]
-            if results.resolve() != (repo / ".test" / "results").resolve():
-                print(f"error: --measure runs the test config, whose results are {repo / '.test' / 'results'}, "
-                      f"not {results}", file=sys.stderr)
-                return 2
-            print("golden: the test config, unperturbed ...")
-            try:
-                golden.run_test_config(repo, scratch / "unperturbed")
-                shutil.rmtree(results, ignore_errors=True)
-                shutil.copytree(scratch / "unperturbed" / "results", results)
-                perturbed = golden.measure(repo, scratch)
-            except RuntimeError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 1
-        elif not results.is_dir():
-            print(f"error: {results} is not a results folder", file=sys.stderr)
-            return 2
-        n = golden.write(results, digests, perturbed)
-        print(f"{digests}: the digests of {n} artifacts of {results}"
-              + (f", with their spread over {', '.join(perturbed)}" if perturbed else
-                 " (no spread measured: on other machines every variable is checked by its size only; "
-                 "--measure measures it)"))
+        print(f"golden: the test config from scratch in {scratch} ...")
+        shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            results = run_test_config(golden.ROOT, scratch)
+        except LockError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"wrote {golden.write(results)} from {results}")
         return 0
     if not results.is_dir():
         print(f"error: {results} is not a results folder", file=sys.stderr)
         return 2
-    if not digests.exists():
-        print(f"error: {digests} does not exist (write it with --write --measure)", file=sys.stderr)
+    path = golden.golden_path()
+    if not path.exists():
+        print(f"error: this machine has no golden digests ({path}); write them with --write", file=sys.stderr)
         return 2
-    try:
-        doc = golden.load(digests)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    differs = golden.fingerprint_diff(doc["fingerprint"], golden.fingerprint())
-    if differs:
-        print("the digests were written on another machine (" + "; ".join(differs) + "): compared within each "
-              "variable's measured spread")
-        diff = golden.compare_across(doc["artifacts"], golden.digest(results), measured=bool(doc["perturbations"]))
-        for kind in ("exact", "within", "size_only"):
-            for line in diff.pop(kind):
-                print(f"{kind}: {line}")
-    else:
-        diff = golden.compare(doc["artifacts"], golden.digest(results))
-    for kind, lines in diff.items():
-        for line in lines:
+    diff = golden.compare(golden.load(path)["artifacts"], golden.digest(results))
+    for kind in ("moved", "stale", "missing", "new"):
+        for line in diff[kind]:
             print(f"{kind}: {line}")
-    return 1 if any(diff.values()) else 0
-
-
-def _equivalent(since: str, why: str, scratch: Path) -> int:
-    from .plumbing import equivalence, refactor
-
-    checkout = Path.cwd()
-    try:
-        rev = equivalence.resolve(since, checkout)
-        entries, removed, uncovered, modules = refactor.plan(rev, checkout)
-        for module in uncovered:
-            print(f"not recorded: {module} changed, but no job of the test config runs it (jobs that hold it rerun)")
-        for module in removed:
-            print(f"removed: {module} (jobs whose code held it rerun)")
-        if not entries:
-            print(f"no module that the test config runs changed since {rev[:12]}: nothing recorded")
-            return 0
-        n = refactor.verify(rev, checkout, scratch)
-    except RuntimeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    verified = (f"the test config with the code of {rev[:12]} and with the working tree: {n} artifacts identical "
-                "(data, coordinates, attributes, figure statistics and verdicts)")
-    gid = equivalence.record(entries, rev, why, verified, modules=modules)
-    print(f"recorded {len(entries)} module(s) as equivalent to their code at {rev[:12]} (refactor {gid}: "
-          f"{verified}): {', '.join(sorted(entries))}")
-    rerun = refactor.still_rerun(rev, checkout)
-    print(f"jobs of the shipped configs whose code hash still differs from {rev[:12]}'s: {len(rerun)}"
-          + "".join(f"\n  {job}" for job in rerun[:40]))
-    return 0
+    print(f"{len(diff['same'])} artifact(s) equal, {len(diff['moved'])} moved, {len(diff['stale'])} stale")
+    return 1 if diff["moved"] else 0
 
 
 def _same(before: Path, after: Path, only: str) -> int:
-    from .plumbing import golden
+    from .build import golden
 
     for folder in (before, after):
         if not folder.is_dir():

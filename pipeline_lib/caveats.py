@@ -2,7 +2,7 @@
 count) is a placeholder ``{<figure>:<dotted path>}`` into that figure's statistics (the sidecar's ``stats``, the
 namespace of a claim's ``reads``), filled from the config's own sidecars when the ledger is written
 (:mod:`pipeline_lib.stages.claims`) and checked when the declarations are read
-(:func:`pipeline_lib.plumbing.registry.declaration_files`). Light: the DAG is built with it imported."""
+(:func:`pipeline_lib.declarations.declaration_files`). Light: the DAG is built with it imported."""
 from __future__ import annotations
 
 import re

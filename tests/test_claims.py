@@ -6,7 +6,8 @@ import math
 import pytest
 
 from conftest import REPO, SMOKE, load_yaml
-from pipeline_lib import caveats, claims
+from pipeline_lib import caveats, claims, declarations
+from pipeline_lib.build import publish as publishing
 from pipeline_lib.plumbing import registry
 from pipeline_lib.plumbing.config import load_config, seed_list
 from pipeline_lib.plumbing.paths import Paths
@@ -176,25 +177,25 @@ def test_a_malformed_claim_declaration_names_its_figure(tmp_path):
 # -- the declarations ----------------------------------------------------------------------------------------
 
 def test_every_declared_claim_is_complete_unique_and_filed_under_its_figures_paper():
-    declared = registry.declared_claims()
+    declared = declarations.declared_claims()
     assert declared, "no claim is declared"
     for cid, c in declared.items():
         assert cid.split(".")[0] in {"circuits", "eureka", "tian", "llc"}, cid  # llc: the workflow's own LLC questions
         assert c["paper"] == registry.report_category(c["figure"])
         assert all(c[f].strip() for f in claims.REQUIRED_FIELDS)
         # a source's row holds only the source's statements and its authors' code, each quoting where it says so
-        own = c["source_key"] == registry.OWN
+        own = c["source_key"] == declarations.OWN
         assert c["origin"] in (claims.OWN_ORIGINS if own else claims.SOURCE_ORIGINS), cid
-        assert own or c["group"].startswith(registry.declaration_files()[c["source_key"]]["source"]["short"]), cid
+        assert own or c["group"].startswith(declarations.declaration_files()[c["source_key"]]["source"]["short"]), cid
         assert c["origin"] != "source" or c["quote"].strip(), cid
 
 
 def test_every_result_a_source_states_is_listed_with_the_claims_that_score_it():
-    declared = registry.declared_claims()
-    docs = registry.declaration_files()
+    declared = declarations.declared_claims()
+    docs = declarations.declaration_files()
     assert {"circuits", "eureka", "tian", "own"} <= set(docs)
     for key, doc in docs.items():
-        if key == registry.OWN:
+        if key == declarations.OWN:
             continue
         assert doc["results"], key
         for res in doc["results"]:
@@ -244,28 +245,28 @@ def test_a_caveats_placeholders_are_filled_from_this_configs_statistics():
 
 
 def test_a_malformed_caveat_placeholder_is_refused_naming_the_file_and_claim(tmp_path, monkeypatch):
-    src = registry.DECLARATIONS / "eureka.yaml"
+    src = declarations.DECLARATIONS / "eureka.yaml"
     text = src.read_text()
     cid = "eureka.accuracy.reasoning_plateau_then_jump"
     assert "{eureka_table:arms.reasoning.Softmax.lr}" in text
     for bad, why in (("{eureka_tabel:arms.reasoning.Softmax.lr}", "names no figure 'eureka_tabel'"),
                      ("{arms.reasoning.Softmax.lr}", "a brace outside a placeholder")):
-        for p in registry.DECLARATIONS.glob("*.yaml"):
+        for p in declarations.DECLARATIONS.glob("*.yaml"):
             (tmp_path / p.name).write_text(p.read_text())
         (tmp_path / "eureka.yaml").write_text(text.replace("{eureka_table:arms.reasoning.Softmax.lr}", bad, 1))
-        monkeypatch.setattr(registry, "DECLARATIONS", tmp_path)
-        registry.declaration_files.cache_clear()
+        monkeypatch.setattr(declarations, "DECLARATIONS", tmp_path)
+        declarations.declaration_files.cache_clear()
         try:
-            with pytest.raises(registry.PluginError, match=f"eureka.yaml: claim '{cid}': caveat .*{why}"):
-                registry.declaration_files()
+            with pytest.raises(declarations.PluginError, match=f"eureka.yaml: claim '{cid}': caveat .*{why}"):
+                declarations.declaration_files()
         finally:
             monkeypatch.undo()
-            registry.declaration_files.cache_clear()
+            declarations.declaration_files.cache_clear()
 
 
 def test_ledger_rows_state_the_configs_own_settings(tmp_path):
     """A declared caveat's placeholders are filled from the sidecars of the config that wrote the ledger."""
-    declared = registry.declared_claims()
+    declared = declarations.declared_claims()
     cid = "eureka.accuracy.reasoning_plateau_then_jump"
     assert any(caveats.PLACEHOLDER.search(c) for c in declared[cid]["caveats"])
     rows = []
@@ -287,7 +288,7 @@ def _sidecar(tmp_path, fig, scores):
 
 
 def test_ledger_has_a_row_per_declared_claim_and_marks_undrawn_figures_not_run(tmp_path):
-    declared = registry.declared_claims()
+    declared = declarations.declared_claims()
     fig = declared[next(iter(declared))]["figure"]
     mine = [cid for cid, c in declared.items() if c["figure"] == fig]
     scores = {cid: claims.score(0.9, (0.8, 1.0), 10, "control 0.1", "reproduced") for cid in mine}
@@ -309,7 +310,7 @@ def test_ledger_has_a_row_per_declared_claim_and_marks_undrawn_figures_not_run(t
     assert len(papers) == len(ledger.counts(rows, "paper"))
     cov = (tmp_path / "claims_coverage.md").read_text()  # the coverage table: this figure's claims scored here
     assert all(f"{c} (reproduced)" in cov for c in mine if any(c in r.get("claims", []) for d in
-               registry.declaration_files().values() for r in d.get("results", [])))
+               declarations.declaration_files().values() for r in d.get("results", [])))
     assert any(f"`{fig}.png`_" in p.read_text() for p in papers)  # a drawn figure is linked in the report
 
 
@@ -317,7 +318,7 @@ def test_the_per_paper_report_captions_render_without_rst_messages(tmp_path):
     from docutils.core import publish_doctree
     from docutils.nodes import system_message
 
-    declared = registry.declared_claims()
+    declared = declarations.declared_claims()
     figs = {c["figure"] for c in declared.values()}
     rows = ledger.collect({})
     for paper in ledger.counts(rows, "paper"):
@@ -395,7 +396,7 @@ def test_compare_agrees_when_the_estimates_are_consistent_whatever_the_verdicts(
     assert [r for r, o in out.items() if o["knife_edge"]] == ["b"]  # c's labels differ with its estimates
     md = ledger.replicate_markdown(list(out.values()))
     assert "2 of 4 claims scored in both agree" in md and "1 verdicts are knife-edge" in md and "(b)" in md
-    note = ledger.knife_edge_markdown([out["b"]])
+    note = publishing.knife_edge_markdown([out["b"]])
     assert "## Knife-edge verdicts" in note and "- b: partial here, reproduced on the replicate" in note
 
 
@@ -412,8 +413,8 @@ def test_publish_copies_the_ledger_and_refreshes_the_readme_counts(tmp_path):
     rows[0] = {**rows[0], "verdict": "reproduced"}
     ledger.write_ledger(rows, str(tmp_path / "results" / "claims.csv"), str(tmp_path / "results" / "claims.md"))
     readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{ledger.README_BEGIN}\nstale\n{ledger.README_END}\nrest\n")
-    ledger.publish(tmp_path / "results", tmp_path)
+    readme.write_text(f"intro\n{publishing.README_BEGIN}\nstale\n{publishing.README_END}\nrest\n")
+    publishing.publish(tmp_path / "results", tmp_path)
     text = readme.read_text()
     assert "stale" not in text and text.startswith("intro\n") and text.endswith("rest\n")
     assert ledger.counts_table(rows) in text and "| 1 | 0 | 0 |" in text  # the one planted reproduced claim
@@ -425,7 +426,7 @@ def test_publish_copies_the_ledger_and_refreshes_the_readme_counts(tmp_path):
     ledger.write_csv(str(tmp_path / "results" / "replication" / "claims.csv"), ledger.REPLICATE_COLUMNS,
                      [{**row, "id": "x.edge", "verdict": "partial", "replicate_verdict": "reproduced", "agrees": "yes",
                        "knife_edge": "yes", "why": "|difference| 0.1 <= 1.96 x combined se 0.2"}, {**row, "id": "x.no"}])
-    said = ledger.publish(tmp_path / "results", tmp_path)
+    said = publishing.publish(tmp_path / "results", tmp_path)
     assert "claims_replication.md" in said and "marked 1 knife-edge verdicts" in said
     assert (tmp_path / "docs" / "claims_replication.md").read_text().startswith("# Claims: replicate")
     assert "- x.edge: partial here, reproduced on the replicate" in (tmp_path / "docs" / "claims.md").read_text()
@@ -433,10 +434,10 @@ def test_publish_copies_the_ledger_and_refreshes_the_readme_counts(tmp_path):
     ledger.write_csv(str(tmp_path / "results" / "replication" / "claims.csv"), ledger.REPLICATE_COLUMNS,
                      [{**row, "id": rows[0]["id"], "verdict": "not run"}])
     (tmp_path / "docs" / "claims_replication.md").unlink()
-    assert "compared with another ledger" in ledger.publish(tmp_path / "results", tmp_path)
+    assert "compared with another ledger" in publishing.publish(tmp_path / "results", tmp_path)
     assert not (tmp_path / "docs" / "claims_replication.md").exists()
     with pytest.raises(FileNotFoundError, match="snakemake claims"):
-        ledger.publish(tmp_path / "nowhere", tmp_path)
+        publishing.publish(tmp_path / "nowhere", tmp_path)
 
 
 def test_the_readme_shows_the_counts_of_the_published_ledger():
@@ -444,7 +445,7 @@ def test_the_readme_shows_the_counts_of_the_published_ledger():
     from conftest import REPO
 
     readme = (REPO / "README.md").read_text()
-    block = readme.split(ledger.README_BEGIN)[1].split(ledger.README_END)[0]
+    block = readme.split(publishing.README_BEGIN)[1].split(publishing.README_END)[0]
     if not (REPO / "docs" / "claims.md").exists():  # nothing published yet: the README claims no counts either
         assert block.strip() == ""
         return
@@ -458,7 +459,7 @@ def test_the_readme_shows_the_counts_of_the_published_ledger():
 
 
 def test_publish_writes_the_full_reproductions_cost_measured_from_the_run(tmp_path):
-    from pipeline_lib.plumbing.cost import COST_BEGIN, COST_END, run_cost
+    from pipeline_lib.build.cost import COST_BEGIN, COST_END, run_cost
 
     results = tmp_path / "results"
     (results / "benchmarks" / "train").mkdir(parents=True)
@@ -467,7 +468,7 @@ def test_publish_writes_the_full_reproductions_cost_measured_from_the_run(tmp_pa
         (results / "benchmarks" / "train" / f"{name}.tsv").write_text(head + f"{s}\t0:01:40\t{rss}\t1\t1\t1\t0\t0\t90\t1\n")
     ledger.write_ledger(ledger.collect({}), str(results / "claims.csv"), str(results / "claims.md"))
     readme = tmp_path / "README.md"
-    readme.write_text(f"{ledger.README_BEGIN}\n{ledger.README_END}\n{COST_BEGIN}\n| step | wait |\n| --- | --- |\n"
+    readme.write_text(f"{publishing.README_BEGIN}\n{publishing.README_END}\n{COST_BEGIN}\n| step | wait |\n| --- | --- |\n"
                       f"| the full reproduction | about 2 hours |\n| the tests | 8 minutes |\n{COST_END}\nrest\n")
     cost = run_cost(results, tmp_path)  # no Snakemake log: the job time alone, and no wall time
     assert cost["jobs"] == 2 and cost["job_seconds"] == 120.5 and cost["peak_rss_mb"] == 1250.0 and cost["wall_seconds"] is None
@@ -478,7 +479,7 @@ def test_publish_writes_the_full_reproductions_cost_measured_from_the_run(tmp_pa
     (log / "2026-01-02T000000.1.snakemake.log").write_text("Provided cores: 2\n1 of 3 steps (33%) done\n")  # interrupted
     (log / "2026-01-03T000000.1.snakemake.log").write_text("Provided cores: 2\n1 of 1 steps (100%) done\n"
                                                           "Elapsed time: 0:00:02.1\n")  # one target rebuilt later
-    ledger.publish(results, tmp_path)
+    publishing.publish(results, tmp_path)
     text = readme.read_text()
     assert "about 2 hours" not in text and "| the tests | 8 minutes |" in text and text.endswith("rest\n")
     assert "| the full reproduction | 66 minutes on 2 cores: 2 jobs, 120 job-seconds, the largest job 1.25 GB" in text
@@ -486,7 +487,7 @@ def test_publish_writes_the_full_reproductions_cost_measured_from_the_run(tmp_pa
     (results / "benchmarks" / "train" / "c.tsv").write_text(head + "3599.5\t0:01:40\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
     (results / "benchmarks" / "train" / "d.tsv").write_text(head + "0.0\t0:00:00\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
     assert run_cost(results, tmp_path)["wall_seconds"] is None  # 3 steps, 4 jobs
-    ledger.publish(results, tmp_path)
+    publishing.publish(results, tmp_path)
     assert "| the full reproduction | about 31 minutes on 2 cores (job time / 2: no log of one invocation" \
         in readme.read_text()
 
@@ -494,8 +495,8 @@ def test_publish_writes_the_full_reproductions_cost_measured_from_the_run(tmp_pa
 def test_the_full_reproductions_cost_counts_the_default_configs_jobs_only(tmp_path):
     """An overlay run into the same results folder (its own runs, analyses and figures) is not the full
     reproduction: its benchmark files are left out of the README's cost."""
+    from pipeline_lib.build.cost import config_benchmarks, run_cost
     from pipeline_lib.plumbing.config import load_config_file
-    from pipeline_lib.plumbing.cost import config_benchmarks, run_cost
 
     only = config_benchmarks(load_config_file(REPO / "config" / "config.yaml"))
     assert {"train/scratch_p4.tsv", "dataset/sma_p4_T12.tsv", "figures/fig5_accuracy.tsv", "claims/claims.tsv",

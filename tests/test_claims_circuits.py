@@ -11,14 +11,13 @@ import pytest
 import xarray as xr
 import yaml
 
-from pipeline_lib import claims
+from pipeline_lib import claims, declarations
 from pipeline_lib.analysis.interpolation import paired_seeds
 from pipeline_lib.figures import fig2_attention_graph as fig2
 from pipeline_lib.figures import fig3_attention_heatmap as fig3
 from pipeline_lib.figures import fig4_embeddings as fig4
 from pipeline_lib.figures import fig6_interpolation as fig6
 from pipeline_lib.figures import fig7_param_tsne as fig7
-from pipeline_lib.plumbing import registry
 from pipeline_lib.plumbing.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,7 +34,7 @@ def default_params():
 
 
 def declared(name: str) -> list[str]:
-    return registry.figure_claims(name)
+    return declarations.figure_claims(name)
 
 
 def verdicts(scores: dict) -> dict:

@@ -9,13 +9,12 @@ import pytest
 import xarray as xr
 
 from conftest import REPO, load_yaml, merged
-from pipeline_lib import claims
+from pipeline_lib import claims, declarations
 from pipeline_lib.figures import eureka_accuracy as acc
 from pipeline_lib.figures import eureka_attention_distribution as dist
 from pipeline_lib.figures import eureka_probes as probes
 from pipeline_lib.figures import eureka_qkv_gradients as qkv
 from pipeline_lib.figures import eureka_table as table
-from pipeline_lib.plumbing import registry
 
 MODULES = {"eureka_accuracy": acc, "eureka_table": table, "eureka_qkv_gradients": qkv,
            "eureka_attention_distribution": dist, "eureka_probes": probes}
@@ -84,7 +83,7 @@ def _verdicts(scores: dict, prefix: str) -> dict:
 
 def _declared(module: str) -> list[str]:
     """The ids of the claims a figure module scores, as declared (``pipeline_lib/declarations``)."""
-    return registry.figure_claims(module)
+    return declarations.figure_claims(module)
 
 
 # -- Table 1: ratio and Eureka epoch --------------------------------------------------------------------------

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from pipeline_lib import declarations
 from pipeline_lib.figures import edge_spectrum, shortest_path_accuracy, sln_optimality
-from pipeline_lib.plumbing import registry
 from pipeline_lib.plumbing.paths import Paths
 from pipeline_lib.plumbing.store import write_dataset
 
@@ -16,7 +16,7 @@ MODULES = {m.NAME: m for m in (shortest_path_accuracy, edge_spectrum, sln_optima
 
 
 def declared(name: str) -> list[str]:
-    return registry.figure_claims(name)
+    return declarations.figure_claims(name)
 
 
 def verdicts(scores: dict) -> dict:

@@ -10,10 +10,9 @@ import pytest
 import xarray as xr
 import yaml
 
-from pipeline_lib import claims
+from pipeline_lib import claims, declarations
 from pipeline_lib.analysis.fourier import TABLE, TYPES, table_row
 from pipeline_lib.figures import cogo_dynamics, cogo_fourier, cogo_table, galore_lowrank
-from pipeline_lib.plumbing import registry
 from pipeline_lib.plumbing.paths import Paths
 from pipeline_lib.plumbing.store import write_dataset
 
@@ -23,7 +22,7 @@ MODULES = {m.NAME: m for m in (cogo_table, cogo_fourier, cogo_dynamics, galore_l
 
 
 def declared(name: str) -> list[str]:
-    return registry.figure_claims(name)
+    return declarations.figure_claims(name)
 
 
 def verdicts(scores: dict) -> dict:

@@ -385,7 +385,7 @@ def test_joma_invariant_violation_reads_only_the_flow_steps():
 # -- every declared claim, on statistics shaped like the default config's -------------------------------------
 
 def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
-    from pipeline_lib.plumbing import registry
+    from pipeline_lib import declarations
 
     figs = cfg.raw["figures"]
     sweep = {}
@@ -411,7 +411,7 @@ def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
     for name, module in (("scan_snap_attention", scan_snap_attention), ("scan_snap_lr_sweep", scan_snap_lr_sweep),
                          ("joma_logits", joma_logits), ("attention_entropy", attention_entropy),
                          ("joma_invariants", joma_invariants)):
-        declared = registry.figure_claims(name)
+        declared = declarations.figure_claims(name)
         assert declared and all(c.startswith(f"tian.{name}.") for c in declared)
         scores = module.score_claims({**stats[name], "summary": "x"}, cfg.figures[name])
         assert set(scores) == set(declared), name

@@ -12,7 +12,8 @@ from conftest import SMOKE, load_yaml
 from pipeline_lib.plumbing import registry
 from pipeline_lib.plumbing.config import load_config
 from pipeline_lib.plumbing.jobs import online
-from pipeline_lib.plumbing.store import read_dataset, snapshot_arrays
+from pipeline_lib.plumbing.store import read_dataset
+from pipeline_lib.selection import snapshot_arrays
 from pipeline_lib.stages.dataset import build_dataset
 from pipeline_lib.stages.train import train_run
 from pipeline_lib.stages.train_online import train_online_run

@@ -196,7 +196,8 @@ def test_per_slot_training_sets_equal_each_seed_alone_on_its_draw(smoke_raw, bat
 def test_a_run_on_a_dataset_with_draws_trains_each_seed_on_its_own(smoke_raw, tmp_path):
     """The dataset and train stages end to end: seed i of a run trains on draw i; an analysis that reads
     one training set refuses such a dataset by name; more seeds than draws is refused naming the key."""
-    from pipeline_lib.plumbing.store import dataset_split, read_dataset
+    from pipeline_lib.plumbing.store import read_dataset
+    from pipeline_lib.selection import dataset_split
     from pipeline_lib.stages.dataset import build_dataset
     from pipeline_lib.stages.train import train_draws, train_run
 
@@ -228,7 +229,8 @@ def test_a_run_on_a_dataset_with_draws_trains_each_seed_on_its_own(smoke_raw, tm
 def test_a_run_records_z_a_for_the_input_set_it_names(smoke_raw, tmp_path):
     """embed_inputs: first_k_patterns records z_A of every first-k pattern followed by zeros (the authors'
     Fig. 4 inputs) instead of the first test sequences; the recorded z_A is the model's at those inputs."""
-    from pipeline_lib.plumbing.store import read_dataset, snapshot_arrays
+    from pipeline_lib.plumbing.store import read_dataset
+    from pipeline_lib.selection import snapshot_arrays
     from pipeline_lib.stages.dataset import build_dataset
     from pipeline_lib.stages.train import train_run
     from pipeline_lib.tasks.sma import first_k_patterns

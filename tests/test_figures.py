@@ -13,13 +13,10 @@ import xarray as xr
 
 from pipeline_lib.figures import style
 from pipeline_lib.figures.fig5_accuracy import fig5_stats, plot_fig5_accuracy
+from pipeline_lib.plumbing import registry
 from pipeline_lib.stats import success_counts, success_label, wilson_interval
 
-FIGURES = {"fig2_attention_graph", "fig3_attention_heatmap", "fig4_embeddings", "fig5_accuracy",
-           "fig6_interpolation", "fig7_param_tsne", "eureka_accuracy", "eureka_table", "eureka_qkv_gradients",
-           "eureka_attention_distribution", "eureka_probes", "eureka_schedules", "scan_snap_attention", "scan_snap_lr_sweep", "scan_snap_transition", "joma_logits", "joma_invariants",
-           "attention_entropy", "cogo_fourier", "cogo_table", "cogo_dynamics", "galore_lowrank", "shortest_path_accuracy",
-           "edge_spectrum", "sln_optimality", "run_curves", "llc_trajectories"}
+FIGURES = set(registry.plugins("figure"))  # the inventory is the registry's, never a hand list
 FIGURE_DIR = Path(style.__file__).parent
 
 

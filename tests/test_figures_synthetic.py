@@ -261,9 +261,8 @@ def _write_eureka_counts(paths, name: str, arms: dict) -> None:
 
 
 def test_eureka_schedules_reads_the_eureka_artifacts_and_scores_the_declared_claims(paths, tmp_path):
-    from pipeline_lib import claims
+    from pipeline_lib import claims, declarations
     from pipeline_lib.figures import eureka_schedules
-    from pipeline_lib.plumbing import registry
 
     sched = eureka_schedules
 
@@ -279,14 +278,14 @@ def test_eureka_schedules_reads_the_eureka_artifacts_and_scores_the_declared_cla
     assert task["arms"][SOFTMAX]["n_eureka"] == [0, 9, 1] and task["control"] == {"n_eureka": 1, "n_seeds": 10}
     assert task["epochs"] == 60 and task["lr"] == 5e-4
     assert (tmp_path / "eureka_schedules.md").read_text().count("digits_") == 7  # a row per arm and entry
-    declared = registry.figure_claims("eureka_schedules")
+    declared = declarations.figure_claims("eureka_schedules")
     scores = claims.check_scores("eureka_schedules", declared, sched.score_claims(stats, params))
     assert scores["eureka.schedules.digits_softmax_ratio_sensitive"]["verdict"] == "reproduced"  # 9/10 vs 0/10
     assert scores["eureka.schedules.digits_lowtemp_less_sensitive"]["verdict"] == "reproduced"  # spread 0.9 vs 0.1
     assert scores["eureka.schedules.reasoning_softmax_ratio_sensitive"]["verdict"] == "not run"  # task not drawn
     for cid in declared:  # every statistic a declaration names exists where the claim is scored
         if scores[cid]["verdict"] != "not run":
-            assert all(claims.read_stat(stats, p) for p in registry.declared_claims()[cid]["reads"]), cid
+            assert all(claims.read_stat(stats, p) for p in declarations.declared_claims()[cid]["reads"]), cid
 
 
 def test_scan_snap_lr_sweep_reports_the_planted_grid(paths, cfg):

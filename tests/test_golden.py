@@ -1,6 +1,7 @@
-"""Golden runs: every artifact of the test config's smoke run against its stored digests
-(``tests/golden/test_config.json``): exactly on the machine that wrote them, within each variable's measured
-cross-machine spread everywhere; and a finished run that moves folder plans nothing."""
+"""Golden digests: numbers cannot move under an unchanged code param. Every artifact of the test config's smoke run
+against this machine's digests (``tests/golden/<fingerprint id>.json``); on a machine without its own, the portable
+artifacts (datasets, and what is computed from them alone) against every machine's. And the real ``lock`` on a
+finished run: a refactor is verified and then reruns nothing; a change of numbers is refused."""
 import json
 import warnings
 
@@ -8,169 +9,87 @@ import pytest
 from test_robustness import _copy_repo_and_run
 
 from conftest import REPO, copy_run, snakemake
-from pipeline_lib.plumbing import equivalence, golden
-
-RECORD_NAME = equivalence.RECORD.name
+from pipeline_lib.build import golden, verify
 
 pytestmark = pytest.mark.workflow
 
-DIGESTS = REPO / "tests" / "golden" / "test_config.json"
-REWRITE = ("`python -m pipeline_lib golden --write --measure` (reruns the test config, then once per kernel "
-           "perturbation: about 25 minutes on 2 cores)")
 
-HOW = {
-    "moved": "numbers moved although the stage's code hash is the stored one (unchanged, or recorded as "
-             "equivalent): the code computes differently on this machine, or an equivalence record is wrong",
-    "changed": f"the stage's code changed and its numbers moved: if intended, rewrite the digests with {REWRITE}",
-    "unmoved": "the stage's code hash changed but no number moved: record the refactor with `python -m "
-               "pipeline_lib equivalent --since <the last commit> --why ...` (it then reruns nothing), or "
-               "rewrite the digests",
-    "missing": "an artifact of the stored digests was not written: rewrite the digests if intended",
-    "new": "an artifact without stored digests: rewrite the digests",
-}
+class NotCompared(UserWarning):
+    """Artifacts the golden comparison could not check here, and why."""
 
 
-class OtherMachine(UserWarning):
-    """The digests were written on another machine: what the cross-machine comparison could not check."""
-
-
-def _doc():
-    return golden.load(DIGESTS)
-
-
-def _problems(diff, kinds=tuple(HOW)):
-    return [f"{kind} ({len(diff[kind])}): {HOW[kind]}\n  " + "\n  ".join(diff[kind]) for kind in kinds if diff[kind]]
-
-
-def test_every_artifact_of_the_test_config_matches_its_golden_digests(smoke_run):
-    doc = _doc()
-    differs = golden.fingerprint_diff(doc["fingerprint"], golden.fingerprint())
-    if differs:
-        pytest.skip("the golden digests were written on another machine, so their exact comparison holds there "
-                    "only (the cross-machine test checks this one within each variable's measured spread); "
-                    "fingerprint differences: " + "; ".join(differs))
+def test_numbers_cannot_move_under_an_unchanged_code_param(smoke_run):
     work, _ = smoke_run
-    problems = _problems(golden.compare(doc["artifacts"], golden.digest(work / "results")))
-    assert not problems, "\n".join(problems)
+    now = golden.digest(work / "results")
+    mine = golden.golden_path()
+    files = golden.goldens()
+    if not files:
+        pytest.skip(f"no golden digests in {golden.GOLDEN_DIR}: write them with `python -m pipeline_lib golden --write`")
+    if mine in files:  # this machine's own digests: every artifact, exactly
+        diff = golden.compare(files[mine]["artifacts"], now)
+        assert not diff["moved"], "numbers moved under an unchanged code param:\n  " + "\n  ".join(diff["moved"])
+        assert len(diff["same"]) > 100
+        skipped = diff["stale"]
+        why = "their code changed since the digests were written (refresh: `python -m pipeline_lib golden --write`)"
+    else:  # another machine's: only what is the same bits everywhere
+        ours = golden.portable(now)
+        compared = 0
+        for path, doc in files.items():
+            diff = golden.compare(doc["artifacts"], now, only=ours)
+            assert not diff["moved"], f"portable artifacts moved against {path.name}:\n  " + "\n  ".join(diff["moved"])
+            compared = max(compared, len(diff["same"]))
+        assert compared >= len([r for r in ours if r.startswith("datasets/")]) > 5
+        skipped = sorted(set(now) - ours)
+        why = (f"this machine ({golden.fingerprint_id()}) has no digests of its own, and these are computed from "
+               "trained runs, whose last bits differ between CPUs, BLAS builds and thread counts")
+    if skipped:
+        warnings.warn(NotCompared(f"{len(skipped)} artifacts not compared: {why}: " + ", ".join(skipped[:8])))
 
 
-def test_what_holds_across_machines_holds_here(smoke_run):
-    """On every machine: each variable within the tolerance its measured spread allows (exactly where no
-    kernel perturbation moved it); where the digests come from another machine, a warning names the
-    differences and every variable that only its size could check."""
-    doc = _doc()
-    work, _ = smoke_run
-    diff = golden.compare_across(doc["artifacts"], golden.digest(work / "results"), measured=bool(doc["perturbations"]))
-    problems = _problems(diff, ("moved", "changed", "missing", "new"))
-    assert not problems, "\n".join(problems)
-    differs = golden.fingerprint_diff(doc["fingerprint"], golden.fingerprint())
-    if differs:
-        warnings.warn(OtherMachine(
-            "golden digests from another machine (" + "; ".join(differs) + "): " + "; ".join(
-                diff["exact"] + diff["within"]) + f"; by size only ({len(diff['size_only'])} artifacts, chaotic "
-            "under the kernel perturbations): " + " | ".join(diff["size_only"])))
-
-
-def test_the_digests_record_their_machine_and_spread():
-    doc = _doc()
-    here = golden.fingerprint()
-    assert set(doc["fingerprint"]) == set(here) and doc["fingerprint"]["cpu"] and doc["fingerprint"]["versions"]["torch"]
-    assert {name for name, _, _ in golden.PERTURBATIONS} == set(doc["perturbations"])
-    spreads = [s for art in doc["artifacts"].values() for s in art["spread"].values()]
-    assert spreads and all(s > 0 for s in spreads)
-    # datasets are drawn by seeded generators in integer or exact arithmetic: no perturbation moves them
-    assert not [rel for rel, art in doc["artifacts"].items() if rel.startswith("datasets/") and art["spread"]]
-
-
-def test_the_comparison_names_the_stage_that_moved(smoke_run):
+def test_the_comparison_tells_moved_numbers_from_changed_code(smoke_run):
     work, _ = smoke_run
     ref = golden.digest(work / "results")
     rel = next(r for r in ref if r.startswith("runs/"))
     moved = json.loads(json.dumps(ref))
     var = next(iter(moved[rel]["vars"]))
-    moved[rel]["vars"][var][1] += 1e-3 * (abs(moved[rel]["vars"][var][2]) + 1)
+    moved[rel]["vars"][var] = "0" * 16
     diff = golden.compare(moved, ref)
-    assert diff["moved"] == [f"{rel} (stage {ref[rel]['stage']}): {var}"] and ref[rel]["stage"].startswith("train ")
-    moved[rel]["code"] = "0" * 16
-    assert golden.compare(moved, ref)["changed"] and not golden.compare(moved, ref)["moved"]
-    ref_same = json.loads(json.dumps(ref))
-    ref_same[rel]["code"] = "0" * 16
-    assert golden.compare(ref_same, ref)["unmoved"]
-
-
-def test_the_cross_machine_comparison_holds_each_variable_to_its_spread():
-    stats = [10, 0.5, 1.0, 2.0]  # size, mean, mean |x|, rms
-    art = lambda vals, spread=None: {"r": {"stage": "train r", "code": "c", "vars": {"w": vals}, "spread": spread or {}}}  # noqa: E731
-    nudged = lambda d: [10, 0.5 + d, 1.0, 2.0]  # noqa: E731  (a deviation of d / 2 of the rms)
-    # never moved by a perturbation: held to the digest's own arithmetic
-    assert not golden.compare_across(art(stats), art(nudged(1e-12)))["moved"]
-    assert golden.compare_across(art(stats), art(nudged(1e-6)))["moved"] == ["r (stage train r): w (5.0e-07 > 1e-09)"]
-    # moved by a spread s: within CROSS_FACTOR * s, not beyond; never tighter than CROSS_FLOOR of the rms
-    tiny = 1e-10
-    assert not golden.compare_across(art(stats, {"w": tiny}), art(nudged(2 * 1.4e-8)))["moved"]
-    assert golden.compare_across(art(stats, {"w": tiny}), art(nudged(2 * golden.CROSS_FLOOR * 1.1)))["moved"]
-    s = 1e-6
-    assert not golden.compare_across(art(stats, {"w": s}), art(nudged(2 * golden.CROSS_FACTOR * s * 0.9)))["moved"]
-    assert golden.compare_across(art(stats, {"w": s}), art(nudged(2 * golden.CROSS_FACTOR * s * 1.1)))["moved"]
-    # a variable no perturbation moved, beside one that moved: the artifact's spread
-    two = lambda w, b, spread: {"r": {"stage": "train r", "code": "c", "vars": {"w": w, "b": b}, "spread": spread}}  # noqa: E731
-    assert not golden.compare_across(two(stats, stats, {"w": s}), two(stats, nudged(1e-5), {}))["moved"]
-    assert golden.compare_across(two(stats, stats, {}), two(stats, nudged(1e-5), {}))["moved"]
-    # chaotic: its size alone, and named as such; a code change beyond tolerance is 'changed'
-    far = golden.compare_across(art(stats, {"w": 0.5}), art(nudged(1.0)))
-    assert not far["moved"] and far["size_only"] == ["r (stage train r): w"]
-    assert golden.compare_across(art(stats, {"w": 0.5}), art([11, 0.5, 1.0, 2.0]))["moved"]
-    other = art(nudged(1e-3))
-    other["r"]["code"] = "d"
-    assert golden.compare_across(art(stats), other)["changed"]
-    # digests written without their spread: every variable by its size alone
-    assert golden.compare_across(art(stats), art(nudged(1.0)), measured=False)["size_only"]
-
-
-def test_the_fingerprint_names_what_differs():
-    here = golden.fingerprint()
-    other = json.loads(json.dumps(here))
-    other["torch_cpu_capability"] = "AVX2" if here["torch_cpu_capability"] != "AVX2" else "AVX512"
-    other["versions"]["numpy"] = "0.0"
-    assert golden.fingerprint_diff(here, here) == []
-    assert [d.split(":")[0] for d in golden.fingerprint_diff(here, other)] == ["torch_cpu_capability", "versions.numpy"]
+    assert [line.split(" ")[0] for line in diff["moved"]] == [rel] and var in diff["moved"][0]
+    assert ref[rel]["stage"].startswith("train ") and len(diff["same"]) == len(ref) - 1
+    moved[rel]["code"] = "0" * 16  # the job's code changed: stale, not compared
+    diff = golden.compare(moved, ref)
+    assert not diff["moved"] and [line.split(" ")[0] for line in diff["stale"]] == [rel]
+    # what is portable: the datasets and what is computed from them alone, never a run's artifact or a reader of one
+    port = golden.portable(ref)
+    assert {r for r in ref if r.startswith("datasets/")} <= port
+    assert "analysis/sln/small.h5" in port and not any(r.startswith(("runs/", "analysis/probes/")) for r in port)
+    assert "figures/fig5_accuracy.json" not in port
 
 
 @pytest.mark.long
-def test_a_numeric_engine_edit_fails_and_a_recorded_refactor_passes(tmp_path, smoke_run):
-    """A one-character change of a number in the training engine moves the retrained run past the golden
-    digests (the exact comparison on the writing machine, the spread-bounded one everywhere); a refactor
-    of the engine that computes the same, recorded as equivalent, retrains to digests that match."""
+def test_lock_verifies_a_refactor_on_a_finished_run_and_refuses_moved_numbers(tmp_path, smoke_run):
+    """The real `lock`, with the smoke run as HEAD's run (the checkout's code is locked): a figure module's refactor
+    reruns that figure, compares identical, is recorded, and then reruns nothing; put back to its code before, it
+    reruns; a change of its numbers is refused."""
     repo, work = _copy_repo_and_run(tmp_path, smoke_run)
-    doc, run = _doc(), "runs/r_ht/weights.h5"  # the Heat Treatment run: the engine sets its temperature
-    target = "results/" + run
-    engine = repo / "pipeline_lib" / "engine.py"
-    text = engine.read_text()
-    assert text.count("model.beta = 1.0 / float(") == 1
-    engine.write_text(text.replace("model.beta = 1.0 / float(", "model.beta = 2.0 / float("))
-    res = snakemake(work, target, "--forcerun", "train", repo=repo)
-    assert res.returncode == 0, res.stderr[-3000:]
-    now = {run: golden.digest(work / "results")[run]}
-    gold = {run: doc["artifacts"][run]}
-    same_machine = not golden.fingerprint_diff(doc["fingerprint"], golden.fingerprint())
-    if same_machine:
-        assert [line.split(" ")[0] for line in golden.compare(gold, now)["changed"]] == [run]
-    assert [line.split(" ")[0] for line in golden.compare_across(gold, now)["changed"]] == [run]
-    # the refactor: a name for a number that nothing reads; recorded as equivalent, then retrained
-    engine.write_text(text + "\n_UNIT_TEMPERATURE = 1.0  # a refactor: nothing computes differently\n")
-    new = equivalence.job_hashes(repo, REPO, configs=(".test/config/config.yaml",))[".test/config/config.yaml train r_ht"]
-    old = doc["artifacts"][run]["code"]
-    assert new != old
-    entries, _ = equivalence.changes(equivalence.module_table(REPO), equivalence.module_table(repo))
-    assert list(entries) == ["pipeline_lib.engine"]
-    equivalence.record(entries, "0" * 40, "test", "test", path=repo / "pipeline_lib" / "plumbing" / RECORD_NAME)
-    res = snakemake(work, target, "--forcerun", "train", repo=repo)
-    assert res.returncode == 0, res.stderr[-3000:]
-    now = {run: golden.digest(work / "results")[run]}
-    assert now[run]["code"] == old
-    if same_machine:
-        assert not any(golden.compare(gold, now).values())
-    assert not any(golden.compare_across(gold, now)[k] for k in ("moved", "changed", "missing", "new"))
+    copy_run(REPO / ".test" / "config", repo / ".test" / "config")
+    module = repo / "pipeline_lib" / "figures" / "fig7_param_tsne.py"
+    text = module.read_text()
+    assert text.count("rows(") == 4
+    module.write_text(text.replace("rows(", "norms(").replace("rows = lambda", "norms = lambda"))
+    plan = lambda: snakemake(work, "-n", repo=repo)  # noqa: E731
+    from test_workflow import planned_jobs
+
+    assert planned_jobs(plan()) == {"fig7_param_tsne": 1, "claims": 1, "all": 1}
+    said = verify.lock(repo, scratch=tmp_path / "lock", base=work, progress=lambda _: None)
+    assert any(s.startswith("verified: ") for s in said) and any("fig7_param_tsne" in s for s in said), said
+    assert planned_jobs(plan()) == {}
+    module.write_text(text)  # back to its code before the refactor: not the locked code
+    assert planned_jobs(plan()) == {"fig7_param_tsne": 1, "claims": 1, "all": 1}
+    module.write_text(text.replace('"pca_end_distance_median": float(np.median(dist))',
+                                   '"pca_end_distance_median": float(np.median(dist) * 2)'))
+    with pytest.raises(verify.LockError, match=r"moves numbers.*figures/fig7_param_tsne\.json: stats"):
+        verify.lock(repo, scratch=tmp_path / "lock", base=work, progress=lambda _: None)
 
 
 def test_a_finished_run_moved_to_another_folder_plans_nothing(smoke_run, tmp_path):

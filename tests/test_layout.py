@@ -1,9 +1,12 @@
 """The package's shape: an acyclic import graph (function-local imports included), modules under ~400
-lines, functions under ~60, no private name imported across modules, the plumbing a package."""
+lines, functions under ~60, no private name imported across modules, the run-time layer and the build-time wing
+packages of their own."""
 import ast
 from pathlib import Path
 
-from pipeline_lib.plumbing.codehash import PACKAGE_DIR, _import_target, module_file
+from pipeline_lib.build.lock import ROOT, module_file
+
+PACKAGE_DIR = ROOT / "pipeline_lib"
 
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
@@ -22,9 +25,12 @@ def _modules() -> dict[str, Path]:
 def _imports(module: str, path: Path) -> list[tuple[str, str]]:
     """(imported module, name) of every pipeline_lib import of a module, at any depth."""
     found = []
+    parts = module.split(".")
+    package = parts if path.name == "__init__.py" else parts[:-1]
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
-            target = _import_target(module, node)
+            base = package[: len(package) - node.level + 1] if node.level else []
+            target = ".".join(base + (node.module.split(".") if node.module else []))
             if target.split(".")[0] == "pipeline_lib":
                 found += [(target, a.name) for a in node.names]
         elif isinstance(node, ast.Import):
@@ -89,7 +95,8 @@ def test_no_private_name_is_imported_across_modules():
     assert not crossing, crossing
 
 
-def test_the_plumbing_is_a_package():
+def test_the_run_time_layer_and_the_build_time_wing_are_packages():
     assert module_file("pipeline_lib.plumbing").name == "__init__.py"
-    assert {"config", "registry", "jobs", "store", "codehash"} <= {
-        p.stem for p in (PACKAGE_DIR / "plumbing").glob("*.py")}
+    assert module_file("pipeline_lib.build").name == "__init__.py"
+    assert {"config", "registry", "jobs", "store"} <= {p.stem for p in (PACKAGE_DIR / "plumbing").glob("*.py")}
+    assert {"lock", "codes", "verify", "golden"} <= {p.stem for p in (PACKAGE_DIR / "build").glob("*.py")}

@@ -168,19 +168,17 @@ def test_every_package_data_pattern_names_a_file_the_package_reads():
     for package, patterns in data.items():
         for pattern in patterns:
             assert list((REPO / package.replace(".", "/")).glob(pattern)), f"{package}: {pattern} matches no file"
-    from pipeline_lib.plumbing import equivalence
+    from pipeline_lib.build.lock import LOCK
 
     shipped = {p for pats in data.values() for pat in pats for p in (REPO / "pipeline_lib").glob(pat)}
-    assert {equivalence.RECORD.resolve(), equivalence.LEGACY.resolve()} <= {p.resolve() for p in shipped}
+    assert (REPO / LOCK).resolve() in {p.resolve() for p in shipped}
 
 
-def test_a_package_without_its_equivalence_record_says_what_to_do(tmp_path):
-    """Read as empty, a missing record would rerun every recorded refactor's jobs without a word."""
-    from pipeline_lib.plumbing import equivalence
+def test_a_package_without_its_lock_file_says_what_to_do(tmp_path):
+    """Read as empty, a missing lock file would rerun every job without a word."""
+    from pipeline_lib.build.lock import read_lock
 
-    with pytest.raises(FileNotFoundError, match=r"verified-equivalent.*pip install -e \."):
-        equivalence.read_record(tmp_path / "equivalent_modules.json")
-    assert equivalence.read_record(tmp_path / "equivalent_modules.json", missing_ok=True) == {"groups": {},
-                                                                                             "modules": {}}
-    assert set(equivalence.read_record()) == {"groups", "modules"}  # the checkout's record
-    assert equivalence.canonical("0" * 16) == "0" * 16  # the legacy map is read
+    with pytest.raises(FileNotFoundError, match=r"code.lock is missing.*pip install -e \."):
+        read_lock(tmp_path)
+    assert read_lock(tmp_path, missing_ok=True) == {}
+    assert "pipeline_lib.engine" in read_lock()  # the checkout's

@@ -10,6 +10,7 @@ import zipfile
 import pytest
 
 from conftest import load_yaml, snakemake
+from pipeline_lib import declarations
 from pipeline_lib.plumbing import registry
 
 pytestmark = pytest.mark.workflow
@@ -46,12 +47,12 @@ def test_native_report_files_every_figure_under_its_paper_with_caption_and_numbe
                                "Tian — shortest-path transformer and the Spectral Line Navigator", "Claims",
                                "Every run",  # run_curves: every run's curves, under no paper
                                "Local learning coefficient"}  # llc_trajectories: the workflow's own claims
-    papers = {c["paper"] for c in registry.declared_claims().values()}
+    papers = {c["paper"] for c in declarations.declared_claims().values()}
     assert set(categories["Claims"]) == papers  # one table per paper, under its name
     for paper in papers:  # ... whose caption lists the paper's claims, each with its verdict
         (path,) = categories["Claims"][paper]
         caption = _text(results[path]["caption"])
-        ids = [cid for cid, c in registry.declared_claims().items() if c["paper"] == paper]
+        ids = [cid for cid, c in declarations.declared_claims().items() if c["paper"] == paper]
         assert all(cid in caption for cid in ids), paper
     for fig in figures:
         path = f"results/figures/{fig}.png"

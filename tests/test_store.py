@@ -9,7 +9,6 @@ import pytest
 import xarray as xr
 import xarray.testing
 
-from pipeline_lib.plumbing.codehash import PACKAGE_DIR, code_hash, is_plumbing, module_closure
 from pipeline_lib.plumbing.config import slice_hash
 from pipeline_lib.plumbing.store import (
     CHUNK_BYTES,
@@ -133,35 +132,10 @@ def test_corrupt_input_names_the_file_and_the_fix(tmp_path):
         read_dataset(tmp_path / "missing.h5")
 
 
-def test_code_hash_follows_the_import_closure_less_the_plumbing():
-    names = lambda *m: {str(p.relative_to(PACKAGE_DIR)) for x in m for p in module_closure(x)}  # noqa: E731
-    train = names("pipeline_lib.stages.train")
-    assert {"engine.py", "models/__init__.py", "stages/train.py", "attention.py"} <= train
-    # the plumbing computes no number of an artifact: never in a hash
-    plumbing = {str(p.relative_to(PACKAGE_DIR)) for p in (PACKAGE_DIR / "plumbing").glob("*.py")}
-    assert {"plumbing/config.py", "plumbing/store.py", "plumbing/codehash.py"} <= plumbing
-    assert not (plumbing | {"__init__.py", "__main__.py"}) & train
-    assert not {"tasks/sma.py", "figures/fig5_accuracy.py", "models/transformer.py", "models/circuit.py"} & train
-    # each model kind's module, with what it imports, and not the other kinds'
-    circuit, transformer = names("pipeline_lib.models.circuit"), names("pipeline_lib.models.transformer")
-    assert "models/circuit.py" in circuit and "models/transformer.py" not in circuit
-    assert "models/transformer.py" in transformer and "models/circuit.py" not in transformer
-    assert "models/transformer.py" in names("pipeline_lib.models.vit")
-    assert "models/vit.py" not in transformer
-    sma = names("pipeline_lib.stages.dataset", "pipeline_lib.tasks.sma")
-    assert "tasks/sma.py" in sma and not {"tasks/eureka_reasoning.py", "tasks/eureka_digits.py"} & sma
-    fig5 = names("pipeline_lib.stages.figure", "pipeline_lib.figures.fig5_accuracy")
-    assert {"figures/fig5_accuracy.py", "figures/style.py", "stages/figure.py", "stats.py"} <= fig5
-    assert not {"engine.py", "figures/fig7_param_tsne.py", "figures/fig2_attention_graph.py"} & fig5
-    assert code_hash("pipeline_lib.stages.train") != code_hash("pipeline_lib.stages.figure")
-    assert is_plumbing("pipeline_lib.plumbing.store") and is_plumbing("pipeline_lib")
-    assert not is_plumbing("pipeline_lib.engine") and not is_plumbing("pipeline_lib.stages.train")
-
-
 def test_same_finds_equal_folders_and_names_what_differs(tmp_path):
     """``python -m pipeline_lib same``: bit-equal artifacts (NaN where NaN) pass; one value moved by one
     ulp, or an artifact missing from the second folder, is named."""
-    from pipeline_lib.plumbing.golden import identical
+    from pipeline_lib.build.golden import identical
 
     x = np.array([[0.1, np.nan], [1e-8, 3.0]], dtype=np.float32)
     for folder in ("a", "b", "c"):

@@ -10,6 +10,7 @@ import yaml
 
 from conftest import SMOKE, load_yaml, snakemake
 from pipeline_lib.plumbing import registry
+from pipeline_lib.plumbing.config import load_config
 
 pytestmark = pytest.mark.workflow
 
@@ -97,14 +98,29 @@ def test_editing_the_finetune_reruns_only_it_and_its_figure(smoke_run):
     edited.write_text(yaml.safe_dump(raw))
     plan = snakemake(work, "-n", configfile=edited)  # keys re-sorted by safe_dump too
     jobs = planned_jobs(plan)
-    # the finetune, and what reads it: the three interpolations it is an end of (the cross-arm one, its same-arm
-    # control and the shifted cross-arm one), param_embed, its probes, its attention entropy, its LLC, the figures
-    # (every run's curves too), and the claims ledger (it reads the figures' sidecars)
-    assert jobs == {"train": 1, "interpolation": 3, "param_embed": 1, "probes": 1, "attention_sparsity": 1,
-                    "fig2_attention_graph": 1, "fig3_attention_heatmap": 1, "fig5_accuracy": 1, "fig6_interpolation": 1,
-                    "fig7_param_tsne": 1, "attention_entropy": 1, "run_curves": 1, "llc": 1, "llc_trajectories": 1,
-                    "claims": 1, "all": 1}
+    # the finetune, and what reads it, by the config's references (never a hand list): the analyses whose inputs
+    # hold its artifacts, the figures that read it or them, and the claims ledger (it reads the figures' sidecars)
+    assert jobs == {"train": 1, **_readers(load_config(raw), "curriculum_p2_p4"), "claims": 1, "all": 1}
+    assert jobs["interpolation"] == 3 and {"fig5_accuracy", "probes", "llc"} <= set(jobs)
     assert "wildcards: run=curriculum_p2_p4" in plan.stdout and "run=pretrain_p2" not in plan.stdout
+
+
+def _readers(cfg, run: str) -> dict[str, int]:
+    """Rule -> jobs that read ``run``'s artifacts, directly or through an analysis (the config's references)."""
+    from pipeline_lib.plumbing import jobs
+
+    outputs = {cfg.paths.trajectory(run), cfg.paths.weights(run)}
+    analyses = [(kind, name) for kind in cfg.raw["analyses"] for name in jobs.analysis_jobs(cfg, kind)]
+    reading: set = set()
+    while True:  # an analysis may read another's artifact
+        new = {a for a in analyses if a not in reading and outputs & set(jobs.analysis_inputs(cfg, *a))}
+        if not new:
+            break
+        reading |= new
+        outputs |= {cfg.paths.analysis(*a) for a in new}
+    found = {kind: sum(k == kind for k, _ in reading) for kind, _ in reading}
+    found.update({fig: 1 for fig in cfg.raw["figures"] if outputs & set(jobs.figure_inputs(cfg, fig))})
+    return found
 
 
 def test_figure_target_by_name_rebuilds_only_that_figure(smoke_run):

@@ -124,13 +124,13 @@ def test_every_claim_scored_by_the_test_config_can_go_both_ways(smoke_run):
 def test_each_claim_names_the_statistics_it_reads_and_they_exist(smoke_run):
     """A claim's ``reads`` are dotted paths into its figure's statistics (the sidecar's ``stats``): for every claim
     the test config scores, each path names at least one number there (a renamed statistic fails here)."""
+    from pipeline_lib import declarations
     from pipeline_lib.claims import read_stat
-    from pipeline_lib.plumbing import registry
 
     work, _ = smoke_run
     sides = {p.stem: json.loads(p.read_text()) for p in (work / "results" / "figures").glob("*.json")}
     checked, missing = 0, []
-    for cid, decl in registry.declared_claims().items():
+    for cid, decl in declarations.declared_claims().items():
         side = sides.get(decl["figure"])
         if side is None or side["claims"].get(cid, {}).get("verdict", "not run") == "not run":
             continue
@@ -185,14 +185,14 @@ def test_caveat_placeholders_name_statistics_that_exist(smoke_run):
     """A caveat's ``{figure:path}`` names a statistic of that figure, under the test config's labels or under
     labels a shipped config gives its analyses: a renamed statistic, a mistyped statistic group or label fails
     here. The ledger the test config wrote holds no unfilled placeholder."""
+    from pipeline_lib import declarations
     from pipeline_lib.caveats import PLACEHOLDER
-    from pipeline_lib.plumbing import registry
 
     work, _ = smoke_run
     sides = {p.stem: json.loads(p.read_text()) for p in (work / "results" / "figures").glob("*.json")}
     known = _shipped_labels()
     checked, missing = 0, []
-    for cid, decl in registry.declared_claims().items():
+    for cid, decl in declarations.declared_claims().items():
         for figure, path in (m for c in decl.get("caveats", []) for m in PLACEHOLDER.findall(c)):
             if figure in sides:
                 checked += 1

@@ -18,7 +18,8 @@ import torch
 import xarray as xr
 
 from ..models import build_run_model, run_inputs
-from ..plumbing.store import dataset_split, read_dataset, seed_coords, snapshot_arrays
+from ..plumbing.store import read_dataset
+from ..selection import dataset_split, seed_coords, snapshot_arrays
 
 NAME = "attention_sparsity"
 PER_RUN = True

@@ -38,7 +38,8 @@ import xarray as xr
 
 from .. import graphs
 from ..models import build_run_model
-from ..plumbing.store import read_dataset, snapshot_arrays
+from ..plumbing.store import read_dataset
+from ..selection import snapshot_arrays
 from ..tasks.shortest_path import encode, graph, seq_len
 
 NAME = "edge_correlation"

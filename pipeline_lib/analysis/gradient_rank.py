@@ -22,7 +22,8 @@ import xarray as xr
 from ..losses import loss_fn
 from ..models import build_run_model, param_dims, run_inputs
 from ..optimizers.galore_adam import is_matrix
-from ..plumbing.store import dataset_split, read_dataset, snapshot_arrays
+from ..plumbing.store import read_dataset
+from ..selection import dataset_split, snapshot_arrays
 
 NAME = "gradient_rank"
 PER_RUN = True

@@ -11,7 +11,8 @@ import xarray as xr
 
 from ..losses import per_seed_loss_acc
 from ..models import build_run_model, run_inputs
-from ..plumbing.store import dataset_split, read_dataset, snapshot_arrays
+from ..plumbing.store import read_dataset
+from ..selection import dataset_split, snapshot_arrays
 
 NAME = "interpolation"
 CONFIG = """

@@ -25,7 +25,8 @@ from ..llc import SGLD, per_seed, sample
 from ..losses import loss_fn
 from ..models import build_run_model, run_inputs
 from ..plumbing.device import resolve_device
-from ..plumbing.store import dataset_split, read_dataset, snapshot_arrays
+from ..plumbing.store import read_dataset
+from ..selection import dataset_split, snapshot_arrays
 from .gradient_rank import picked
 
 NAME = "llc"

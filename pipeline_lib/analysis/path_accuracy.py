@@ -21,7 +21,8 @@ import xarray as xr
 
 from ..models import build_run_model
 from ..plumbing.device import resolve_device
-from ..plumbing.store import read_dataset, snapshot_arrays
+from ..plumbing.store import read_dataset
+from ..selection import snapshot_arrays
 from ..stats import log_spaced_indices
 from ..tasks.shortest_path import decoded_valid, graph
 

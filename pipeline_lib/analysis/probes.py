@@ -20,7 +20,8 @@ from sklearn.preprocessing import StandardScaler
 
 from ..models import build_run_model, run_inputs
 from ..plumbing import registry
-from ..plumbing.store import dataset_split, read_dataset, snapshot_arrays
+from ..plumbing.store import read_dataset
+from ..selection import dataset_split, snapshot_arrays
 from ..stats import log_spaced_indices
 
 NAME = "probes"

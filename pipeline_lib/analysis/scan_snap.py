@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from ..plumbing.store import read_dataset, seed_coords
+from ..plumbing.store import read_dataset
+from ..selection import seed_coords
 
 NAME = "scan_snap"
 PER_RUN = True

@@ -27,9 +27,6 @@ import xarray as xr
 from .. import __version__
 from .values import canonical_json, slice_hash
 
-# what this module computes (the rows and the snapshot a stage reads): hashed into the jobs that import it
-COMPUTES = ("dataset_split", "snapshot_arrays")
-
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -212,25 +209,3 @@ def read_dataset(path: str | os.PathLike, rule: str | None = None) -> xr.Dataset
     except Exception as exc:  # h5py/h5netcdf raise many types for truncated or foreign files
         raise ArtifactError(f"artifact {path} cannot be read ({type(exc).__name__}: {exc}); "
                             f"it is truncated or corrupt: {how}") from exc
-
-
-def dataset_split(ds: xr.Dataset, which: str) -> tuple[np.ndarray, np.ndarray]:
-    """(x, y) of one split ('train' or 'test') of a dataset artifact. A dataset with training draws (one
-    per seed, read by the training stage) has no single training set: asking for it raises, naming the dataset."""
-    sel = ds.split.values == which
-    if which == "train" and "draw" in ds.coords:
-        raise ValueError(f"dataset {ds.attrs.get('task_task', '')!r} holds {int(ds.attrs.get('task_draws', 0))} "
-                         "training draws, one per seed (config key 'draws'), and no single training set: "
-                         "this stage reads one; use a dataset without 'draws' for it")
-    return ds.x.values[sel], ds.y.values[sel]
-
-
-def seed_coords(ds: xr.Dataset) -> dict:
-    """The coordinates along ``seed`` besides ``seed`` itself (a swept run's run_seed, lr, lr_ratio_*),
-    for an analysis to carry into its artifact."""
-    return {k: v for k, v in ds.coords.items() if v.dims == ("seed",) and k != "seed"}
-
-
-def snapshot_arrays(weights: xr.Dataset, index: int) -> dict[str, np.ndarray]:
-    """Every variable with a ``snapshot`` dim at one snapshot (by position), as (seed, ...) arrays."""
-    return {n: v.isel(snapshot=index).values for n, v in weights.data_vars.items() if "snapshot" in v.dims}

@@ -10,23 +10,24 @@ import re
 from pathlib import Path
 
 from ..claims import check_scores
+from ..declarations import figure_claims
 from ..plumbing import registry
-from ..plumbing.codehash import parse
 from ..plumbing.config import Config
-from ..plumbing.jobs import FIGURE_OUTPUTS, figure_code, figure_inputs, figure_outputs
+from ..plumbing.jobs import FIGURE_OUTPUTS, figure_inputs, figure_outputs
 from ..plumbing.paths import Paths
 from ..plumbing.store import atomic_path, provenance
 
 
-def build_figure(cfg: Config, name: str, paths: Paths | None = None, caption: str | None = None) -> dict:
+def build_figure(cfg: Config, name: str, paths: Paths | None = None, caption: str | None = None,
+                 code: str = "") -> dict:
     """Build figure ``name``; ``caption``: its caption file (``workflow/report/<name>.txt``), else
-    the module's docstring is the caption."""
+    the module's docstring is the caption; ``code``: the job's code param, kept in the provenance."""
     module = registry.load("figure", name)
     paths = paths or cfg.paths
     extra = {ext: paths.figure(name, ext) for ext in figure_outputs(name)[len(FIGURE_OUTPUTS):]}
     fig, stats = module.build(cfg, cfg.figures[name], paths, extra)
     scores = score_claims(name, module, stats, cfg.figures[name])
-    attrs = provenance(cfg.figure_slice(name), figure_inputs(cfg, name, paths), device="none", code=figure_code(name))
+    attrs = provenance(cfg.figure_slice(name), figure_inputs(cfg, name, paths), device="none", code=code)
     pdf, png, sidecar, rst = (paths.figure(name, ext) for ext in FIGURE_OUTPUTS)
     save_figure(fig, stats, attrs, pdf, png, sidecar, scores)
     with atomic_path(rst) as tmp:
@@ -36,7 +37,7 @@ def build_figure(cfg: Config, name: str, paths: Paths | None = None, caption: st
 
 def score_claims(name: str, module, stats: dict, params) -> dict:
     """The figure's declared claims scored on its statistics (``module.score_claims``); {} without claims."""
-    declared = registry.figure_claims(name)
+    declared = figure_claims(name)
     if not declared:
         return {}
     where = f"figure {name!r} ({registry.plugin('figure', name).path})"
@@ -47,7 +48,7 @@ def caption_text(name: str, caption: str | None) -> str:
     """A figure's caption: its caption file, else its module's docstring."""
     if caption:
         return Path(caption).read_text()
-    return ast.get_docstring(parse(registry.plugin("figure", name).path)) or ""
+    return ast.get_docstring(registry.parse(registry.plugin("figure", name).path)) or ""
 
 
 def _rst_escape(text: str) -> str:

@@ -18,21 +18,20 @@ from ..models import build_run_model, param_dims, run_inputs
 from ..plumbing import registry
 from ..plumbing.config import Config, RunSpec, slice_hash
 from ..plumbing.device import resolve_device, tune_allocator
-from ..plumbing.jobs import train_code
 from ..plumbing.logs import job_logger
-from ..plumbing.store import dataset_split, file_hash, provenance, read_dataset, snapshot_arrays, write_dataset
+from ..plumbing.store import file_hash, provenance, read_dataset, write_dataset
 from ..recording import Recording
+from ..selection import dataset_split, snapshot_arrays
 from .progress import train_with_progress
 
 
 def train_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
               init_path: str | None = None, threads: int = 1, log_path: str | None = None,
-              code: str | None = None) -> Recording:
+              code: str = "") -> Recording:
     """Train all seeds of ``run`` and write its trajectory and weights (the run is resolved once
-    into a :class:`RunSpec` here and passed down). ``code``: the run's code hash when the caller has
-    it (the rule's param, which Snakemake compares for reruns), else computed here."""
+    into a :class:`RunSpec` here and passed down). ``code``: the job's code param (the rule's, which
+    Snakemake compares for reruns), kept in the provenance and the resume key."""
     spec = cfg.run_spec(run)
-    code = code or train_code(cfg, run)
     tune_allocator()
     torch.set_num_threads(max(1, threads))
     device = resolve_device(spec.device)

@@ -21,16 +21,15 @@ from ..models import build_run_model, param_dims, run_inputs, seed_generator
 from ..plumbing import registry
 from ..plumbing.config import Config
 from ..plumbing.device import resolve_device
-from ..plumbing.jobs import train_code
 from ..plumbing.logs import job_logger
-from ..plumbing.store import dataset_split, provenance, read_dataset, write_dataset
+from ..plumbing.store import provenance, read_dataset, write_dataset
+from ..selection import dataset_split
 from .progress import train_with_progress
 
 
 def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: str, weights_path: str,
-                     threads: int = 1, log_path: str | None = None, code: str | None = None):
-    """Train all slots of online run ``run``; ``code``: the run's code hash when the caller has it
-    (the rule's param), else computed here."""
+                     threads: int = 1, log_path: str | None = None, code: str = ""):
+    """Train all slots of online run ``run``; ``code``: the job's code param, kept in the provenance."""
     spec = cfg.run_spec(run)
     torch.set_num_threads(max(1, threads))
     device = resolve_device(spec.device)
@@ -53,7 +52,7 @@ def train_online_run(cfg: Config, run: str, dataset_path: str, trajectory_path: 
     plan = dataclasses.replace(spec.plan, per_slot=True)
     rec = train_with_progress(model, data, plan, device, log, unit="step", source=source)
     ids, coords = slot_axis(spec)
-    attrs = provenance(cfg.run_slice(run), [dataset_path], device=str(device), code=code or train_code(cfg, run))
+    attrs = provenance(cfg.run_slice(run), [dataset_path], device=str(device), code=code)
     attrs.update(run=run, start_epoch=0, init_from="", dataset=spec.dataset, threads=torch.get_num_threads(),
                  model_kind=spec.model_kind, attention=describe(spec.attention), online=1,
                  swept=", ".join(k for k, _ in spec.run.sweep),

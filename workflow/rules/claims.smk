@@ -17,10 +17,13 @@ rule claims:
     conda:
         "../envs/pipeline.yaml"
     params:
-        declared=lambda wildcards: canonical_json(registry.declared_claims()),
+        declared=lambda wildcards: canonical_json(declarations.declared_claims()),
         results=lambda wildcards: canonical_json(
-            {k: d.get("results", []) for k, d in registry.declaration_files().items()}
+            {
+                k: d.get("results", [])
+                for k, d in declarations.declaration_files().items()
+            }
         ),
-        code=jobs.claims_code(),
+        code=codes.claims_code(CFG),
     script:
         "../scripts/claims.py"

@@ -9,7 +9,9 @@ import re
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from pipeline_lib.plumbing import codehash, jobs, registry
+from pipeline_lib import declarations
+from pipeline_lib.build import codes
+from pipeline_lib.plumbing import jobs, registry
 from pipeline_lib.plumbing.paths import Paths
 from pipeline_lib.plumbing.replicate import replicate_config
 from pipeline_lib.plumbing.config import (
@@ -75,13 +77,13 @@ def analysis_params(kind):
         "config": lambda wildcards: canonical_json(
             CFG.analysis_slice(kind, wildcards.name)
         ),
-        "code": lambda wildcards: jobs.analysis_code(CFG, kind, wildcards.name),
+        "code": lambda wildcards: codes.analysis_code(CFG, kind, wildcards.name),
     }
 
 
 def caption_digest(figure):
     """A digest of the figure's caption text (workflow/report/<figure>.txt, else its module's docstring,
-    which the code hash leaves out), a param so that a caption edit rebuilds the figure and its caption.
+    which the code param leaves out), a param so that a caption edit rebuilds the figure and its caption.
     Not an input: an input's path would change with the checkout's folder, and a moved checkout would
     rebuild every figure.
     """
@@ -90,7 +92,7 @@ def caption_digest(figure):
         with open(path, "rb") as fh:
             return hashlib.sha256(fh.read()).hexdigest()[:16]
     doc = (
-        ast.get_docstring(codehash.parse(registry.plugin("figure", figure).path)) or ""
+        ast.get_docstring(registry.parse(registry.plugin("figure", figure).path)) or ""
     )
     return hashlib.sha256(doc.encode()).hexdigest()[:16]
 
@@ -135,7 +137,7 @@ def claims_own_files():
 
 def claims_report_files():
     """One table per paper in `snakemake --report`, under "Claims", its caption the table with figure links."""
-    papers = sorted({c["paper"] for c in registry.declared_claims().values()})
+    papers = sorted({c["paper"] for c in declarations.declared_claims().values()})
 
     def entry(p):
         flag = dict(

@@ -12,6 +12,6 @@ rule dataset:
         mem_mb=2000,
     params:
         config=lambda wc: canonical_json(CFG.dataset_slice(wc.dataset)),
-        code=lambda wc: jobs.dataset_code(CFG, wc.dataset),
+        code=lambda wc: codes.dataset_code(CFG, wc.dataset),
     script:
         "../scripts/dataset.py"

@@ -19,9 +19,9 @@ for fig in CFG.raw["figures"]:
             mem_mb=4000,
         params:
             config=canonical_json(CFG.figure_slice(fig)),
-            code=jobs.figure_code(fig),
+            code=codes.figure_code(CFG, fig),
             caption=caption_digest(fig),
             # the ids of the claims it scores (their declarations' prose is the claims rule's, not the figure's)
-            claims=canonical_json(registry.figure_claims(fig)),
+            claims=canonical_json(declarations.figure_claims(fig)),
         script:
             "../scripts/figure.py"

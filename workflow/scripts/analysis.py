@@ -7,4 +7,4 @@ from pipeline_lib.plumbing.config import checked_config  # noqa: E402
 from pipeline_lib.stages.analysis import run_analysis  # noqa: E402
 
 run_analysis(checked_config(snakemake.config), snakemake.rule, snakemake.wildcards.name, snakemake.output[0],
-             threads=snakemake.threads)
+             threads=snakemake.threads, code=snakemake.params.code)

@@ -8,7 +8,7 @@ import csv
 import re
 from pathlib import Path
 
-from .jobs import job_modules
+from .codes import job_modules
 
 COST_BEGIN, COST_END = "<!-- run-cost: begin -->", "<!-- run-cost: end -->"
 
