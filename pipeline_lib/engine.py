@@ -17,12 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+import numpy as np
 import torch
 
+from .attention import heat_treatment_beta
 from .batches import FreshSamples, TrainingSet
 from .checkpointing import Checkpointing, load_checkpoint, save_checkpoint
 from .freezer import Freezer
-from .losses import evaluate_set
+from .losses import evaluate_set, loss_fn, objective_fn
 from .lr_schedule import lr_factor
 from .recording import Recorder, Recording
 from .slot_optim import build_optimizer, build_slot_optimizer, optimizer_state_size
@@ -31,12 +33,18 @@ from .slot_optim import build_optimizer, build_slot_optimizer, optimizer_state_s
 @dataclass
 class _Training:
     """The optimizer side of a run: optimizer, learning-rate schedule, batch source (its data order),
-    freezer, and the model's drop-path sampler (None: it drops nothing)."""
+    freezer, the model's drop-path sampler (None: it drops nothing), the per-seed loss and accuracy the
+    metrics read (``loss_acc``), what the steps descend (``objective``: label-smoothed where the plan asks,
+    ``smoothed``) and, under Heat Treatment, each epoch's attention temperature (``heat``; None otherwise)."""
 
     opt: torch.optim.Optimizer
     sched: Optional[torch.optim.lr_scheduler.LambdaLR]
     source: "TrainingSet | FreshSamples"
     freezer: "Freezer"
+    loss_acc: Callable
+    objective: Callable
+    smoothed: bool
+    heat: Optional[np.ndarray]
     drop: Optional[object] = None
 
     def state_dict(self) -> dict:
@@ -77,7 +85,15 @@ def _training(model, plan, device, source, param_dims: Optional[dict] = None) ->
     if drop is not None and source.step_is_metrics_pass:
         raise ValueError(f"run {plan.name!r}: the model's drop_path needs mini-batch steps (its training metrics "
                          "pass is also its step here); allowed: drop_path 0, or an integer batch_size")
-    return _Training(opt, sched, source, Freezer(params, len(plan.slots), device), drop)
+    heat = plan.attention.schedule == "heat_treatment"
+    return _Training(opt, sched, source, Freezer(params, len(plan.slots), device), loss_fn(model),
+                     objective_fn(model, plan.label_smoothing), bool(plan.label_smoothing),
+                     temperatures(model, plan.epochs) if heat else None, drop)
+
+
+def temperatures(model, epochs: int) -> np.ndarray:
+    """Heat Treatment's attention temperature in each epoch 0..epochs (1/beta, :func:`heat_treatment_beta`)."""
+    return np.array([1.0 / heat_treatment_beta(e, epochs, model.d_head) for e in range(epochs + 1)])
 
 
 def train_seeds(
@@ -114,15 +130,15 @@ def train_seeds(
                              per_slot=data["x_train"].dim() > data["x_test"].dim())
     x_te, y_te = data["x_test"].to(device), data["y_test"].to(device)
     tr = _training(model, plan, device, source, param_dims)
-    rec = Recorder(model, data, plan, start_epoch, device, source.steps_per_epoch)
+    rec = Recorder(model, data, plan, start_epoch, device, tr.loss_acc, source.steps_per_epoch)
     first = _resume(checkpoint, device, model, tr, rec)
     for e in range(first, E + 1):
         if checkpoint is not None and e > first and e % checkpoint.every == 0:
             save_checkpoint(checkpoint, e, {"model": model.state_dict(), **tr.state_dict(), **rec.state})
-        if rec.heat:
-            model.beta = 1.0 / float(rec.temperature[e])
+        if tr.heat is not None:
+            model.beta = 1.0 / float(tr.heat[e])
         rec.evaluate(model, e, x_te, y_te, tr.freezer)
-        total = _train_metrics(model, rec, tr.freezer, start_epoch + e, e, source)
+        total = _train_metrics(model, rec, tr, start_epoch + e, e)
         if callback is not None:
             callback(start_epoch + e, rec.log_line(e) if e % plan.log_every == 0 or e == E else None)
         if e == E:
@@ -134,10 +150,10 @@ def train_seeds(
             if on_step is not None:
                 on_step(0)
         else:
-            _minibatch_epoch(model, rec, tr, start_epoch + e + 1, on_grad, on_step)
-    if rec.heat:  # after training the model holds the schedule's final temperature, its tau
+            _minibatch_epoch(model, tr, start_epoch + e + 1, on_grad, on_step)
+    if tr.heat is not None:  # after training the model holds the schedule's final temperature, its tau
         model.beta = None
-    out = rec.result(plan.seeds, E, tr.freezer)
+    out = rec.result(plan.seeds, E, tr.freezer, np.full(E + 1, model.tau) if tr.heat is None else tr.heat)
     out.optimizer_state = optimizer_state_size(tr.opt)
     return out
 
@@ -153,29 +169,29 @@ def _resume(checkpoint, device, model, tr: _Training, rec: Recorder) -> int:
     return resumed["epoch"]
 
 
-def _train_metrics(model, rec: Recorder, freezer: "Freezer", epoch: int, e: int, source):
+def _train_metrics(model, rec: Recorder, tr: _Training, epoch: int, e: int):
     """Training metrics at epoch e (global ``epoch``). Where the source's metrics pass is also the
     step's, its loss (summed over the alive seeds) is returned for the backward pass."""
-    x, y = source.metrics_batch()
-    if source.step_is_metrics_pass:
+    x, y = tr.source.metrics_batch()
+    if tr.source.step_is_metrics_pass:
         logits = model(x)
-        loss_s, acc_s = rec.loss_acc(logits, y)
-        total = freezer.observe(rec.objective(logits, y)[0] if rec.smoothed else loss_s, epoch)
-        rec.train_metrics(e, loss_s, acc_s, freezer)
+        loss_s, acc_s = tr.loss_acc(logits, y)
+        total = tr.freezer.observe(tr.objective(logits, y)[0] if tr.smoothed else loss_s, epoch)
+        rec.train_metrics(e, loss_s, acc_s, tr.freezer)
         return total
     with torch.no_grad():
-        loss_s, acc_s = evaluate_set(model, rec.loss_acc, x, y)
-        freezer.observe(loss_s, epoch)
-        rec.train_metrics(e, loss_s, acc_s, freezer)
+        loss_s, acc_s = evaluate_set(model, tr.loss_acc, x, y)
+        tr.freezer.observe(loss_s, epoch)
+        rec.train_metrics(e, loss_s, acc_s, tr.freezer)
     return None
 
 
-def _minibatch_epoch(model, rec: Recorder, tr: _Training, epoch_after: int, on_grad,
+def _minibatch_epoch(model, tr: _Training, epoch_after: int, on_grad,
                      on_step: Optional[Callable[[int], None]] = None) -> None:
     """One epoch of the source's mini-batch steps; ``on_step(j)`` is called after step j (the
     Recorder's per-step attention)."""
     for j, (x, y, scale) in enumerate(tr.source.steps()):  # scale: the step's weight in the epoch's mean gradient
-        loss_s, _ = rec.objective(_forward(model, x, tr.drop), y)
+        loss_s, _ = tr.objective(_forward(model, x, tr.drop), y)
         _step(tr.opt, tr.sched, tr.freezer, tr.freezer.observe(loss_s, epoch_after),
               None if on_grad is None else (lambda s=scale: on_grad(s)))
         if on_step is not None:

@@ -7,9 +7,8 @@ from typing import Callable, Optional
 import numpy as np
 import torch
 
-from .attention import heat_treatment_beta
 from .freezer import Freezer
-from .losses import evaluate_set, loss_fn, objective_fn
+from .losses import evaluate_set
 
 
 @dataclass
@@ -50,9 +49,12 @@ def recorded_epochs(schedule, start: int, stop: int) -> list[int]:
 
 class Recorder:
     """What a run records, preallocated on the device and written into once per epoch (no host sync
-    except at weight snapshots); its state is what a resume checkpoint saves besides the model's."""
+    except at weight snapshots); its state is what a resume checkpoint saves besides the model's. It observes
+    only: the metrics are read with ``loss_acc`` (the engine's per-seed loss and accuracy), and the training
+    objective and the temperature schedule are the engine's."""
 
-    def __init__(self, model, data: dict, plan, start_epoch: int, device, steps_per_epoch: int = 1):
+    def __init__(self, model, data: dict, plan, start_epoch: int, device, loss_acc: Callable,
+                 steps_per_epoch: int = 1):
         E = plan.epochs
         self.start_epoch = start_epoch
         self.probe_x = data["probe_x"].to(device)
@@ -63,9 +65,7 @@ class Recorder:
         self.snap_epochs = [e - start_epoch for e in recorded_epochs(plan.record_weights, start_epoch, start_epoch + E)]
         self.att_index = {e: i for i, e in enumerate(self.att_epochs)}
         self.snap_index = {e: i for i, e in enumerate(self.snap_epochs)}
-        self.loss_acc = loss_fn(model)  # what is recorded
-        self.objective = objective_fn(model, plan.label_smoothing)  # what the steps descend
-        self.smoothed = bool(plan.label_smoothing)
+        self.loss_acc = loss_acc
         self.steps_per_epoch = steps_per_epoch
         self.step_epochs = 0 if probe_att is None else min(plan.step_attention_epochs, E)
         self.stats_x = data["stats_x"].to(device) if "stats_x" in data and model.records_attention_histogram else None
@@ -83,10 +83,6 @@ class Recorder:
                 "grads": ({n: torch.full((E + 1, *getattr(model, n).shape[:-2]), float("nan"), device=device)
                            for n in ("W_Q", "W_K", "W_V")} if model.records_gradients else None),
             }
-        heat = plan.attention.schedule == "heat_treatment"
-        self.heat = heat
-        self.temperature = np.array([1.0 / heat_treatment_beta(e, E, model.d_head) if heat else model.tau
-                                     for e in range(E + 1)])
 
     @torch.no_grad()
     def evaluate(self, model, e: int, x_te, y_te, freezer: "Freezer") -> None:
@@ -137,7 +133,8 @@ class Recorder:
                 grads[n][e] = torch.nan_to_num(grads[n][e], nan=0.0) + scale * v
         return on_grad
 
-    def result(self, seeds, E: int, freezer: "Freezer") -> Recording:
+    def result(self, seeds, E: int, freezer: "Freezer", temperature: np.ndarray) -> Recording:
+        """The record, on the host; ``temperature``: the attention temperature of each epoch (the engine's)."""
         st = self.state
         m = st["metrics"].cpu().numpy().transpose(0, 2, 1)  # (4, S, E+1)
         seed_first = lambda t: np.moveaxis(t.cpu().numpy(), 1, 0)  # noqa: E731  (E+1, S, ...) -> (S, E+1, ...)
@@ -148,7 +145,7 @@ class Recorder:
             attention=None if st["attention"] is None else st["attention"].cpu().numpy().transpose(1, 0, 2, 3),
             snapshot_epochs=np.array(self.snap_epochs) + self.start_epoch,
             weights=st["weights"], diverged_epoch=freezer.diverged_epoch.cpu().numpy(),
-            temperature=self.temperature,
+            temperature=temperature,
             grads=None if st["grads"] is None else {n: seed_first(g) for n, g in st["grads"].items()},
             attention_hist=None if st["hist"] is None else seed_first(st["hist"]),
             step_attention=None if st["step_attention"] is None else seed_first(st["step_attention"]),
