@@ -2,12 +2,16 @@
 seed axis) and its weight snapshots, as xarray datasets, with the seed axis of a sweep's slots."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 import xarray as xr
 
-from .plumbing.config import RunSpec
 from .recording import Recording
+
+if TYPE_CHECKING:  # the resolved run, handed down by the stage
+    from .plumbing.config import RunSpec
 
 METRICS = ("train_loss", "train_acc", "test_loss", "test_acc")
 

@@ -77,7 +77,7 @@ def _training(model, plan, device, source, param_dims: Optional[dict] = None) ->
     else:
         opt = build_optimizer(params, plan.optimizer,
                               None if param_dims is None else [tuple(param_dims[n]) for n in model.param_names()],
-                              model.param_names())
+                              model.param_names(), plan.optimizer_module)
     factor = lr_factor(plan.optimizer, plan.epochs, source.steps_per_epoch)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, factor) if factor is not None else None
     sampler = getattr(model, "drop_path_sampler", None)

@@ -13,6 +13,7 @@ multiple of lr: per-parameter learning rates), ``weight_decay``, ``momentum``.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Optional
 
 import torch
@@ -147,20 +148,20 @@ def weight_decay_groups(params, names: Optional[list[str]], no_weight_decay) -> 
     return [g for g in groups if g["params"]]
 
 
-def build_optimizer(params, opt_cfg, dims: Optional[list] = None,
-                    names: Optional[list[str]] = None) -> torch.optim.Optimizer:
-    """torch's Adam, AdamW or SGD; any other name is an optimizer plug-in of ``pipeline_lib/optimizers``
-    (its ``build(params, opt_cfg, dims)``, ``dims``: each parameter's dim names after the seed axis;
-    a plug-in that declares ``TAKES_NAMES = True`` gets ``names`` too and honours ``no_weight_decay``
-    itself; the run's code hash includes that module, see ``jobs.train_code``). The parameters
-    ``names``d in ``opt_cfg.no_weight_decay`` form a second group without weight decay."""
+def build_optimizer(params, opt_cfg, dims: Optional[list] = None, names: Optional[list[str]] = None,
+                    module: Optional[str] = None) -> torch.optim.Optimizer:
+    """torch's Adam, AdamW or SGD; any other name is an optimizer plug-in of ``pipeline_lib/optimizers``, whose
+    ``module`` the run's plan names (``TrainingPlan.optimizer_module``): its ``build(params, opt_cfg, dims)``,
+    ``dims``: each parameter's dim names after the seed axis; a plug-in that declares ``TAKES_NAMES = True``
+    gets ``names`` too and honours ``no_weight_decay`` itself. The parameters ``names``d in
+    ``opt_cfg.no_weight_decay`` form a second group without weight decay."""
     name = opt_cfg.name
     if name not in BUILTIN_OPTIMIZERS:
-        from .plumbing import registry  # looks the plug-in up by name
-
+        if module is None:
+            raise ValueError(f"optimizer {name!r} is a plug-in: give its module (the run's plan names it)")
         if dims is None:
             raise ValueError(f"optimizer {name!r} needs the parameters' dim names (train_seeds(param_dims=...))")
-        plugin = registry.load("optimizer", name)
+        plugin = importlib.import_module(module)
         if getattr(plugin, "TAKES_NAMES", False):  # it reads the parameters' names (and no_weight_decay) itself
             if names is None:
                 raise ValueError(f"optimizer {name!r} needs the parameters' names")

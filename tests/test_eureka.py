@@ -283,7 +283,8 @@ def test_qkv_scaled_adamw_is_adamw_on_the_rescaled_gradients_with_the_no_decay_g
     y = torch.randint(0, 5, (16,))
     cfg = OptimizerConfig(name="adamw_qkv_scaled", lr=1e-2, weight_decay=0.1, no_weight_decay=("ln1_g", "ln1_b"))
     a, b = _qkv_model(), _qkv_model()
-    opt_a = build_optimizer([getattr(a, n) for n in a.param_names()], cfg, [()] * len(a.param_names()), a.param_names())
+    opt_a = build_optimizer([getattr(a, n) for n in a.param_names()], cfg, [()] * len(a.param_names()), a.param_names(),
+                            "pipeline_lib.optimizers.adamw_qkv_scaled")
     ref_cfg = dataclasses.replace(cfg, name="adamw")
     opt_b = build_optimizer([getattr(b, n) for n in b.param_names()], ref_cfg, None, b.param_names())
     for _ in range(3):
@@ -305,7 +306,8 @@ def test_qkv_scaling_refuses_a_model_without_attention_naming_the_key():
 
     w = torch.nn.Parameter(torch.zeros(2, 3, 3))
     with pytest.raises(ValueError, match="optimizer.name.*W_Q"):
-        build_optimizer([w], OptimizerConfig(name="adamw_qkv_scaled"), [("a", "b")], ["W_a"])
+        build_optimizer([w], OptimizerConfig(name="adamw_qkv_scaled"), [("a", "b")], ["W_a"],
+                        "pipeline_lib.optimizers.adamw_qkv_scaled")
 
 
 # --- the CNN control: the seed-batched ResNet ----------------------------------------------------------------

@@ -36,6 +36,4 @@ def param_dims(spec) -> dict:
 
 
 def _kind(spec):
-    from ..plumbing.registry import load
-
-    return load("model", spec.model_kind), spec.model_params
+    return spec.model_module, spec.model_params

@@ -1,17 +1,14 @@
 """The configuration machinery: schema assembly, validation, defaults, references, run specs.
 
-``load_config(raw)`` validates a raw dict (as read from ``config/config.yaml``) against the schema
-(``config_schema``), fills its defaults, checks what a schema cannot express (``config_checks``) and
-returns a frozen :class:`Config`. Every failure raises :class:`ConfigError` naming the config key path
-and what is allowed. This is plumbing: no number of an artifact is computed here (the dataclasses are
-plain data; what their values mean lives in ``attention`` and ``engine``).
+``load_config(raw)`` validates a raw dict (``config/config.yaml``) against the schema (``config_schema``), fills
+its defaults, checks what a schema cannot express (``config_checks``) and returns a frozen :class:`Config`; every
+failure raises :class:`ConfigError` naming the key path and what is allowed. The run-time layer: no number is
+computed here (the dataclasses are plain data; what their values mean lives in ``attention`` and ``engine``).
 
-Nothing here knows a task, model, analysis or figure by name. The schema is
-``workflow/schemas/config.schema.yaml`` (device, runs) plus the ``CONFIG`` fragment each plug-in
-declares (``pipeline_lib.plumbing.registry``); references between entries are the fragments' ``x-ref``
-annotations; task shapes, model constraints and probe offers are the plug-ins' declared expressions.
-No plug-in is imported here, nor torch or numpy, so a config is checked in well under a second and
-the DAG is built from declarations alone.
+Nothing here knows a task, model, analysis or figure by name: the schema is ``workflow/schemas/config.schema.yaml``
+plus each plug-in's ``CONFIG`` fragment, references are the fragments' ``x-ref`` annotations, task shapes, model
+constraints and probe offers the plug-ins' declared expressions. No plug-in, torch or numpy is imported to check a
+config (well under a second), so the DAG is built from declarations alone.
 """
 from __future__ import annotations
 
@@ -30,9 +27,7 @@ from .paths import Paths
 from .refs import reached_entries
 from .values import canonical_json, evaluate, per_run, seed_list, slice_hash, task_shape  # noqa: F401  (re-exported)
 
-# --------------------------------------------------------------------------------------------------
-# what every run has (the plug-ins' blocks are their own dataclasses)
-
+# -- what every run has (the plug-ins' blocks are their own dataclasses) ---------------------------
 
 SCALAR_SWEEPS = ("lr", "weight_decay", "momentum")  # optimizer values a sweep may list (besides lr_ratio)
 
@@ -132,6 +127,7 @@ class TrainingPlan:
     log_every: int
     label_smoothing: float = 0.0
     per_slot: bool = False  # an optimizer with a value per slot even without a sweep (a stage's choice)
+    optimizer_module: str | None = None  # the optimizer plug-in's module, None for torch's adam, adamw, sgd
 
     @property
     def seeds(self) -> list[int]:
@@ -140,11 +136,14 @@ class TrainingPlan:
 
     @classmethod
     def of(cls, run: RunConfig, slots: tuple[dict, ...] | None = None, per_slot: bool = False) -> "TrainingPlan":
+        name = run.optimizer.name  # a plug-in's module: the engine imports it, nothing below looks it up
         return cls(per_slot=per_slot, name=run.name, epochs=run.epochs, slots=tuple(run.slots()) if slots is None else slots,
                    optimizer=run.optimizer, sweep=run.sweep, batch_size=run.batch_size, attention=run.attention,
                    record_attention=run.record_attention, record_weights=run.record_weights,
                    step_attention_epochs=run.step_attention_epochs, log_every=run.log_every,
-                   label_smoothing=run.label_smoothing)
+                   label_smoothing=run.label_smoothing,
+                   optimizer_module=registry.plugin("optimizer", name).module
+                   if name in registry.plugins("optimizer") else None)
 
 
 @dataclass(frozen=True)
@@ -195,9 +194,12 @@ class RunSpec:
         return TrainingPlan.of(self.run, self.slots)
 
     @functools.cached_property
-    def model_params(self):
-        """The model kind's ``Params`` of the model entry, converted once (imports the model plug-in)."""
-        return to_params(registry.load("model", self.model_kind).Params, self.model)
+    def model_module(self):  # the model kind's plug-in, looked up (and imported) once, by the running stage
+        return registry.load("model", self.model_kind)
+
+    @functools.cached_property
+    def model_params(self):  # the model kind's Params of the model entry, converted once
+        return to_params(self.model_module.Params, self.model)
 
 
 def to_params(cls, raw: Mapping[str, Any]):
