@@ -19,8 +19,11 @@ import yaml
 # some (a k-means test: 0.5 s alone, 12 s in the suite). Idle threads sleep instead; thread counts, and so
 # the numbers, are unchanged. Set before any test imports torch or scikit-learn; the snakemake runs inherit it.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-# The code-hash cache of the suite's snakemake runs (dozens of edited source trees) is its own, not the user's.
-os.environ.setdefault("PIPELINE_LIB_CACHE", os.path.join(tempfile.gettempdir(), "pipeline_lib-tests-cache"))
+# torch.compile's kernels are cached per machine (under /tmp or ~/.cache); kernels cached under another CPU
+# capability were served to a later run and failed. The suite compiles into a folder of its own, made per test
+# session (its workers and snakemake runs inherit it) and removed at its end.
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="pipeline_lib-tests-inductor-")
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = REPO / ".test" / "config" / "config.yaml"
@@ -102,6 +105,8 @@ def pytest_sessionfinish(session):
     smoke run still going (an interrupted session) and removes it."""
     if hasattr(session.config, "workerinput"):
         return
+    if os.path.basename(os.environ["TORCHINDUCTOR_CACHE_DIR"]).startswith("pipeline_lib-tests-inductor-"):
+        shutil.rmtree(os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)  # ours, not a user's own
     work = _smoke_dir(session.config)
     if not work.exists():
         return

@@ -4,9 +4,15 @@ packages of their own."""
 import ast
 from pathlib import Path
 
-from pipeline_lib.build.lock import ROOT, module_file
+from pipeline_lib.build.lock import ROOT
 
 PACKAGE_DIR = ROOT / "pipeline_lib"
+
+
+def module_file(module: str) -> Path:
+    rel = Path(*module.split("."))
+    pkg = ROOT / rel / "__init__.py"
+    return pkg if pkg.exists() else (ROOT / rel).with_suffix(".py")
 
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
@@ -100,3 +106,14 @@ def test_the_run_time_layer_and_the_build_time_wing_are_packages():
     assert module_file("pipeline_lib.build").name == "__init__.py"
     assert {"config", "registry", "jobs", "store"} <= {p.stem for p in (PACKAGE_DIR / "plumbing").glob("*.py")}
     assert {"lock", "codes", "verify", "golden"} <= {p.stem for p in (PACKAGE_DIR / "build").glob("*.py")}
+
+
+def test_every_long_test_says_why_it_must_be_slow():
+    """A test marked `long` carries "Slow:" and its reason in its docstring, so the suite's time stays argued."""
+    silent = []
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and any(ast.unparse(d) == "pytest.mark.long" for d in node.decorator_list):
+                if "Slow:" not in (ast.get_docstring(node) or ""):
+                    silent.append(f"{path.name}::{node.name}")
+    assert not silent, silent

@@ -40,6 +40,7 @@ def _values(path):
 
 @pytest.mark.long
 def test_sigkill_mid_training_then_rerun_equals_uninterrupted(tmp_path):
+    """Slow: a real training job killed mid-run, resumed, and a clean run to compare with."""
     killed, clean = tmp_path / "killed", tmp_path / "clean"
     killed.mkdir(), clean.mkdir()
     cfg_k, cfg_c = _one_run_config(killed / "c.yaml"), _one_run_config(clean / "c.yaml")

@@ -53,6 +53,7 @@ def plugin_dir(tmp_path_factory):
 
 @pytest.mark.long
 def test_smoke_dag_on_slurm_with_gpu_requests(slurm_cluster, plugin_dir, tmp_path):
+    """Slow: five jobs submitted to a real SLURM controller, each waiting for its scheduling."""
     raw = yaml.safe_load(SMOKE.read_text())
     raw["figures"]["fig5_accuracy"]["arms"] = {"scratch": "scratch_p4"}  # one run: five jobs in all
     (tmp_path / "smoke.yaml").write_text(yaml.safe_dump(raw))

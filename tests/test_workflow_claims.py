@@ -17,7 +17,7 @@ RUNS = ("scratch_p4", "pretrain_p2", "curriculum_p2_p4")  # Fig. 5's arms withou
 @pytest.mark.long
 def test_the_ledger_and_a_replicate_of_the_fig5_slice(tmp_path):
     """One test, two checks on one run of the slice (under pytest-xdist a module fixture would run in every
-    worker that takes one of its tests)."""
+    worker that takes one of its tests). Slow: the slice and its replicate run for real, to compare ledgers."""
     work = _fig5_slice(tmp_path)
     _the_default_target_writes_the_ledger_from_the_figures_scores(work)
     _a_replicate_uses_other_seeds_and_data_and_writes_only_under_its_folder(work)

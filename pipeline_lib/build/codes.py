@@ -100,26 +100,6 @@ def job_codes(cfg: Config, code: Code | None = None) -> dict[str, str]:
     return {job: job_code(cfg, job, code) for job in job_modules(cfg)}
 
 
-def dataset_code(cfg: Config, name: str) -> str:
-    return job_code(cfg, f"dataset {name}")
-
-
-def train_code(cfg: Config, run: str) -> str:
-    return job_code(cfg, f"train {run}")
-
-
-def analysis_code(cfg: Config, kind: str, name: str) -> str:
-    return job_code(cfg, f"{kind} {name}")
-
-
-def figure_code(cfg: Config, name: str) -> str:
-    return job_code(cfg, f"figure {name}")
-
-
-def claims_code(cfg: Config) -> str:
-    return job_code(cfg, "claims")
-
-
 def resolved_run(cfg: Config, run: str) -> str:
     """A digest of what the run-time layer resolved a run into before it trains, which its config slice (the raw
     entries) does not show: its RunConfig (the seeds of ``seeds: 3``, the sweep's order; a field at its dataclass

@@ -52,18 +52,12 @@ def _cpu() -> str:
     return f"{get('vendor_id')} family {get('cpu family')} model {get('model')} ({get('model name')})"
 
 
-def _numpy_cpu_features() -> dict[str, bool]:
-    """numpy's CPU features (name -> enabled), as its SIMD dispatch sees them."""
+def _numpy_features() -> str:
+    """numpy's highest enabled dispatch target (its SIMD loops follow it)."""
     try:
         from numpy._core._multiarray_umath import __cpu_features__ as feats
     except ImportError:  # numpy < 2
         from numpy.core._multiarray_umath import __cpu_features__ as feats
-    return feats
-
-
-def _numpy_features() -> str:
-    """numpy's highest enabled dispatch target (its SIMD loops follow it)."""
-    feats = _numpy_cpu_features()
     on = [k for k in ("AVX512_SPR", "AVX512_ICL", "AVX512_SKX", "AVX2", "SSE42", "ASIMD") if feats.get(k)]
     return on[0] if on else "baseline"
 
@@ -100,18 +94,6 @@ def fingerprint() -> dict[str, Any]:
             "versions": {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
                          "scipy": scipy.__version__, "scikit-learn": sklearn.__version__},
             "env": {k: os.environ[k] for k in KERNEL_ENV if k in os.environ}}
-
-
-def fingerprint_diff(written: dict[str, Any], here: dict[str, Any]) -> list[str]:
-    """``key: written -> here`` for every field of two fingerprints that differs (nested fields dotted)."""
-    out = []
-    for key in sorted(set(written) | set(here)):
-        a, b = written.get(key), here.get(key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            out += [f"{key}.{line}" for line in fingerprint_diff(a, b)]
-        elif a != b:
-            out.append(f"{key}: {a!r} -> {b!r}")
-    return out
 
 
 def fingerprint_id(fp: dict[str, Any] | None = None) -> str:
@@ -244,33 +226,20 @@ _RUN_ATTRS = frozenset({"config_json", "config_hash", "inputs_json", "code_hash"
 
 
 def identical(before: Path, after: Path, only: str = "") -> dict[str, list[str]]:
-    """Bit-level comparison of two results folders (a restructure's before and after): every data
-    variable, coordinate and attribute (other than the provenance and timings of the run itself) of every HDF5
-    artifact present in ``before`` (under ``only``, e.g. ``runs``) must be equal in ``after``, NaN where
-    NaN, and every figure sidecar's statistics and claims (verdicts and their strings) too. By kind:
-    ``differ`` (artifact: what differs), ``missing`` (in ``before`` only), ``same`` (artifacts equal)."""
-    before, after = Path(before), Path(after)
+    """Bit-level comparison of two results folders (a restructure's before and after, the ``lock`` command's HEAD
+    and working tree): every artifact of ``before`` (under ``only``, e.g. ``runs``) has the same :func:`digest` in
+    ``after`` (each data variable and coordinate, the attributes but the run's own provenance and timings, a
+    figure's statistics and verdicts). By kind: ``differ`` (artifact: what differs), ``missing`` (in ``before``
+    only), ``same``."""
+    a, b = digest(before), digest(after)
     out: dict[str, list[str]] = {"differ": [], "missing": [], "same": []}
-    for path in sorted([*(before / only).rglob("*.h5"), *(before / only).glob("**/figures/*.json")]):
-        rel = path.relative_to(before).as_posix()
-        if not (after / rel).exists():
+    for rel in sorted(r for r in a if r.startswith(only)):
+        if rel not in b:
             out["missing"].append(rel)
             continue
-        bad = _h5_differences(path, after / rel) if path.suffix == ".h5" else _sidecar_differences(path, after / rel)
+        bad = sorted(v for v in {*a[rel]["vars"], *b[rel]["vars"]} if a[rel]["vars"].get(v) != b[rel]["vars"].get(v))
         out["differ" if bad else "same"].append(f"{rel}: {', '.join(bad)}" if bad else rel)
     return out
-
-
-def _h5_differences(a_path: Path, b_path: Path) -> list[str]:
-    with read_dataset(a_path) as a, read_dataset(b_path) as b:
-        names = sorted({*a.data_vars, *a.coords} | {*b.data_vars, *b.coords})
-        bad = [n for n in names if n not in a or n not in b
-               or not np.array_equal(a[n].values, b[n].values, equal_nan=a[n].dtype.kind in "fc")
-               or _attrs(a[n].attrs) != _attrs(b[n].attrs)]
-        if _attrs(a.attrs) != _attrs(b.attrs):
-            bad.append("attrs: " + ", ".join(sorted(k for k in {*_attrs(a.attrs), *_attrs(b.attrs)}
-                                                    if _attrs(a.attrs).get(k) != _attrs(b.attrs).get(k))))
-    return bad
 
 
 def _attrs(attrs: dict) -> dict:
@@ -278,8 +247,3 @@ def _attrs(attrs: dict) -> dict:
     ``seconds_*``: how long a job took, not what it computed) left out."""
     return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in attrs.items()
             if k not in _RUN_ATTRS and k != "seconds" and not k.startswith("seconds_")}
-
-
-def _sidecar_differences(a_path: Path, b_path: Path) -> list[str]:
-    a, b = (json.loads(Path(p).read_text()) for p in (a_path, b_path))
-    return [k for k in ("stats", "claims") if a.get(k) != b.get(k)]

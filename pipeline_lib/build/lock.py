@@ -41,13 +41,6 @@ def is_hashed(module: str) -> bool:
             and not any(module == b or module.startswith(b + ".") for b in _BOUNDARY))
 
 
-def module_file(module: str, root: Path = ROOT) -> Path:
-    """Source file of a module, e.g. 'pipeline_lib.stages.train' -> <root>/pipeline_lib/stages/train.py."""
-    rel = Path(*module.split("."))
-    pkg = root / rel / "__init__.py"
-    return pkg if pkg.exists() else (root / rel).with_suffix(".py")
-
-
 def hashed_modules(root: Path = ROOT) -> dict[str, Path]:
     """Every hashed module of a checkout, by name (:func:`is_hashed`)."""
     out = {}
@@ -60,23 +53,39 @@ def hashed_modules(root: Path = ROOT) -> dict[str, Path]:
     return out
 
 
-def _drop_strings(node: ast.AST) -> ast.AST:
-    """The tree without bare string statements (docstrings, strings used as comments): they compute nothing."""
-    for sub in ast.walk(node):
-        for field in ("body", "orelse", "finalbody"):
-            body = getattr(sub, field, None)
-            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-                kept = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
-                                                and isinstance(s.value.value, str))]
-                setattr(sub, field, kept or [ast.Pass()])
-    return node
+def _is_string(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _statements(body: list) -> list:
+    """Every statement of a block, nested blocks included; bare strings (docstrings, strings used as comments)
+    are removed from each block on the way, since they compute nothing."""
+    out = []
+    body[:] = [s for s in body if not _is_string(s)] or [ast.Pass()]
+    for stmt in body:
+        out.append(stmt)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for sub in getattr(stmt, field, None) or []:
+                if isinstance(sub, ast.stmt):
+                    out += _statements(getattr(stmt, field))
+                    break
+                out += _statements(sub.body)  # an except handler's or a match case's block
+    return out
 
 
 @functools.lru_cache(maxsize=1024)
+def read_source(text: str, name: str = "<source>") -> tuple[str, tuple]:
+    """A module's digest (its syntax tree without bare strings, as version-independent text) and its import
+    statements as ``(level, module, names)``, from one parse."""
+    tree = ast.parse(text, name)
+    imports = tuple((s.level, s.module, tuple(a.name for a in s.names)) if isinstance(s, ast.ImportFrom)
+                    else (None, None, tuple(a.name for a in s.names))
+                    for s in _statements(tree.body) if isinstance(s, (ast.Import, ast.ImportFrom)))
+    return hashlib.sha256(canonical_dump(tree).encode()).hexdigest()[:16], imports
+
+
 def digest_text(text: str, name: str = "<source>") -> str:
-    """The digest of a module's source: its syntax tree without bare strings, as version-independent text."""
-    tree = _drop_strings(ast.parse(text, name))
-    return hashlib.sha256(canonical_dump(tree).encode()).hexdigest()[:16]
+    return read_source(text, name)[0]
 
 
 def digest(path: Path) -> str:
@@ -151,14 +160,14 @@ class Code:
         found = [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages run first
         path = self.files[module]
         package = parts if path.name == "__init__.py" else parts[:-1]
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.ImportFrom):
-                base = package[: len(package) - node.level + 1] if node.level else []
-                target = ".".join(base + (node.module.split(".") if node.module else []))
-                found.append(target)
-                found += [f"{target}.{a.name}" for a in node.names]  # `from . import style` names a module
-            elif isinstance(node, ast.Import):
-                found += [a.name for a in node.names]
+        for level, name, names in read_source(path.read_text(), str(path))[1]:
+            if level is None:  # import a.b
+                found += names
+                continue
+            base = package[: len(package) - level + 1] if level else []
+            target = ".".join(base + (name.split(".") if name else []))
+            found.append(target)
+            found += [f"{target}.{n}" for n in names]  # `from . import style` names a module
         return tuple(m for m in dict.fromkeys(found) if m in self.files)
 
     @functools.cache

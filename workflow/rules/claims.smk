@@ -24,6 +24,6 @@ rule claims:
                 for k, d in declarations.declaration_files().items()
             }
         ),
-        code=codes.claims_code(CFG),
+        code=codes.job_code(CFG, "claims"),
     script:
         "../scripts/claims.py"

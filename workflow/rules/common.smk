@@ -77,7 +77,7 @@ def analysis_params(kind):
         "config": lambda wildcards: canonical_json(
             CFG.analysis_slice(kind, wildcards.name)
         ),
-        "code": lambda wildcards: codes.analysis_code(CFG, kind, wildcards.name),
+        "code": lambda wildcards: codes.job_code(CFG, f"{kind} {wildcards.name}"),
     }
 
 

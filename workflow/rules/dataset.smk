@@ -12,6 +12,6 @@ rule dataset:
         mem_mb=2000,
     params:
         config=lambda wc: canonical_json(CFG.dataset_slice(wc.dataset)),
-        code=lambda wc: codes.dataset_code(CFG, wc.dataset),
+        code=lambda wc: codes.job_code(CFG, f"dataset {wc.dataset}"),
     script:
         "../scripts/dataset.py"

@@ -19,7 +19,7 @@ for fig in CFG.raw["figures"]:
             mem_mb=4000,
         params:
             config=canonical_json(CFG.figure_slice(fig)),
-            code=codes.figure_code(CFG, fig),
+            code=codes.job_code(CFG, f"figure {fig}"),
             caption=caption_digest(fig),
             # the ids of the claims it scores (their declarations' prose is the claims rule's, not the figure's)
             claims=canonical_json(declarations.figure_claims(fig)),

@@ -18,7 +18,7 @@ rule train:
         mem_mb=4000,
     params:
         config=lambda wc: canonical_json(CFG.run_slice(wc.run)),
-        code=lambda wc: codes.train_code(CFG, wc.run),
+        code=lambda wc: codes.job_code(CFG, f"train {wc.run}"),
     script:
         "../scripts/train.py"
 
@@ -44,6 +44,6 @@ rule train_online:
         mem_mb=4000,
     params:
         config=lambda wc: canonical_json(CFG.run_slice(wc.run)),
-        code=lambda wc: codes.train_code(CFG, wc.run),
+        code=lambda wc: codes.job_code(CFG, f"train {wc.run}"),
     script:
         "../scripts/train_online.py"
