@@ -3,6 +3,8 @@ planted statistics with a known effect are reproduced, null ones are not, a stat
 flips the verdict, every declared claim is scored on statistics shaped like the default config's, and a case
 the config does not draw is not run."""
 
+import json
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -41,13 +43,13 @@ def _ss_stats(final_mass=0.40, final_top=0.17, loss_factor=1.0, t10=8.0, t90=30.
               settle=None):
     ref = scan_snap_attention.REFERENCE["loss"]
     spread = np.linspace(-0.01, 0.01, seeds)
-    return {"loss": {t: {"median": v * loss_factor, "per_seed": [v * loss_factor] * seeds, "reference": v}
+    return json.loads(json.dumps({"loss": {t: {"median": v * loss_factor, "per_seed": [v * loss_factor] * seeds, "reference": v}
                      for t, v in ref.items()},
             "common_mass": {"initial": 0.645, "final_per_seed": list(final_mass + spread)},
             "top_distinct": {"initial": 0.0645, "final_per_seed": list(final_top + spread)},
             "common_mass_10_90_percent_steps": {"per_seed": [(t10, t90)] * seeds},
             "common_mass_settle_step": [t90 + 2 if settle is None else settle] * seeds,
-            "theory_t0": 14.1, "seeds": seeds, "reference_setting": setting}
+            "theory_t0": 14.1, "seeds": seeds, "reference_setting": setting}))  # as kept: JSON
 
 
 def _ss(**kw):
@@ -64,10 +66,10 @@ def test_scan_snap_planted_effect_is_reproduced_and_a_null_is_not():
 def test_scan_snap_verdicts_flip_where_the_statistic_crosses_the_threshold():
     loss = scan_snap_attention.REFERENCE["loss"]
     stats = _ss_stats()
-    stats["loss"][10]["per_seed"] = [loss[10] * 1.09] * 10  # within the declared 10%
+    stats["loss"]["10"]["per_seed"] = [loss[10] * 1.09] * 10  # within the declared 10%
     p = scan_snap_attention.Params(run="scan_snap")
     assert scan_snap_attention.score_claims(stats, p)[SS + "loss_matches_log"]["verdict"] == "reproduced"
-    stats["loss"][10]["per_seed"] = [loss[10] * 1.11] * 10  # outside: 5 of 6 steps match
+    stats["loss"]["10"]["per_seed"] = [loss[10] * 1.11] * 10  # outside: 5 of 6 steps match
     s = scan_snap_attention.score_claims(stats, p)[SS + "loss_matches_log"]
     assert s["verdict"] == "not reproduced" and s["measured"] == pytest.approx(5 / 6) and "step 10" in s["control"]
     assert _ss(settle=39.0)[SS + "frozen_after_40"] == "reproduced" and _ss(settle=41.0)[SS + "frozen_after_40"] == (
@@ -109,7 +111,7 @@ def test_scan_snap_build_gives_the_per_seed_values_its_claims_read(tmp_path, cfg
     assert scan_snap_attention.is_reference_setting(cfg, "scan_snap")  # the default run is the logged setting
     params = scan_snap_attention.Params(run="scan_snap")
     _, stats = scan_snap_attention.build(cfg, params, paths, {})
-    assert len(stats["common_mass"]["final_per_seed"]) == 3 and len(stats["loss"][20]["per_seed"]) == 3
+    assert len(stats["common_mass"]["final_per_seed"]) == 3 and len(stats["loss"]["20"]["per_seed"]) == 3
     scores = scan_snap_attention.score_claims(stats, params)
     assert scores[SS + "common_mass_falls"]["verdict"] in ("reproduced", "partial")
     assert scores[SS + "loss_matches_log"]["control"].startswith("untrained loss ln 34 = 3.526")

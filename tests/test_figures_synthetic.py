@@ -453,7 +453,7 @@ def test_scan_snap_attention_reports_the_planted_mass_and_losses(paths, cfg):
         pytest.approx(0.4)
     assert stats["top_distinct"]["final_per_seed"] == pytest.approx([0.15, 0.15]) and stats["seeds"] == S
     assert stats["distinct_entropy"] == {"initial": 1.0, "final_median": 0.5}
-    assert all(stats["loss"][t]["median"] == pytest.approx(np.exp(-t / 50.0)) for t in stats["loss"])
+    assert all(stats["loss"][t]["median"] == pytest.approx(np.exp(-int(t) / 50.0)) for t in stats["loss"])
     assert stats["common_mass_10_90_percent_steps"]["median"] == [10.0, 10.0]  # the whole fall by the first record
 
 

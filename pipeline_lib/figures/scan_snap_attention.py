@@ -91,7 +91,7 @@ def stats(cfg, an, traj, params: Params) -> dict:
     lr_Y = opt.lr * dict(opt.lr_ratio).get("Y", 1.0)
     K, M = an.sizes["class"], int(traj.attrs.get("task_M", an.sizes["token"]))
     out = {
-        "loss": {int(t): {"median": float(loss.sel(epoch=t).median()), "min": float(loss.sel(epoch=t).min()),
+        "loss": {str(t): {"median": float(loss.sel(epoch=t).median()), "min": float(loss.sel(epoch=t).min()),
                           "max": float(loss.sel(epoch=t).max()), "reference": REFERENCE["loss"][t],
                           "per_seed": [float(v) for v in loss.sel(epoch=t).values]}
                  for t in LOSS_STEPS if t in loss.epoch.values},
@@ -169,19 +169,19 @@ def _near(values, reference: float, tol: float, n: int, control: str) -> dict:
 
 def _loss_matches(loss: dict, n: int) -> dict:
     """The share of the logged steps whose median loss matches the log (each step: claims.near)."""
-    steps = [t for t in LOSS_STEPS if t in loss]
+    steps = [t for t in LOSS_STEPS if str(t) in loss]
     if len(steps) < len(LOSS_STEPS):
         return claims.not_run(f"steps {sorted(set(LOSS_STEPS) - set(steps))} not trained")
     hits, missed = 0, []
     for t in steps:
-        m, lo, hi = claims.median_interval(loss[t]["per_seed"])
+        m, lo, hi = claims.median_interval(loss[str(t)]["per_seed"])
         ref = REFERENCE["loss"][t]
         if claims.near(m, lo, hi, ref, REL_TOL * ref) == "reproduced":
             hits += 1
         else:
             missed.append(f"step {t}: {m:.3g} vs {ref:.3g}")
     p, lo, hi = claims.rate(hits, len(steps))
-    control = (f"untrained loss ln 34 = {np.log(34):.3f} (step 0 measured {loss[0]['median']:.4g}); "
+    control = (f"untrained loss ln 34 = {np.log(34):.3f} (step 0 measured {loss['0']['median']:.4g}); "
                + ("; ".join(missed) if missed else "every step matches"))
     return claims.score(p, (lo, hi), n, control, claims.share_holds(hits, len(steps)))
 

@@ -26,6 +26,7 @@ def build_figure(cfg: Config, name: str, paths: Paths | None = None, caption: st
     paths = paths or cfg.paths
     extra = {ext: paths.figure(name, ext) for ext in figure_outputs(name)[len(FIGURE_OUTPUTS):]}
     fig, stats = module.build(cfg, cfg.figures[name], paths, extra)
+    stats = json.loads(json.dumps(stats))  # scored as kept (sidecar, docs/stats): JSON keys are strings
     scores = score_claims(name, module, stats, cfg.figures[name])
     attrs = provenance(cfg.figure_slice(name), figure_inputs(cfg, name, paths), device="none", code=code)
     pdf, png, sidecar, rst = (paths.figure(name, ext) for ext in FIGURE_OUTPUTS)
