@@ -120,7 +120,9 @@ def write_lock(entries: dict[str, tuple[str, str]], root: Path = ROOT) -> Path:
     width = max(map(len, entries), default=0)
     lines = [f"{m:<{width}} {d} {label}" for m, (d, label) in sorted(entries.items())]
     path = root / LOCK
-    path.write_text(LOCK_HEAD + "\n".join(lines) + "\n")
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(LOCK_HEAD + "\n".join(lines) + "\n")
+    tmp.replace(path)  # an interrupted write leaves the old lock file whole
     return path
 
 

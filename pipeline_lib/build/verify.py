@@ -73,13 +73,16 @@ def _git(root: Path, *args: str) -> str:
 
 def _head_tree(root: Path, dest: Path) -> Path:
     """The code of ``HEAD`` in ``dest`` (extracted once), refused unless ``HEAD`` is locked."""
-    if not (dest / "Snakefile").exists():
-        dest.mkdir(parents=True, exist_ok=True)
+    if not dest.exists():
         archive = subprocess.run(["git", "archive", "HEAD", "Snakefile", "workflow", "pipeline_lib", "examples"],
                                  cwd=root, capture_output=True)
         if archive.returncode:
             raise LockError(f"git archive HEAD: {archive.stderr.decode().strip()}")
-        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+        part = dest.with_name(dest.name + ".part")
+        shutil.rmtree(part, ignore_errors=True)
+        part.mkdir(parents=True)
+        subprocess.run(["tar", "-x", "-C", str(part)], input=archive.stdout, check=True)
+        part.rename(dest)  # whole or absent: an interrupted extraction is redone
     if not (dest / LOCK).exists():
         raise LockError("HEAD has no lock file, so no verified state to compare with: record the change with "
                         "`python -m pipeline_lib lock --new-numbers`")
@@ -122,6 +125,10 @@ def verify(root: Path, base: Path, after: Path, progress=print) -> int:
     return len(diff["same"])
 
 
+def _names(modules: list[str], shown: int = 8) -> str:
+    return ", ".join(modules[:shown]) + (f" and {len(modules) - shown} more" if len(modules) > shown else "")
+
+
 def lock(root: Path = ROOT, new_numbers: bool = False, scratch: Path | None = None, progress=print,
          base: Path | None = None) -> list[str]:
     """Record every unlocked module (see the module docstring); the lines that say what was recorded. ``base``: a
@@ -147,18 +154,18 @@ def lock(root: Path = ROOT, new_numbers: bool = False, scratch: Path | None = No
         said.append(f"verified: {n} artifacts of the test config identical with HEAD's code and the working tree")
         entries.update({m: (code.digest(m), code.locked[m][1]) for m in changed})
         entries.update({m: (code.digest(m), FRESH) for m in added})
-        said.append(f"refactor: {len(changed)} module(s) keep their labels ({', '.join(changed)}), nothing reruns")
+        said.append(f"refactor: {len(changed)} module(s) keep their labels ({_names(changed)}), nothing reruns")
         if added:
-            said.append(f"new in the refactor, labelled {FRESH}: {', '.join(added)}")
+            said.append(f"new in the refactor, labelled {FRESH}: {_names(added)}")
     else:
         entries.update({m: (code.digest(m), code.digest(m)) for m in changed + added})
         if changed:
-            said.append(f"new numbers: {len(changed)} module(s) take new labels, their jobs rerun: {', '.join(changed)}")
+            said.append(f"new numbers: {len(changed)} module(s) take new labels, their jobs rerun: {_names(changed)}")
         if added:
-            said.append(f"new: {', '.join(added)}")
+            said.append(f"new: {_names(added)}")
         if changed:
             said.append("then refresh this machine's golden digests: `python -m pipeline_lib golden --write`")
     if gone:
-        said.append(f"removed (their jobs rerun): {', '.join(gone)}")
+        said.append(f"removed (their jobs rerun): {_names(gone)}")
     path = write_lock(entries, root)
     return [*said, f"wrote {path}"]
