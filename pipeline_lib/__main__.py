@@ -1,4 +1,4 @@
-"""Command line: ``python -m pipeline_lib lineage <artifact>``, ``runs [results]``, ``publish [results]``,
+"""Command line: ``python -m pipeline_lib lineage <artifact>``, ``runs [results]``, ``publish [--keep RESULTS]``,
 ``lock [--new-numbers]``, ``golden [results] [--write]``, ``same BEFORE AFTER`` (the engine's benchmark:
 ``python benchmarks/bench.py``)."""
 from __future__ import annotations
@@ -16,10 +16,13 @@ def _parser() -> argparse.ArgumentParser:
     lin = sub.add_parser("lineage", help="print the chain from an artifact back to its datasets, checked against disk")
     lin.add_argument("artifact", help="an HDF5 artifact or a figure (.pdf/.png/.json) under results/")
     lin.add_argument("--json", action="store_true", help="machine-readable output")
-    pub = sub.add_parser("publish", help="copy a results folder's claims ledger to docs/claims.md and refresh the "
-                                         "README's verdict counts from it")
-    pub.add_argument("results", nargs="?", default="results", help="the results folder (default: results)")
-    pub.add_argument("--root", default=".", help="the checkout (default: the working directory)")
+    pub = sub.add_parser("publish", help="re-score the published ledgers from the statistics kept in docs/stats and "
+                                         "refresh docs/claims.md, the coverage table and the README's generated blocks "
+                                         "(no results folder, no training)")
+    pub.add_argument("--keep", metavar="RESULTS", help="first keep the statistics and cost of a finished run's results "
+                                                      "folder (e.g. results)")
+    pub.add_argument("--config", default="config/config.yaml", help="the config RESULTS was run with (default: "
+                                                                     "%(default)s)")
     lk = sub.add_parser("lock", help="record the hashed code's changes in pipeline_lib/code.lock: a refactor after "
                                      "verifying it on the test config (nothing reruns), or --new-numbers")
     lk.add_argument("--new-numbers", action="store_true",
@@ -56,7 +59,7 @@ def main(argv=None) -> int:
         from .build.publish import publish
 
         try:
-            print(publish(Path(args.results), Path(args.root)))
+            print("\n".join(publish(keep_from=Path(args.keep) if args.keep else None, config=args.config)))
         except FileNotFoundError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -1,70 +1,135 @@
-"""``python -m pipeline_lib publish``: a finished run's ledger into ``docs/``, its verdict counts and cost into the
-README's generated blocks."""
+"""``python -m pipeline_lib publish``: the published ledgers, coverage table and the README's generated blocks,
+re-scored from the statistics kept in the repository, with no results folder and no training.
+
+A finished run of a published config leaves its figures' statistics in ``docs/stats/<config>.json`` (``publish
+--keep RESULTS``): each figure's ``stats`` (what its claims read) with the config slice and code it was computed
+with, and the run's cost. Publishing re-scores every claim from them (each figure module's ``score_claims``, as
+the figure job does) under the current rules, caveats and declarations, so a change of any of those re-publishes
+in seconds. A figure whose code changed since its statistics were kept, or whose config slice did, is named in
+the ledger's head as needing a rerun. ``tests/test_published.py`` fails when a generated file differs from what
+this writes now.
+"""
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
-from ..plumbing.config import load_config_file
-from ..stages.claims import counts_table, read_csv
+from ..plumbing import registry
+from ..plumbing.config import load_config, read_config_file, standalone_files
+from ..plumbing.values import slice_hash
+from ..stages.claims import collect, counts_table, coverage_markdown, markdown, summaries
+from ..stages.figure import score_claims
+from .codes import job_code
 from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost
+from .lock import ROOT
 
+KEPT = Path("docs") / "stats"
 README_BEGIN, README_END = "<!-- claims-counts: begin -->", "<!-- claims-counts: end -->"
+DEFAULT = "config/config.yaml"
 
 
-def knife_edge_markdown(edge: list[dict]) -> str:
-    """The ledger's note of its knife-edge verdicts (from the replicate's comparison, :func:`compare`)."""
-    lines = ["", "## Knife-edge verdicts", "",
-             f"{len(edge)} verdicts of this ledger changed on the replicate (disjoint seeds, another data draw) although "
-             "the two estimates are consistent: read them as on the rule's edge, not as settled. From "
-             "[claims_replication.md](claims_replication.md).", ""]
-    lines += [f"- {r['id']}: {r['verdict']} here, {r['replicate_verdict']} on the replicate ({r['why']})" for r in edge]
-    return "\n".join(lines) + "\n"
+def config_of(root: Path, path: str):
+    """A config as ``snakemake --configfile <path>`` reads it: a standalone file alone, another merged into the
+    default (mappings key by key)."""
+    def merged(base, extra):
+        out = dict(base)
+        for k, v in extra.items():
+            out[k] = merged(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+        return out
+
+    raw = read_config_file(root / path) or {}
+    if path != DEFAULT and not standalone_files([root / path]):
+        raw = merged(read_config_file(root / DEFAULT), raw)
+    return load_config(raw)
 
 
-def publish(results: Path, root: Path) -> str:
-    """Copy ``<results>/claims.md`` to ``<root>/docs/claims.md`` (the figure links made relative to the
-    checkout) and write its verdict counts between the README's markers; with a replicate's comparison
-    (``<results>/replication/claims.md``), copy it to ``docs/claims_replication.md``; returns what it did."""
-    ledger, readme = results / "claims.csv", root / "README.md"
-    if not ledger.exists():
-        raise FileNotFoundError(f"{ledger}: run the workflow first (snakemake claims)")
-    rows = read_csv(str(ledger))
-    text = readme.read_text()
-    if README_BEGIN not in text or README_END not in text:
-        raise FileNotFoundError(f"{readme} has no {README_BEGIN} ... {README_END} block")
-    head, rest = text.split(README_BEGIN, 1)
-    readme.write_text(head + README_BEGIN + "\n" + counts_table(rows) + "\n" + README_END + rest.split(README_END, 1)[1])
-    docs = root / "docs" / "claims.md"
-    docs.parent.mkdir(exist_ok=True)
-    rel = Path("..") / results / "figures"
-    docs.write_text((results / "claims.md").read_text().replace("](figures/", f"]({rel.as_posix()}/"))
-    done = f"wrote {docs} and the verdict counts of {readme} ({len(rows)} claims)"
-    if (results / "claims_coverage.md").exists():
-        (root / "docs" / "claims_coverage.md").write_text((results / "claims_coverage.md").read_text())
-        done += "; copied the coverage table to docs/claims_coverage.md"
-    if (results / "benchmarks").is_dir():  # the full reproduction's cost, in the README's table of waits
-        text = readme.read_text()
-        if COST_BEGIN in text and COST_END in text:
-            head, rest = text.split(COST_BEGIN, 1)
-            block, tail = rest.split(COST_END, 1)
-            # the default config's jobs only: an overlay run into the same folder is not the full reproduction
-            default = root / "config" / "config.yaml"
-            only = config_benchmarks(load_config_file(default)) if default.exists() else None
-            row = cost_row(run_cost(results, root, only))
-            block = "\n".join(row if line.startswith("| the full reproduction |") else line for line in block.split("\n"))
-            readme.write_text(head + COST_BEGIN + block + COST_END + tail)
-            done += f"; the full reproduction's cost: {row.split('|')[2].strip()}"
-    replicate = results / "replication" / "claims.md"  # the replicate's comparison, where one ran
-    if replicate.exists() and replicate.with_suffix(".csv").exists():
-        table = read_csv(str(replicate.with_suffix(".csv")))
-        now = {r["id"]: r["verdict"] for r in rows}
-        stale = [r["id"] for r in table if r["id"] in now and r["verdict"] != now[r["id"]]]
-        if stale:  # compared with another ledger than this one: neither copied nor marked
-            return done + (f"; {replicate} was compared with another ledger ({len(stale)} verdicts differ, e.g. "
-                           f"{stale[0]}): not copied; rerun `snakemake --config replicate=true` to refresh it")
-        (root / "docs" / "claims_replication.md").write_text(replicate.read_text())
-        done += f"; copied {replicate} to docs/claims_replication.md"
-        edge = [r for r in table if r.get("knife_edge") == "yes"]
-        docs.write_text(docs.read_text() + knife_edge_markdown(edge))
-        done += f"; marked {len(edge)} knife-edge verdicts in {docs}"
-    return done
+def keep(results: Path, root: Path = ROOT, config: str = DEFAULT) -> Path:
+    """Keep the statistics of a finished run of ``config`` (its results folder ``results``) in ``docs/stats``,
+    with the run's cost (its benchmark files and, where one invocation ran every job, its Snakemake log)."""
+    cfg = config_of(root, config)
+    figures = {}
+    for fig in cfg.raw["figures"]:
+        path = Path(results) / "figures" / f"{fig}.json"
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: the run of {config} is not finished (snakemake {fig})")
+        side = json.loads(path.read_text())
+        figures[fig] = {"stats": side["stats"], "config_hash": side["provenance"]["config_hash"],
+                        "code": side["provenance"]["code_hash"], "commit": side["provenance"]["git_commit"]}
+    cost = run_cost(Path(results), Path(results).resolve().parent, config_benchmarks(cfg))
+    out = root / KEPT / f"{Path(config).stem}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lines = [f"{json.dumps(fig)}: {json.dumps(figures[fig], sort_keys=True)}" for fig in sorted(figures)]
+    out.write_text('{"config": ' + json.dumps(config) + ', "cost": ' + json.dumps(cost, sort_keys=True)
+                   + ',\n"figures": {\n' + ",\n".join(lines) + "\n}}\n")
+    return out
+
+
+def _digest(*texts: str) -> str:
+    return hashlib.sha256("\0".join(texts).encode()).hexdigest()[:12]
+
+
+def rescore(root: Path, kept_path: Path) -> tuple[list[dict], dict[str, str], list[str]]:
+    """The ledger rows of one kept config, scored now; the figures' summaries; the figures whose statistics were
+    computed by other code or another config slice than the checkout's (they need a rerun)."""
+    kept = json.loads(kept_path.read_text())
+    cfg = config_of(root, kept["config"])
+    sides, rerun = {}, []
+    for fig, k in kept["figures"].items():
+        params = cfg.figures[fig]
+        sides[fig] = {"stats": k["stats"], "claims": score_claims(fig, registry.load("figure", fig), k["stats"], params)}
+        if k["code"] != job_code(cfg, f"figure {fig}") or k["config_hash"] != slice_hash(cfg.figure_slice(fig)):
+            rerun.append(fig)
+    return collect(sides), summaries(sides), rerun
+
+
+def _head(kept_path: Path, root: Path, rerun: list[str]) -> str:
+    decl = sorted((root / "pipeline_lib" / "declarations").glob("*.yaml"))
+    made = (f"<!-- generated by `python -m pipeline_lib publish` from {kept_path.relative_to(root).as_posix()} "
+            f"(statistics {_digest(kept_path.read_text())}, declarations "
+            f"{_digest(*(p.read_text() for p in decl))}); do not edit -->\n")
+    if rerun:
+        made += (f"\n> Statistics of {len(rerun)} figure(s) were computed by other code or settings than the "
+                 f"checkout's, so their rows may change on a rerun of `{json.loads(kept_path.read_text())['config']}`: "
+                 + ", ".join(rerun) + ".\n")
+    return made
+
+
+def _block(text: str, begin: str, end: str, new: str, where: str) -> str:
+    if begin not in text or end not in text:
+        raise FileNotFoundError(f"{where} has no {begin} ... {end} block")
+    head, rest = text.split(begin, 1)
+    return head + begin + new + end + rest.split(end, 1)[1]
+
+
+def generated(root: Path = ROOT) -> dict[Path, str]:
+    """Every file ``publish`` writes, with its text: from the default config's kept statistics, the ledger
+    ``docs/claims.md``, the coverage table ``docs/claims_coverage.md`` and the README's counts and cost rows."""
+    root = Path(root)
+    kept_path = root / KEPT / f"{Path(DEFAULT).stem}.json"
+    if not kept_path.exists():
+        raise FileNotFoundError(f"{kept_path}: no kept statistics of {DEFAULT}; keep them from a finished run with "
+                                "`python -m pipeline_lib publish --keep results`")
+    rows, said, rerun = rescore(root, kept_path)
+    head = _head(kept_path, root, rerun)
+    ledger = markdown(rows, figures_dir=None, figure_summaries=said)
+    readme = (root / "README.md").read_text()
+    readme = _block(readme, README_BEGIN, README_END, "\n" + counts_table(rows) + "\n", "README.md")
+    cost = json.loads(kept_path.read_text())["cost"]
+    block = readme.split(COST_BEGIN, 1)[1].split(COST_END, 1)[0] if COST_BEGIN in readme else ""
+    rows_now = "\n".join(cost_row(cost) if line.startswith("| the full reproduction |") else line
+                         for line in block.split("\n"))
+    readme = _block(readme, COST_BEGIN, COST_END, rows_now, "README.md")
+    return {root / "docs" / "claims.md": head + ledger, root / "docs" / "claims_coverage.md": head + coverage_markdown(rows),
+            root / "README.md": readme}
+
+
+def publish(root: Path = ROOT, keep_from: Path | None = None, config: str = DEFAULT) -> list[str]:
+    """Write every generated file (:func:`generated`), after keeping a finished run's statistics (``keep_from``);
+    what it did."""
+    said = [f"kept {keep(keep_from, root, config)}"] if keep_from is not None else []
+    for path, text in generated(root).items():
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+            said.append(f"wrote {path.relative_to(root)}")
+    return said or ["every generated file is up to date"]

@@ -110,9 +110,14 @@ def _words(r: dict) -> str:
     return f"\u201c{r['quote']}\u201d" if r.get("quote") else r["claim"]
 
 
-def markdown(rows: list[dict], figures_dir: str = "figures", figure_summaries: dict[str, str] | None = None) -> str:
+def _figure_link(fig: str, figures_dir: str | None) -> str:
+    return f"[{fig}]({figures_dir}/{fig}.png)" if figures_dir else f"`{fig}`"
+
+
+def markdown(rows: list[dict], figures_dir: str | None = "figures", figure_summaries: dict[str, str] | None = None) -> str:
     """The ledger as Markdown: verdict counts per group (a source's own statements, its authors' code, the
-    project's own claims), one table per group, then what each drawn figure measured (its sidecar's summary)."""
+    project's own claims), one table per group, then what each drawn figure measured (its sidecar's summary).
+    ``figures_dir``: where the rows link their figures (None: no link, for a ledger published without them)."""
     total = counts(rows)
     lines = ["# Claims", "", "Every claim the workflow scores: where the source states it and in which words, the "
              "reference value as the source prints it, the statistic measured on this results folder (95% interval: "
@@ -128,14 +133,14 @@ def markdown(rows: list[dict], figures_dir: str = "figures", figure_summaries: d
                   "|---|---|---|---|---|---:|---|---|---|---|"]
         for r in rows:
             if r["group"] == group:
-                link = f"[{r['figure']}]({figures_dir}/{r['figure']}.png)" + (
+                link = _figure_link(r["figure"], figures_dir) + (
                     ": " + _md(r["reads"]) if r.get("reads") else "")
                 lines.append("| " + " | ".join(_md(x) for x in (r["id"], _words(r), r["landmark"], r["reference"],
                                                                   _measured(r), r["n_seeds"], r["control"],
                                                                   r["verdict"], r.get("caveats") or "-")) + f" | {link} |")
     if figure_summaries:
         lines += ["", "## What each figure measured", ""]
-        lines += [f"- [{fig}]({figures_dir}/{fig}.png): {_md(text)}" for fig, text in figure_summaries.items()]
+        lines += [f"- {_figure_link(fig, figures_dir)}: {_md(text)}" for fig, text in figure_summaries.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,58 @@
+"""Published numbers cannot go stale: every file `python -m pipeline_lib publish` generates is what it would write
+now, from the statistics kept in docs/stats (no results folder, no training); re-scoring kept statistics gives the
+figure jobs' own verdicts; and no doc links what a fresh clone lacks."""
+import json
+import re
+import shutil
+
+import pytest
+
+from conftest import REPO
+from pipeline_lib.build import publish
+
+
+def test_every_generated_file_is_what_publish_writes_now():
+    stale = [str(path.relative_to(REPO)) for path, text in publish.generated(REPO).items()
+             if not path.exists() or path.read_text() != text]
+    assert not stale, (f"{', '.join(stale)} differ from what the current rules, caveats, declarations and kept "
+                       "statistics give: run `python -m pipeline_lib publish` (seconds) and commit the result")
+
+
+def test_the_kept_statistics_are_small_and_name_their_config():
+    kept = sorted((REPO / publish.KEPT).glob("*.json"))
+    assert kept and sum(p.stat().st_size for p in kept) < 5_000_000
+    for path in kept:
+        doc = json.loads(path.read_text())
+        assert (REPO / doc["config"]).exists() and doc["figures"] and doc["cost"]["jobs"] > 0, path.name
+
+
+@pytest.mark.workflow
+def test_rescoring_the_kept_statistics_of_a_run_gives_its_figures_own_verdicts(smoke_run, tmp_path):
+    """The smoke run's statistics kept, then re-scored as `publish` does: every claim's verdict and estimate equal
+    to what its figure job wrote; and none needs a rerun (the code and config are the ones it ran with)."""
+    work, _ = smoke_run
+    root = tmp_path / "checkout"
+    for part in ("pipeline_lib", "README.md", "workflow"):
+        (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
+    (root / "config").mkdir()
+    shutil.copy(work / "config" / "config.yaml", root / "config" / "config.yaml")
+    kept = publish.keep(work / "results", root)
+    rows, _, rerun = publish.rescore(root, kept)
+    scored = {}
+    for side in (work / "results" / "figures").glob("*.json"):
+        scored.update(json.loads(side.read_text())["claims"])
+    assert scored and not rerun
+    for r in rows:
+        if r["id"] in scored:
+            assert (r["verdict"], r["measured"]) == (scored[r["id"]]["verdict"], scored[r["id"]]["measured"]), r["id"]
+
+
+def test_no_doc_links_a_file_a_fresh_clone_lacks():
+    broken = {}
+    for md in [REPO / "README.md", REPO / "CHANGELOG.md", REPO / "config" / "README.md", *(REPO / "docs").rglob("*.md")]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", md.read_text()):
+            if not re.match(r"[a-z]+:", target) and not target.startswith("#"):
+                path = (md.parent / target.split("#")[0]).resolve()
+                if not path.exists() or (REPO / "results") in path.parents:  # results/ is no clone's
+                    broken.setdefault(str(md.relative_to(REPO)), []).append(target)
+    assert not broken, broken
