@@ -23,6 +23,8 @@ def _parser() -> argparse.ArgumentParser:
                                                       "folder (e.g. results)")
     pub.add_argument("--config", default="config/config.yaml", help="the config RESULTS was run with (default: "
                                                                      "%(default)s)")
+    pub.add_argument("--replicate", action="store_true", help="RESULTS is the replicate of --config "
+                                                              "(snakemake --config replicate=true: results/replication)")
     lk = sub.add_parser("lock", help="record the hashed code's changes in pipeline_lib/code.lock: a refactor after "
                                      "verifying it on the test config (nothing reruns), or --new-numbers")
     lk.add_argument("--new-numbers", action="store_true",
@@ -59,7 +61,8 @@ def main(argv=None) -> int:
         from .build.publish import publish
 
         try:
-            print("\n".join(publish(keep_from=Path(args.keep) if args.keep else None, config=args.config)))
+            print("\n".join(publish(keep_from=Path(args.keep) if args.keep else None, config=args.config,
+                                     replicate=args.replicate)))
         except FileNotFoundError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

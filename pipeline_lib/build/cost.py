@@ -81,11 +81,16 @@ def _output_of(rel: Path, only: set[str]) -> bool:
     return top in ("claims", "benchmarks", "logs")
 
 
+def cost_text(cost: dict) -> str:
+    """A run's cost in words: the wall time of the one invocation that ran every job (where its log says it),
+    the jobs, their seconds, the largest job's memory and the results' size."""
+    wall = (f"{cost['wall_seconds'] / 60:.0f} minutes on {cost['cores']} cores" if cost["wall_seconds"] is not None
+            else "no log of one invocation that ran every job")
+    return (f"{wall}: {cost['jobs']} jobs, {cost['job_seconds']:,.0f} job-seconds, the largest job "
+            f"{cost['peak_rss_mb'] / 1e3:.2f} GB resident, {cost['results_mb']:,.0f} MB of results")
+
+
 def cost_row(cost: dict) -> str:
     """The README's table row for the full reproduction."""
-    wall = (f"{cost['wall_seconds'] / 60:.0f} minutes on {cost['cores']} cores" if cost["wall_seconds"] is not None
-            else f"about {cost['job_seconds'] / 60 / 2:.0f} minutes on 2 cores (job time / 2: no log of one invocation "
-                 "that ran every job; jobs that ran beside other work count their waiting too)")
-    return (f"| the full reproduction | {wall}: {cost['jobs']} jobs, {cost['job_seconds']:,.0f} job-seconds, the "
-            f"largest job {cost['peak_rss_mb'] / 1e3:.2f} GB resident, {cost['results_mb']:,.0f} MB of results "
-            "(the last published run's benchmark files and Snakemake log) |")
+    return (f"| the full reproduction | {cost_text(cost)} (the last published run's benchmark files and Snakemake "
+            "log) |")

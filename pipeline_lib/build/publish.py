@@ -17,21 +17,23 @@ from pathlib import Path
 
 from ..plumbing import registry
 from ..plumbing.config import load_config, read_config_file, standalone_files
+from ..plumbing.replicate import replicate_config
 from ..plumbing.values import slice_hash
-from ..stages.claims import collect, counts_table, coverage_markdown, markdown, summaries
+from ..stages.claims import collect, compare, coverage_markdown, markdown, replicate_markdown, summaries
 from ..stages.figure import score_claims
 from .codes import job_code
+from .consolidate import consolidate, consolidated_markdown, counts_table
 from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost
-from .lock import ROOT
+from .lock import ROOT, read_lock
 
 KEPT = Path("docs") / "stats"
 README_BEGIN, README_END = "<!-- claims-counts: begin -->", "<!-- claims-counts: end -->"
 DEFAULT = "config/config.yaml"
 
 
-def config_of(root: Path, path: str):
+def config_of(root: Path, path: str, replicate: bool = False):
     """A config as ``snakemake --configfile <path>`` reads it: a standalone file alone, another merged into the
-    default (mappings key by key)."""
+    default (mappings key by key); with ``replicate``, its replicate (``--config replicate=true``)."""
     def merged(base, extra):
         out = dict(base)
         for k, v in extra.items():
@@ -41,13 +43,29 @@ def config_of(root: Path, path: str):
     raw = read_config_file(root / path) or {}
     if path != DEFAULT and not standalone_files([root / path]):
         raw = merged(read_config_file(root / DEFAULT), raw)
-    return load_config(raw)
+    cfg = load_config(raw)
+    return load_config(replicate_config(cfg.raw)) if replicate else cfg
 
 
-def keep(results: Path, root: Path = ROOT, config: str = DEFAULT) -> Path:
-    """Keep the statistics of a finished run of ``config`` (its results folder ``results``) in ``docs/stats``,
-    with the run's cost (its benchmark files and, where one invocation ran every job, its Snakemake log)."""
-    cfg = config_of(root, config)
+def _workdir(results: Path, cfg) -> Path:
+    """The folder Snakemake ran in: ``results`` less the config's own results path (``results/<overlay>``)."""
+    results = Path(results).resolve()
+    for _ in Path(cfg.raw["results"]).parts:
+        results = results.parent
+    return results
+
+
+def kept_name(config: str, replicate: bool = False) -> str:
+    """The name of a config's kept statistics (``docs/stats/<name>.json``): its file's stem, ``-replicate``
+    added for its replicate."""
+    return Path(config).stem + ("-replicate" if replicate else "")
+
+
+def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: bool = False) -> Path:
+    """Keep the statistics of a finished run of ``config`` (its results folder ``results``; with ``replicate``,
+    the replicate's ``<results>/replication``) in ``docs/stats``, with the run's cost (its benchmark files and,
+    where one invocation ran every job, its Snakemake log)."""
+    cfg = config_of(root, config, replicate)
     figures = {}
     for fig in cfg.raw["figures"]:
         path = Path(results) / "figures" / f"{fig}.json"
@@ -56,12 +74,12 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT) -> Path:
         side = json.loads(path.read_text())
         figures[fig] = {"stats": side["stats"], "config_hash": side["provenance"]["config_hash"],
                         "code": side["provenance"]["code_hash"], "commit": side["provenance"]["git_commit"]}
-    cost = run_cost(Path(results), Path(results).resolve().parent, config_benchmarks(cfg))
-    out = root / KEPT / f"{Path(config).stem}.json"
+    cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg))
+    out = root / KEPT / f"{kept_name(config, replicate)}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"{json.dumps(fig)}: {json.dumps(figures[fig], sort_keys=True)}" for fig in sorted(figures)]
-    out.write_text('{"config": ' + json.dumps(config) + ', "cost": ' + json.dumps(cost, sort_keys=True)
-                   + ',\n"figures": {\n' + ",\n".join(lines) + "\n}}\n")
+    out.write_text('{"config": ' + json.dumps(config) + ', "replicate": ' + json.dumps(replicate) + ', "cost": '
+                   + json.dumps(cost, sort_keys=True) + ',\n"figures": {\n' + ",\n".join(lines) + "\n}}\n")
     return out
 
 
@@ -73,7 +91,7 @@ def rescore(root: Path, kept_path: Path) -> tuple[list[dict], dict[str, str], li
     """The ledger rows of one kept config, scored now; the figures' summaries; the figures whose statistics were
     computed by other code or another config slice than the checkout's (they need a rerun)."""
     kept = json.loads(kept_path.read_text())
-    cfg = config_of(root, kept["config"])
+    cfg = config_of(root, kept["config"], kept.get("replicate", False))
     sides, rerun = {}, []
     for fig, k in kept["figures"].items():
         params = cfg.figures[fig]
@@ -83,15 +101,28 @@ def rescore(root: Path, kept_path: Path) -> tuple[list[dict], dict[str, str], li
     return collect(sides), summaries(sides), rerun
 
 
-def _head(kept_path: Path, root: Path, rerun: list[str]) -> str:
+SCORING = ("pipeline_lib.claims", "pipeline_lib.claim_rules", "pipeline_lib.caveats", "pipeline_lib.stages.claims",
+           "pipeline_lib.stages.figure", "pipeline_lib.figures.")
+
+
+def _scoring_digest(root: Path) -> str:
+    """The digest of the code that scores kept statistics: the lock's digests of the rules, the ledger and every
+    figure module (their ``score_claims``)."""
+    lock = read_lock(root)
+    return _digest(*(f"{m} {lock[m][0]}" for m in sorted(lock) if m.startswith(SCORING)))
+
+
+def _head(kept: list[Path], root: Path, rerun: dict[str, list[str]]) -> str:
+    """The generated file's first line: what it was made from (each kept statistics file's digest and the
+    declarations'), then the figures that need a rerun (their code or config changed since they were kept)."""
     decl = sorted((root / "pipeline_lib" / "declarations").glob("*.yaml"))
-    made = (f"<!-- generated by `python -m pipeline_lib publish` from {kept_path.relative_to(root).as_posix()} "
-            f"(statistics {_digest(kept_path.read_text())}, declarations "
-            f"{_digest(*(p.read_text() for p in decl))}); do not edit -->\n")
-    if rerun:
-        made += (f"\n> Statistics of {len(rerun)} figure(s) were computed by other code or settings than the "
-                 f"checkout's, so their rows may change on a rerun of `{json.loads(kept_path.read_text())['config']}`: "
-                 + ", ".join(rerun) + ".\n")
+    made = ("<!-- generated by `python -m pipeline_lib publish` from "
+            + ", ".join(f"{p.relative_to(root).as_posix()} ({_digest(p.read_text())})" for p in kept)
+            + f", the declarations ({_digest(*(p.read_text() for p in decl))}) and the scoring code "
+            f"({_scoring_digest(root)}); do not edit -->\n")
+    for name, figs in rerun.items():
+        made += (f"\n> Statistics of {len(figs)} figure(s) of {name} were computed by other code or settings than "
+                 f"the checkout's, so their rows may change on a rerun: " + ", ".join(figs) + ".\n")
     return made
 
 
@@ -102,32 +133,91 @@ def _block(text: str, begin: str, end: str, new: str, where: str) -> str:
     return head + begin + new + end + rest.split(end, 1)[1]
 
 
+def ledger_path(root: Path, name: str) -> Path:
+    """A kept config's own published ledger: ``docs/claims_<config>.md`` (the default's: ``claims_default.md``);
+    its replicate's comparison: ``docs/claims_replication.md`` (the default's) or ``claims_<config>_replication.md``."""
+    base, _, rep = name.partition("-")
+    stem = "default" if base == Path(DEFAULT).stem else base
+    if rep:
+        return root / "docs" / ("claims_replication.md" if stem == "default" else f"claims_{stem}_replication.md")
+    return root / "docs" / f"claims_{stem}.md"
+
+
+STALE = "<!-- publish: not re-scored -->"
+
+
+def _not_kept(root: Path, kept: dict[str, Path], written: set[Path]) -> dict[Path, str]:
+    """The published ledgers of configs whose statistics are not kept, each opened by a note that it is not
+    re-scored (they were copied from a results folder and keep the rules of that day)."""
+    out = {}
+    for path in sorted((root / "docs").glob("claims_*.md")):
+        name = path.stem.removeprefix("claims_")
+        if path in written or name == "coverage" or not (root / "config" / f"{name}.yaml").exists():
+            continue
+        text = path.read_text()
+        if text.startswith(STALE):
+            text = text.split("\n\n", 1)[1]
+        out[path] = (f"{STALE}\n> Not re-scored: this ledger was copied from a results folder before its config's "
+                     f"statistics were kept, so it holds the rules, caveats and landmarks of that day and is not in "
+                     f"the consolidated ledger ([claims.md](claims.md)). To publish it: `snakemake --cores all "
+                     f"--configfile config/{name}.yaml`, then `python -m pipeline_lib publish --keep <its results "
+                     f"folder> --config config/{name}.yaml`.\n\n" + text)
+    return out
+
+
 def generated(root: Path = ROOT) -> dict[Path, str]:
-    """Every file ``publish`` writes, with its text: from the default config's kept statistics, the ledger
-    ``docs/claims.md``, the coverage table ``docs/claims_coverage.md`` and the README's counts and cost rows."""
+    """Every file ``publish`` writes, with its text, from the statistics kept in ``docs/stats``: each kept
+    config's ledger (:func:`ledger_path`) and its replicate's comparison, the consolidated ledger
+    ``docs/claims.md`` with its coverage table ``docs/claims_coverage.md``, the README's counts and cost rows, and
+    the note opening each published ledger that is not re-scored."""
     root = Path(root)
-    kept_path = root / KEPT / f"{Path(DEFAULT).stem}.json"
-    if not kept_path.exists():
-        raise FileNotFoundError(f"{kept_path}: no kept statistics of {DEFAULT}; keep them from a finished run with "
-                                "`python -m pipeline_lib publish --keep results`")
-    rows, said, rerun = rescore(root, kept_path)
-    head = _head(kept_path, root, rerun)
-    ledger = markdown(rows, figures_dir=None, figure_summaries=said)
+    paths = {p.stem: p for p in sorted((root / KEPT).glob("*.json"))}
+    if Path(DEFAULT).stem not in paths:
+        raise FileNotFoundError(f"{root / KEPT}: no kept statistics of {DEFAULT}; keep them from a finished run "
+                                "with `python -m pipeline_lib publish --keep results`")
+    kept = {name: json.loads(p.read_text()) for name, p in paths.items()}
+    out, ledgers, replicates, rerun = {}, {}, {}, {}
+    for name, path in paths.items():
+        rows, said, stale = rescore(root, path)
+        if stale:
+            rerun[name] = stale
+        if kept[name].get("replicate"):
+            replicates[name.removesuffix("-replicate")] = rows
+        else:
+            ledgers[name] = rows
+            out[ledger_path(root, name)] = (_head([path], root, {name: stale} if stale else {})
+                                            + markdown(rows, figures_dir=None, figure_summaries=said))
+    for base, rows in replicates.items():
+        if base not in ledgers:
+            raise FileNotFoundError(f"{paths[base + '-replicate']}: a replicate's statistics without its "
+                                    f"original's (docs/stats/{base}.json)")
+        out[ledger_path(root, base + "-replicate")] = (
+            _head([paths[base], paths[base + "-replicate"]], root, {})
+            + replicate_markdown(compare(ledgers[base], rows), made="`python -m pipeline_lib publish`"))
+    rows = consolidate(ledgers, replicates)
+    head = _head(list(paths.values()), root, rerun)
+    configs = [(name, kept[name], ledger_path(root, name).name,
+                ledger_path(root, name + "-replicate").name if name in replicates else None,
+                kept.get(name + "-replicate")) for name in ledgers]
+    out.update(_not_kept(root, paths, set(out)))
+    stale = sorted(p.name for p in out if p.name.startswith("claims_") and out[p].startswith(STALE))
+    out[root / "docs" / "claims.md"] = head + consolidated_markdown(rows, configs, stale)
+    out[root / "docs" / "claims_coverage.md"] = head + coverage_markdown(rows, where="in the consolidated ledger",
+                                                                         made="`python -m pipeline_lib publish`")
     readme = (root / "README.md").read_text()
     readme = _block(readme, README_BEGIN, README_END, "\n" + counts_table(rows) + "\n", "README.md")
-    cost = json.loads(kept_path.read_text())["cost"]
     block = readme.split(COST_BEGIN, 1)[1].split(COST_END, 1)[0] if COST_BEGIN in readme else ""
-    rows_now = "\n".join(cost_row(cost) if line.startswith("| the full reproduction |") else line
-                         for line in block.split("\n"))
-    readme = _block(readme, COST_BEGIN, COST_END, rows_now, "README.md")
-    return {root / "docs" / "claims.md": head + ledger, root / "docs" / "claims_coverage.md": head + coverage_markdown(rows),
-            root / "README.md": readme}
+    rows_now = "\n".join(cost_row(kept[Path(DEFAULT).stem]["cost"]) if line.startswith("| the full reproduction |")
+                         else line for line in block.split("\n"))
+    out[root / "README.md"] = _block(readme, COST_BEGIN, COST_END, rows_now, "README.md")
+    return out
 
 
-def publish(root: Path = ROOT, keep_from: Path | None = None, config: str = DEFAULT) -> list[str]:
-    """Write every generated file (:func:`generated`), after keeping a finished run's statistics (``keep_from``);
-    what it did."""
-    said = [f"kept {keep(keep_from, root, config)}"] if keep_from is not None else []
+def publish(root: Path = ROOT, keep_from: Path | None = None, config: str = DEFAULT,
+            replicate: bool = False) -> list[str]:
+    """Write every generated file (:func:`generated`), after keeping a finished run's statistics (``keep_from``;
+    with ``replicate``, its replicate's); what it did."""
+    said = [f"kept {keep(keep_from, root, config, replicate)}"] if keep_from is not None else []
     for path, text in generated(root).items():
         if not path.exists() or path.read_text() != text:
             path.write_text(text)

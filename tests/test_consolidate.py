@@ -1,0 +1,95 @@
+"""The consolidated ledger: per claim the best evidence over the kept configs (the closest to the source first,
+then more seeds), and a verdict that one replicate's noise cannot flip: pooled where the rule pools, undecided
+with the seeds that would decide it where it does not."""
+import math
+
+import pytest
+
+from conftest import REPO
+from pipeline_lib import claims
+from pipeline_lib.build import consolidate as con
+from pipeline_lib.stages import claims as ledger
+
+
+def _above(value, low, n=10, threshold=0.5):
+    """A claim "value above threshold" scored on n seeds, as a figure's score_claims returns it."""
+    return claims.score(value, (low, value + (value - low)), n, "control", claims.above(value, low, threshold))
+
+
+def _ledger(scores: dict[str, dict]) -> list[dict]:
+    """Every declared claim not run, but the ones given."""
+    rows = ledger.collect({})
+    return [{**r, **scores.get(r["id"], {})} for r in rows]
+
+
+def test_the_precedence_file_orders_real_configs_once_each():
+    rank = con.ranks()
+    lines = __import__("yaml").safe_load(con.PRECEDENCE.read_text())
+    assert len(rank) == sum(len(line["configs"]) for line in lines) and all(line["why"] for line in lines)
+    assert all((REPO / "config" / f"{c}.yaml").exists() for c in rank), sorted(rank)
+    assert rank["eureka_long"] < rank["eureka_10k"] < rank["config"] < rank["own_circuit"]
+
+
+def test_best_evidence_is_the_closest_config_then_the_one_with_more_seeds():
+    ids = [r["id"] for r in ledger.collect({})][:3]
+    a, b, c = ids
+    ledgers = {"near": _ledger({a: _above(0.6, 0.55, n=5)}),
+               "near_more": _ledger({a: _above(0.4, 0.3, n=10), b: _above(0.7, 0.6, n=3)}),
+               "far": _ledger({a: _above(0.4, 0.3, n=50), b: _above(0.4, 0.35, n=50)})}
+    rows = {r["id"]: r for r in con.consolidate(ledgers, {}, rank={"near": 0, "near_more": 0, "far": 1})}
+    # a: both near configs score it; the one with more seeds wins, the others stand beside it
+    assert rows[a]["config"] == "near_more" and rows[a]["verdict"] == "not reproduced"
+    assert dict(rows[a]["others"]) == {"near": "reproduced", "far": "not reproduced"}
+    assert "configs differ: near reproduced" in rows[a]["why"]
+    # b: the closer config wins however few its seeds
+    assert rows[b]["config"] == "near_more" and rows[b]["verdict"] == "reproduced" and rows[b]["n_seeds"] == 3
+    assert rows[c]["verdict"] == "not run" and rows[c]["config"] == "-"
+    # an unlisted config comes after every listed one
+    rows = {r["id"]: r for r in con.consolidate(ledgers, {}, rank={"far": 0})}
+    assert rows[a]["config"] == "far"
+
+
+def test_a_knife_edge_is_scored_on_both_runs_pooled():
+    a, b = _above(0.6, 0.45), _above(0.62, 0.52)  # partial and reproduced; the estimates agree
+    assert (a["verdict"], b["verdict"]) == ("partial", "reproduced")
+    d = con.decide(a, b)
+    # inverse-variance pooling of the two estimates, each standard error read off its interval
+    w = (0.15 ** -2 + 0.10 ** -2) ** -0.5
+    v = (0.6 * 0.15 ** -2 + 0.62 * 0.10 ** -2) * w ** 2
+    args = d["pooled"]["args"]
+    assert args["value"] == pytest.approx(v) and args["low"] == pytest.approx(v - w)
+    assert d["knife_edge"] and d["verdict"] == "reproduced" and "20 seeds" in d["why"]
+    # the same labels on both runs: nothing to decide
+    assert con.decide(a, _above(0.61, 0.46)) == {"verdict": "partial", "why": "replicate partial", "knife_edge": False}
+
+
+def test_draws_that_disagree_or_a_rule_that_does_not_pool_leave_it_undecided():
+    d = con.decide(_above(0.3, 0.25), _above(0.9, 0.85))
+    assert d["verdict"] == "undecided" and not d["knife_edge"] and "differs beyond their noise" in d["why"]
+    guard = lambda v, m: claims.score(m, (m - 0.1, m + 0.1), 10, "c", claims.guard(v, "precondition"))  # noqa: E731
+    d = con.decide(guard("reproduced", 0.6), guard("partial", 0.61))
+    assert d["verdict"] == "undecided" and d["knife_edge"] and "does not pool" in d["why"]
+
+
+def test_counts_pool_by_summing_and_a_share_that_stays_partial_is_undecided():
+    every, most = (claims.score(*claims.rate(k, 10)[:1], claims.rate(k, 10)[1:], 10, "c", claims.share_holds(k, 10))
+                   for k in (10, 9))
+    assert (every["verdict"], most["verdict"]) == ("reproduced", "partial")
+    d = con.decide(every, most)
+    assert d["pooled"]["args"] == {"k": 19, "n": 20, "low_share": 0.5}
+    assert d["verdict"] == "undecided" and "would not decide it" in d["why"]  # k < n at any seed count
+
+
+def test_seeds_to_decide_is_where_the_interval_clears_the_boundary():
+    rule = _above(0.6, 0.45)["rule"]  # half-width 0.15 on 10 seeds; 0.1 above the threshold
+    n = con.seeds_to_decide(rule, 10)
+    assert n == math.ceil(10 * (0.15 / 0.1) ** 2) == 23  # 0.15 sqrt(10 / n) < 0.1
+    assert claims.evaluate(con._scaled(rule, n / 10)) == "reproduced"
+    assert claims.evaluate(con._scaled(rule, (n - 1) / 10)) == "partial"
+    assert con.seeds_to_decide(_above(0.8, 0.6)["rule"], 10) == 10  # decided already
+
+
+def test_counts_table_has_an_undecided_column():
+    rows = [{"group": "g", "verdict": v} for v in ("reproduced", "undecided", "undecided", "not run")]
+    table = con.counts_table(rows)
+    assert "| undecided |" in table.splitlines()[0] and "| g | 1 | 0 | 0 | 2 | 1 | 4 |" in table
