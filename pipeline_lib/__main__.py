@@ -1,5 +1,5 @@
 """Command line: ``python -m pipeline_lib lineage <artifact>``, ``runs [results]``, ``publish [--keep RESULTS]``,
-``lock [--new-numbers]``, ``golden [results] [--write]``, ``same BEFORE AFTER`` (the engine's benchmark:
+``everything [-- snakemake args]``, ``lock [--new-numbers]``, ``golden [results] [--write]``, ``same BEFORE AFTER`` (the engine's benchmark:
 ``python benchmarks/bench.py``)."""
 from __future__ import annotations
 
@@ -25,6 +25,15 @@ def _parser() -> argparse.ArgumentParser:
                                                                      "%(default)s)")
     pub.add_argument("--replicate", action="store_true", help="RESULTS is the replicate of --config "
                                                               "(snakemake --config replicate=true: results/replication)")
+    every = sub.add_parser("everything", help="run every shipped config and the default's replicate through "
+                                              "Snakemake, one after another, keeping and publishing each as it "
+                                              "finishes; arguments after -- go to each snakemake call (e.g. "
+                                              "-- --cores all, or -- --profile profiles/slurm)")
+    every.add_argument("--only", default="", help="config names to run, comma-separated (default: every one)")
+    every.add_argument("--skip", default="", help="config names to leave out, e.g. the paper-scale ones on a CPU: "
+                                                  "eureka_paper,eureka_long,cogo_paper,shortest_path_paper")
+    every.add_argument("--no-replicate", action="store_true", help="leave out the default config's replicate")
+    every.add_argument("--dry-run", action="store_true", help="print the snakemake calls, run nothing")
     lk = sub.add_parser("lock", help="record the hashed code's changes in pipeline_lib/code.lock: a refactor after "
                                      "verifying it on the test config (nothing reruns), or --new-numbers")
     lk.add_argument("--new-numbers", action="store_true",
@@ -50,7 +59,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = _parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    if args.command == "everything":
+        return _everything(args, extra)
     if args.command == "lock":
         return _lock(args.new_numbers, Path(args.scratch))
     if args.command == "golden":
@@ -92,6 +105,18 @@ def main(argv=None) -> int:
             print(format_lineage(nodes, root_of(path)))
         return 0 if all(n.status == "ok" for n in nodes) else 1
     return 2
+
+
+def _everything(args, extra: list[str]) -> int:
+    from .build.everything import plan, run
+
+    names = lambda text: [n for n in text.split(",") if n]  # noqa: E731
+    try:
+        steps = plan(only=names(args.only) or None, skip=names(args.skip), replicate=not args.no_replicate)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 1 if run(steps, extra or ["--cores", "all"], dry_run=args.dry_run) else 0
 
 
 def _lock(new_numbers: bool, scratch: Path) -> int:
