@@ -146,22 +146,31 @@ def ledger_path(root: Path, name: str) -> Path:
 STALE = "<!-- publish: not re-scored -->"
 
 
-def _not_kept(root: Path, kept: dict[str, Path], written: set[Path]) -> dict[Path, str]:
-    """The published ledgers of configs whose statistics are not kept, each opened by a note that it is not
-    re-scored (they were copied from a results folder and keep the rules of that day)."""
+def _not_kept(root: Path, written: set[Path]) -> dict[Path, str]:
+    """The published pages of a config that ``publish`` does not generate, each opened by a note saying so: its
+    ledger while its statistics are not kept (copied from a results folder, it keeps the rules of that day), and
+    its results page (``docs/<config>.md``, numbers copied from one run)."""
     out = {}
-    for path in sorted((root / "docs").glob("claims_*.md")):
+    for path in sorted((root / "docs").glob("*.md")):
         name = path.stem.removeprefix("claims_")
-        if path in written or name == "coverage" or not (root / "config" / f"{name}.yaml").exists():
+        if path in written or not (root / "config" / f"{name}.yaml").exists():
             continue
         text = path.read_text()
         if text.startswith(STALE):
             text = text.split("\n\n", 1)[1]
-        out[path] = (f"{STALE}\n> Not re-scored: this ledger was copied from a results folder before its config's "
-                     f"statistics were kept, so it holds the rules, caveats and landmarks of that day and is not in "
-                     f"the consolidated ledger ([claims.md](claims.md)). To publish it: `snakemake --cores all "
-                     f"--configfile config/{name}.yaml`, then `python -m pipeline_lib publish --keep <its results "
-                     f"folder> --config config/{name}.yaml`.\n\n" + text)
+        again = (f"To publish it: `snakemake --cores all --configfile config/{name}.yaml`, then `python -m "
+                 f"pipeline_lib publish --keep <its results folder> --config config/{name}.yaml`.")
+        if path.stem.startswith("claims_"):
+            note = ("Not re-scored: this ledger was copied from a results folder before its config's statistics were "
+                    "kept, so it holds the rules, caveats and landmarks of that day and is not in the consolidated "
+                    f"ledger ([claims.md](claims.md)). {again}")
+        else:
+            ledger = ledger_path(root, name).name
+            note = (f"The numbers on this page were copied from one run's results folder and no rerun refreshes "
+                    f"them; the verdicts of `config/{name}.yaml` are in [{ledger}]({ledger}) "
+                    + ("(re-scored from its kept statistics)." if ledger_path(root, name) in written else
+                       f"(not re-scored either). {again}"))
+        out[path] = f"{STALE}\n> {note}\n\n" + text
     return out
 
 
@@ -199,7 +208,7 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
     configs = [(name, kept[name], ledger_path(root, name).name,
                 ledger_path(root, name + "-replicate").name if name in replicates else None,
                 kept.get(name + "-replicate")) for name in ledgers]
-    out.update(_not_kept(root, paths, set(out)))
+    out.update(_not_kept(root, set(out)))
     stale = sorted(p.name for p in out if p.name.startswith("claims_") and out[p].startswith(STALE))
     out[root / "docs" / "claims.md"] = head + consolidated_markdown(rows, configs, stale)
     out[root / "docs" / "claims_coverage.md"] = head + coverage_markdown(rows, where="in the consolidated ledger",
