@@ -27,7 +27,8 @@ def test_the_precedence_file_orders_real_configs_once_each():
     lines = __import__("yaml").safe_load(con.PRECEDENCE.read_text())
     assert len(rank) == sum(len(line["configs"]) for line in lines) and all(line["why"] for line in lines)
     assert all((REPO / "config" / f"{c}.yaml").exists() for c in rank), sorted(rank)
-    assert rank["eureka_long"] < rank["eureka_10k"] < rank["config"] < rank["own_circuit"]
+    assert rank["eureka_long"][0] < rank["eureka_10k"][0] < rank["config"][0] < rank["own_circuit"][0]
+    assert rank["eureka_10k"] < rank["cogo_cpu"]  # one line: the order written
 
 
 def test_best_evidence_is_the_closest_config_then_the_one_with_more_seeds():
@@ -36,7 +37,8 @@ def test_best_evidence_is_the_closest_config_then_the_one_with_more_seeds():
     ledgers = {"near": _ledger({a: _above(0.6, 0.55, n=5)}),
                "near_more": _ledger({a: _above(0.4, 0.3, n=10), b: _above(0.7, 0.6, n=3)}),
                "far": _ledger({a: _above(0.4, 0.3, n=50), b: _above(0.4, 0.35, n=50)})}
-    rows = {r["id"]: r for r in con.consolidate(ledgers, {}, rank={"near": 0, "near_more": 0, "far": 1})}
+    rows = {r["id"]: r for r in con.consolidate(ledgers, {}, rank={"near": (0, 0), "near_more": (0, 1),
+                                                                     "far": (1, 0)})}
     # a: both near configs score it; the one with more seeds wins, the others stand beside it
     assert rows[a]["config"] == "near_more" and rows[a]["verdict"] == "not reproduced"
     assert dict(rows[a]["others"]) == {"near": "reproduced", "far": "not reproduced"}
@@ -45,8 +47,23 @@ def test_best_evidence_is_the_closest_config_then_the_one_with_more_seeds():
     assert rows[b]["config"] == "near_more" and rows[b]["verdict"] == "reproduced" and rows[b]["n_seeds"] == 3
     assert rows[c]["verdict"] == "not run" and rows[c]["config"] == "-"
     # an unlisted config comes after every listed one
-    rows = {r["id"]: r for r in con.consolidate(ledgers, {}, rank={"far": 0})}
+    rows = {r["id"]: r for r in con.consolidate(ledgers, {}, rank={"far": (0, 0)})}
     assert rows[a]["config"] == "far"
+    # equal seeds on one line: the order written, not the alphabet
+    even = {"zeta": _ledger({a: _above(0.6, 0.55)}), "alpha": _ledger({a: _above(0.4, 0.3)})}
+    rows = {r["id"]: r for r in con.consolidate(even, {}, rank={"zeta": (0, 0), "alpha": (0, 1)})}
+    assert rows[a]["config"] == "zeta"
+
+
+def test_a_replicate_pools_into_the_consolidated_row_with_both_runs_seeds():
+    a, b = [r["id"] for r in ledger.collect({})][:2]
+    rows = {r["id"]: r for r in con.consolidate(
+        {"config": _ledger({a: _above(0.6, 0.45), b: _above(0.7, 0.6)})},
+        {"config": _ledger({a: _above(0.62, 0.52), b: _above(0.71, 0.61)})}, rank={"config": (0, 0)})}
+    assert rows[a]["verdict"] == "reproduced" and rows[a]["knife_edge"] and rows[a]["n_seeds"] == 20
+    assert 0.6 < rows[a]["measured"] < 0.62 and rows[a]["ci_low"] > 0.5  # the pooled estimate, not the original's
+    assert rows[b]["verdict"] == "reproduced" and not rows[b]["knife_edge"] and rows[b]["measured"] == 0.7
+    assert rows[b]["n_seeds"] == 10 and rows[b]["why"] == "replicate reproduced"
 
 
 def test_a_knife_edge_is_scored_on_both_runs_pooled():
@@ -65,10 +82,34 @@ def test_a_knife_edge_is_scored_on_both_runs_pooled():
 
 def test_draws_that_disagree_or_a_rule_that_does_not_pool_leave_it_undecided():
     d = con.decide(_above(0.3, 0.25), _above(0.9, 0.85))
-    assert d["verdict"] == "undecided" and not d["knife_edge"] and "differs beyond their noise" in d["why"]
+    assert d["verdict"] == "undecided" and not d["knife_edge"] and "differ beyond their noise" in d["why"]
     guard = lambda v, m: claims.score(m, (m - 0.1, m + 0.1), 10, "c", claims.guard(v, "precondition"))  # noqa: E731
     d = con.decide(guard("reproduced", 0.6), guard("partial", 0.61))
     assert d["verdict"] == "undecided" and d["knife_edge"] and "does not pool" in d["why"]
+    # one run not run: the other's verdict, said to be one run's
+    d = con.decide(claims.not_run("no seed learned"), _above(0.8, 0.6))
+    assert d["verdict"] == "reproduced" and "not run on the original (no seed learned)" in d["why"]
+
+
+def test_a_lopsided_interval_pools_around_one_estimate():
+    """A bootstrap interval of a median is rarely symmetric: the pooled value is one, with both ends around it."""
+    def near(m, lo, hi):
+        return claims.score(m, (lo, hi), 10, "c", claims.near(m, lo, hi, 1.0, 0.05))
+    x, y = near(1.2, 0.9, 1.3), near(1.1, 1.05, 1.6)
+    d = con.decide(x, y)
+    args = d["pooled"]["args"]
+    w = ((0.2 ** -2 + 0.275 ** -2) ** -0.5)  # half-widths (high - low) / 2
+    v = (1.2 * 0.2 ** -2 + 1.1 * 0.275 ** -2) * w ** 2
+    assert args["value"] == pytest.approx(v) and args["low"] == pytest.approx(v - w) and args["high"] == \
+        pytest.approx(v + w)
+    assert args["low"] < args["value"] < args["high"]
+
+
+def test_no_seed_count_gives_no_seed_estimate_and_no_crash():
+    a, b = _above(0.6, 0.45, n=None), _above(0.62, 0.52, n=None)  # partial, reproduced; intervals over graphs
+    assert con.seeds_to_decide(a["rule"], None) is None and con.seeds_to_decide(a["rule"], 0) is None
+    d = con.decide(a, b)
+    assert d["verdict"] == "reproduced" and "(no seed count)" in d["why"] and "n_seeds" not in d
 
 
 def test_counts_pool_by_summing_and_a_share_that_stays_partial_is_undecided():
@@ -77,7 +118,7 @@ def test_counts_pool_by_summing_and_a_share_that_stays_partial_is_undecided():
     assert (every["verdict"], most["verdict"]) == ("reproduced", "partial")
     d = con.decide(every, most)
     assert d["pooled"]["args"] == {"k": 19, "n": 20, "low_share": 0.5}
-    assert d["verdict"] == "undecided" and "would not decide it" in d["why"]  # k < n at any seed count
+    assert d["verdict"] == "undecided" and "stays partial however many" in d["why"]  # k < n at any count
 
 
 def test_seeds_to_decide_is_where_the_interval_clears_the_boundary():

@@ -34,7 +34,15 @@ def test_a_failed_config_is_said_and_the_others_are_kept(monkeypatch, tmp_path):
     monkeypatch.setattr(everything, "publish", lambda root: ["published"])
     assert everything.run(steps, ["--cores", "2"], root=tmp_path, say=said.append) == 1
     assert len(ran) == 3 and kept == [("config/config.yaml", False), ("config/scan_snap_transition.yaml", False)]
+    assert said.count("published") == 2  # after each config that finished, not once at the end
     assert "config (replicate) failed" in "\n".join(said) and said[-1] == "1 of 3 failed: config (replicate)"
+
+    def unfinished(results, root, config, rep):
+        raise FileNotFoundError(f"{results}/figures/x.json: the run of {config} is not finished")
+    monkeypatch.setattr(everything, "keep", unfinished)
+    said.clear()
+    assert everything.run(steps, [], root=tmp_path, say=said.append) == 3  # said, and the others still run
+    assert sum("keeping or publishing it failed" in s for s in said) == 2
 
 
 def test_the_command_line_passes_what_follows_the_dashes_to_snakemake(capsys):

@@ -1,15 +1,21 @@
 """The consolidated ledger: one verdict per claim over every config whose statistics are kept.
 
 Each kept config (``docs/stats/<config>.json``) scores some claims; :func:`consolidate` takes, per claim, the
-*best evidence*: the config closest to the source's own recipe and scale that scores it (the order of
-``precedence.yaml``; within one line, the score on more seeds), and shows the other configs' verdicts beside it.
+*best evidence*: the config closest to the source's own recipe and scale that scores it (the lines of
+``precedence.yaml``; within one line, the score on more seeds, then the order written), and shows the other
+configs' verdicts beside it.
 
 A config with a kept replicate (the same config on disjoint seeds and another data draw) gives one verdict per
 claim only where its two runs give the same one (:func:`decide`). Where they differ while their estimates agree
-(a knife-edge: the noise between two draws decides the label), the claim is scored on both runs pooled where the
-rule's inputs pool (estimates with intervals: inverse-variance; counts: summed), else it is *undecided*, with
-the number of seeds at which the pooled interval would clear the rule's boundary. Where the two estimates
-differ beyond their noise, it is undecided too: the draws disagree, and more seeds of one draw cannot settle it.
+(a knife-edge: the noise between two draws decides the label), the claim's own rule is evaluated on both runs
+pooled, where its inputs pool: estimates with intervals by inverse variance (each standard error read off its
+interval, a two-sided one taken as symmetric), counts summed. This assumes the two runs are independent draws of
+one statistic (a replicate moves every seed and data draw, so a control is drawn anew too) and that a count
+counts seeds or runs (a count of table cells or pairs pools as if they were new ones). Where the pooled verdict is
+still partial, or the rule does not pool (no interval, a literal or guard part, arguments other than the
+estimates that differ between the runs), the claim is *undecided*, with the number of seeds at which the pooled
+interval would clear the rule's boundary where that can be computed. Where the two estimates differ beyond their
+noise, it is undecided too: the draws disagree, and more seeds of one draw cannot settle it.
 """
 from __future__ import annotations
 
@@ -27,32 +33,49 @@ ORDER = ("reproduced", "partial", "not reproduced", "undecided", "not run")
 MAX_SEEDS = 10_000  # no search for seeds beyond this: "more than 10000"
 
 
-def ranks(path: Path = PRECEDENCE) -> dict[str, int]:
-    """Config name -> its line in the precedence file (0 first)."""
-    return {c: i for i, line in enumerate(yaml.safe_load(path.read_text())) for c in line["configs"]}
+def ranks(path: Path = PRECEDENCE) -> dict[str, tuple[int, int]]:
+    """Config name -> (its line in the precedence file, its place in the line), 0 first."""
+    return {c: (i, j) for i, line in enumerate(yaml.safe_load(path.read_text())) for j, c in enumerate(line["configs"])}
 
 
 def _num(x) -> float:
-    return math.nan if x in (None, "") or isinstance(x, str) else float(x)
+    if isinstance(x, str):
+        return float(x) if x in ("inf", "-inf") else math.nan
+    return math.nan if x is None else float(x)
 
 
-def _pool_pair(v1, b1, v2, b2) -> tuple[float, float] | None:
-    """Two estimates, each with one end of its 95% interval: their inverse-variance mean and its interval end
-    (None where either lacks a width)."""
-    v1, b1, v2, b2 = map(_num, (v1, b1, v2, b2))
-    w1, w2 = abs(v1 - b1), abs(v2 - b2)
-    if any(math.isnan(x) for x in (w1, w2)) or 0 in (w1, w2):
+def _inverse_variance(pairs: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """(estimate, half-width of its 95% interval) of each run -> their inverse-variance mean and its half-width;
+    None where a half-width is missing or zero."""
+    if any(math.isnan(v) or math.isnan(w) or w <= 0 for v, w in pairs):
         return None
-    a1, a2 = 1 / w1**2, 1 / w2**2
-    v = (a1 * v1 + a2 * v2) / (a1 + a2)
-    return v, v + math.copysign((a1 + a2) ** -0.5, b1 - v1)
+    weights = [w**-2 for _, w in pairs]
+    return sum(a * v for a, (v, _) in zip(weights, pairs)) / sum(weights), sum(weights) ** -0.5
 
 
-# per rule kind: the (value, interval end) pairs that pool; the rest of the arguments must be equal
-_PAIRS = {"above": [("value", "low")], "below": [("value", "high")], "exceeds": [("value", "low"), ("control",
-          "control_high")], "near": [("value", "low"), ("value", "high")], "agrees": [("value", "low"),
-          ("value", "high")]}
+def _pool_end(x: dict, y: dict, value: str, end: str) -> dict | None:
+    """Pool an estimate with one end of its interval (``low`` for "above", ``high`` for "below")."""
+    out = _inverse_variance([(_num(r[value]), abs(_num(r[value]) - _num(r[end]))) for r in (x, y)])
+    if out is None:
+        return None
+    v, w = out
+    return {value: v, end: v + math.copysign(w, _num(x[end]) - _num(x[value]))}
+
+
+def _pool_both(x: dict, y: dict) -> dict | None:
+    """Pool an estimate with both ends of its interval, taken as symmetric around it."""
+    out = _inverse_variance([(_num(r["value"]), (_num(r["high"]) - _num(r["low"])) / 2) for r in (x, y)])
+    return None if out is None else {"value": out[0], "low": out[0] - out[1], "high": out[0] + out[1]}
+
+
+# per rule kind: how its estimates pool (the other arguments must be equal in both runs)
+_POOL = {"above": (("value", "low"),), "below": (("value", "high"),), "exceeds": (("value", "low"),
+         ("control", "control_high")), "near": "both", "agrees": "both"}
 _COUNTS = {"share_holds": ("k", "n"), "rates_exceed": ("k", "n", "k0", "n0")}
+
+
+def _estimates(kind: str) -> set[str]:
+    return {"value", "low", "high"} if _POOL[kind] == "both" else {k for pair in _POOL[kind] for k in pair}
 
 
 def pooled(a: dict | None, b: dict | None) -> dict | None:
@@ -70,15 +93,13 @@ def pooled(a: dict | None, b: dict | None) -> dict | None:
         if any(x[k] != y[k] for k in x if k not in keys):
             return None
         return {"kind": kind, "args": {**x, **{k: x[k] + y[k] for k in keys}}}
-    if kind not in _PAIRS or any(x[k] != y[k] for k in x if k not in {e for p in _PAIRS[kind] for e in p}):
+    if kind not in _POOL or any(x[k] != y[k] for k in x if k not in _estimates(kind)):
         return None
-    out = dict(x)
-    for value, end in _PAIRS[kind]:
-        pair = _pool_pair(x[value], x[end], y[value], y[end])
-        if pair is None:
-            return None
-        out[value], out[end] = pair
-    return {"kind": kind, "args": out}
+    parts = [_pool_both(x, y)] if _POOL[kind] == "both" else [_pool_end(x, y, v, e) for v, e in _POOL[kind]]
+    if None in parts:
+        return None
+    return {"kind": kind, "args": {**{k: _num(v) if isinstance(v, str) else v for k, v in x.items()},
+                                   **{k: v for p in parts for k, v in p.items()}}}
 
 
 def _scaled(rule: dict, f: float) -> dict:
@@ -89,69 +110,104 @@ def _scaled(rule: dict, f: float) -> dict:
         return {"kind": kind, "args": {"parts": [_scaled(p, f) for p in x["parts"]]}}
     if kind in _COUNTS:
         return {"kind": kind, "args": {**x, **{k: round(x[k] * f) for k in _COUNTS[kind]}}}
-    for value, end in _PAIRS.get(kind, []):
+    ends = (("value", "low"), ("value", "high")) if _POOL.get(kind) == "both" else _POOL.get(kind, ())
+    for value, end in ends:
         x[end] = x[value] + (x[end] - x[value]) / math.sqrt(f)
     return {"kind": kind, "args": x}
 
 
+def _evaluate(rule: dict) -> str:
+    """:func:`evaluate` of a rule record whose infinite numbers are kept as the strings "inf" / "-inf"."""
+    def plain(x):
+        if isinstance(x, dict):
+            return {k: plain(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [plain(v) for v in x]
+        return float(x) if x in ("inf", "-inf") else x
+    return evaluate(plain(rule))
+
+
 def seeds_to_decide(rule: dict, n: int) -> int | None:
     """The fewest seeds at which ``rule`` (scored on ``n``), at the same estimate, gives reproduced or not
-    reproduced rather than partial; None beyond :data:`MAX_SEEDS` or where no seed count changes it."""
-    if evaluate(rule) in ("reproduced", "not reproduced"):
+    reproduced rather than partial; None beyond :data:`MAX_SEEDS`, where no seed count changes it, or without
+    a seed count."""
+    if not n or n <= 0:
+        return None
+    if _evaluate(rule) in ("reproduced", "not reproduced"):
         return n
     m = n
     while m < MAX_SEEDS:
         m = min(MAX_SEEDS, m * 2)
-        if evaluate(_scaled(rule, m / n)) != "partial":
+        if _evaluate(_scaled(rule, m / n)) != "partial":
             lo, hi = m // 2, m
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                lo, hi = (lo, mid) if evaluate(_scaled(rule, mid / n)) != "partial" else (mid, hi)
+                lo, hi = (lo, mid) if _evaluate(_scaled(rule, mid / n)) != "partial" else (mid, hi)
             return hi
     return None
 
 
+def _pooled_estimate(a: dict, b: dict) -> dict:
+    """The row's estimate over both runs (inverse variance, intervals taken as symmetric), for display."""
+    out = _inverse_variance([(_num(r.get("measured")), (_num(r.get("ci_high")) - _num(r.get("ci_low"))) / 2)
+                             for r in (a, b)])
+    return {} if out is None else {"measured": out[0], "ci_low": out[0] - out[1], "ci_high": out[0] + out[1]}
+
+
 def decide(a: dict, b: dict) -> dict:
-    """One claim of a config and of its replicate -> the verdict they support together: ``verdict``, ``why`` and
-    ``knife_edge`` (the estimates agree, the labels differ), with the pooled estimate where there is one."""
+    """One claim of a config and of its replicate -> the verdict they support together: ``verdict``, ``why``,
+    ``knife_edge`` (the estimates agree, the labels differ) and, where they were pooled, the pooled rule
+    (``pooled``) with the estimate shown for it (``measured``, ``ci_low``, ``ci_high`` and both runs' ``n_seeds``)."""
     va, vb = a["verdict"], b["verdict"]
+    na, nb = a.get("n_seeds"), b.get("n_seeds")
+    both = {"n_seeds": na + nb} if na and nb else {}
     if va == vb:
         return {"verdict": va, "why": f"replicate {vb}" if va != "not run" else "", "knife_edge": False}
     if "not run" in (va, vb):
-        return {"verdict": va, "why": f"replicate {vb}", "knife_edge": False}
+        one, where = (vb, "the original") if va == "not run" else (va, "the replicate")
+        return {"verdict": one, "knife_edge": False, "from_replicate": va == "not run",
+                "why": f"not run on {where} ({(a if va == 'not run' else b)['control']}): one run's verdict"}
     agree, how = consistent(*(_num(a.get(k)) for k in ("measured", "ci_low", "ci_high")),
                             *(_num(b.get(k)) for k in ("measured", "ci_low", "ci_high")))
-    n = (a.get("n_seeds") or 0) + (b.get("n_seeds") or 0)
-    if agree != "yes":
+    n = both.get("n_seeds")
+    labels = f"{va} here, {vb} on the replicate"
+    if agree == "no":
         return {"verdict": "undecided", "knife_edge": False,
-                "why": f"{va} here, {vb} on the replicate, whose estimate differs beyond their noise ({how}): the "
-                       "two draws disagree"}
+                "why": f"{labels}, and the estimates differ beyond their noise ({how}): the two draws disagree"}
+    if agree != "yes":
+        return {"verdict": "undecided", "knife_edge": False, "why": f"{labels}; {how}, nothing to pool"}
     rule = pooled(a.get("rule"), b.get("rule"))
-    if rule is not None:
-        verdict = evaluate(rule)
-        if verdict != "partial":
-            return {"verdict": verdict, "knife_edge": True, "pooled": rule,
-                    "why": f"knife-edge: {va} here, {vb} on the replicate, estimates agree ({how}); scored on "
-                           f"both pooled ({n} seeds)"}
+    if rule is None:
+        return {"verdict": "undecided", "knife_edge": True,
+                "why": f"knife-edge: {labels}, estimates agree ({how}); its rule does not pool (no interval, a "
+                       "guard, or arguments besides the estimates that differ between the runs), so no seed count "
+                       "is computed"}
+    verdict, seeds = _evaluate(rule), f"{n} seeds" if n else "no seed count"
+    shown = {**(both if _pooled_estimate(a, b) else {}), **_pooled_estimate(a, b), "pooled": rule}
+    if verdict != "partial":
+        return {"verdict": verdict, "knife_edge": True, **shown,
+                "why": f"knife-edge: {labels}, estimates agree ({how}); scored on both pooled ({seeds})"}
+    if rule["kind"] in _COUNTS:
+        more = "a share short of every case stays partial however many are added"
+    else:
         need = seeds_to_decide(rule, n)
-        more = f"about {need} seeds would decide it" if need else f"more than {MAX_SEEDS} seeds would not decide it"
-        return {"verdict": "undecided", "knife_edge": True, "pooled": rule,
-                "why": f"knife-edge: {va} here, {vb} on the replicate, estimates agree ({how}); pooled ({n} seeds) "
-                       f"still partial; at the pooled estimate {more}"}
-    return {"verdict": "undecided", "knife_edge": True,
-            "why": f"knife-edge: {va} here, {vb} on the replicate, estimates agree ({how}); its rule does not pool "
-                   "(no interval), so no seed count is computed"}
+        more = (f"at the pooled estimate about {need} seeds would decide it" if need else
+                "no seed count is computed (none recorded)" if not n else
+                f"at the pooled estimate more than {MAX_SEEDS} seeds would not decide it")
+    return {"verdict": "undecided", "knife_edge": True, **shown,
+            "why": f"knife-edge: {labels}, estimates agree ({how}); pooled ({seeds}) still partial; {more}"}
 
 
 def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]],
-                rank: dict[str, int] | None = None) -> list[dict]:
+                rank: dict[str, tuple[int, int]] | None = None) -> list[dict]:
     """Per declared claim (every ledger holds every claim, in one order): the best evidence over ``ledgers``
     (config name -> its rows), each config's verdict first decided with its replicate's rows where
-    ``replicates`` has them. Each row: the claim's declaration fields, ``verdict``, ``config``, ``measured``,
-    ``ci_low``, ``ci_high``, ``n_seeds``, ``why`` and ``others`` ([(config, verdict)] of the other scoring
-    configs)."""
+    ``replicates`` has them (:func:`decide`; its pooled estimate and seeds are shown). Each row: the claim's
+    declaration fields, ``verdict``, ``config``, ``measured``, ``ci_low``, ``ci_high``, ``n_seeds``, ``why``,
+    ``knife_edge`` and ``others`` ([(config, verdict)] of the other scoring configs)."""
     rank = ranks() if rank is None else rank
-    order = sorted(ledgers, key=lambda c: (rank.get(c, len(rank)), c))
+    last = (len(rank), 0)
+    order = sorted(ledgers, key=lambda c: (rank.get(c, last), c))
     by_config = {c: {r["id"]: r for r in rows} for c, rows in ledgers.items()}
     rep = {c: {r["id"]: r for r in rows} for c, rows in replicates.items()}
     out = []
@@ -161,14 +217,16 @@ def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]
             r = by_config[c][cid]
             d = decide(r, rep[c][cid]) if c in rep else {"verdict": r["verdict"], "why": "", "knife_edge": False}
             if d["verdict"] != "not run":
-                scored.append((c, r, d))
+                shown = rep[c][cid] if d.get("from_replicate") else r
+                scored.append((c, {**shown, **{k: d[k] for k in ("measured", "ci_low", "ci_high", "n_seeds")
+                                               if k in d}}, d))
         if not scored:
             c = "config" if "config" in by_config else order[0]
             out.append({**by_config[c][cid], "config": "-", "why": by_config[c][cid]["control"], "others": [],
                         "knife_edge": False})
             continue
-        first = rank.get(scored[0][0], len(rank))
-        c, r, d = max((s for s in scored if rank.get(s[0], len(rank)) == first),
+        line = rank.get(scored[0][0], last)[0]
+        c, r, d = max((s for s in scored if rank.get(s[0], last)[0] == line),
                       key=lambda s: (s[1].get("n_seeds") or 0, -order.index(s[0])))
         others = [(o, od["verdict"]) for o, _, od in scored if o != c]
         why = [d["why"]] if d["why"] else []
@@ -197,7 +255,8 @@ def counts_table(rows: list[dict]) -> str:
 def _config_row(name: str, kept: dict, ledger: str, replication: str | None, rep: dict | None) -> str:
     cost = kept["cost"]
     commits = sorted({f["commit"][:7] for f in kept["figures"].values()})
-    also = f"; its replicate: [{replication}]({replication}), {cost_text(rep['cost'])}" if replication else ""
+    also = (f"; its replicate: [{replication}]({replication}), {cost_text(rep['cost'])}" if replication else
+            "; no replicate kept, so its verdicts are not checked against a second draw")
     return (f"| `{kept['config']}` | {len(kept['figures'])} | {', '.join(commits)} | [{ledger}]({ledger}) | "
             f"{cost_text(cost)}{also} |")
 
@@ -214,8 +273,10 @@ def consolidated_markdown(rows: list[dict], configs: list[tuple], not_kept: list
              "seeds; the others' verdicts stand beside it, and where they differ the last column says so. Where a "
              "config's replicate (disjoint seeds, another data draw) gives another verdict although the two "
              "estimates agree, the noise decides the label: the claim is scored on both runs pooled where its rule "
-             "pools, else it is *undecided*, with the number of seeds that would decide it; where the two "
-             "estimates differ beyond their noise it is undecided too.", "",
+             "pools (the row then shows the pooled estimate and both runs' seeds); where the pooled verdict is "
+             "still partial or the rule does not pool, it is *undecided*, with the number of seeds that would "
+             "decide it where that can be computed; where the two estimates differ beyond their noise it is "
+             "undecided too.", "",
              "| config | figures | kept from commit | its own ledger | cost of one clean run |", "|---|---:|---|---|---|"]
     lines += [_config_row(*c) for c in configs]
     if not_kept:

@@ -55,7 +55,8 @@ def run_cost(results: Path, workdir: Path, only: set[str] | None = None) -> dict
             for row in csv.DictReader(fh, delimiter="\t"):
                 seconds += float(row["s"])
                 rss = max(rss, float(row["max_rss"]) if row["max_rss"] not in ("", "-", "NA") else 0.0)
-    size = sum(p.stat().st_size for p in results.rglob("*") if p.is_file() and "replication" not in p.parts
+    size = sum(p.stat().st_size for p in results.rglob("*") if p.is_file()
+               and "replication" not in p.relative_to(results).parts
                and (only is None or _output_of(p.relative_to(results), only)))
     log = _finished_log(Path(workdir) / ".snakemake" / "log")
     if log is not None and log[0] < len(files):  # a run refreshed in pieces: no one invocation ran every job

@@ -63,20 +63,25 @@ def plan(root: Path = ROOT, only: list[str] | None = None, skip: list[str] = (),
 
 
 def run(steps: list[Step], extra: list[str], root: Path = ROOT, dry_run: bool = False, say=print) -> int:
-    """Run and keep each step; the number that failed (each is said, and the others still run)."""
+    """Run, keep and publish each step in turn; the number that failed (each is said, and the others still
+    run)."""
     failed = []
     for i, step in enumerate(steps, 1):
+        head = f"[{i}/{len(steps)}] {step.name}"
         cmd = step.snakemake(extra)
-        say(f"[{i}/{len(steps)}] {step.name}: snakemake {' '.join(cmd[3:])}")
+        say(f"{head}: snakemake {' '.join(cmd[3:])}")
         if dry_run:
             continue
         if subprocess.run(cmd, cwd=root).returncode:
             failed.append(step.name)
-            say(f"[{i}/{len(steps)}] {step.name} failed: its log is under {step.results}/logs; going on")
+            say(f"{head} failed: its log is under {step.results}/logs; going on")
             continue
-        say(f"[{i}/{len(steps)}] kept {keep(root / step.results, root, step.config, step.replicate)}")
-    if not dry_run:
-        say("\n".join(publish(root)))
+        try:
+            say(f"{head}: kept {keep(root / step.results, root, step.config, step.replicate)}")
+            say("\n".join(publish(root)))
+        except (OSError, ValueError, KeyError) as exc:
+            failed.append(step.name)
+            say(f"{head} ran, but keeping or publishing it failed: {exc}; going on")
     if failed:
         say(f"{len(failed)} of {len(steps)} failed: {', '.join(failed)}")
     return len(failed)

@@ -153,14 +153,20 @@ def _not_kept(root: Path, written: set[Path]) -> dict[Path, str]:
     out = {}
     for path in sorted((root / "docs").glob("*.md")):
         name = path.stem.removeprefix("claims_")
-        if path in written or not (root / "config" / f"{name}.yaml").exists():
+        replication = path == ledger_path(root, Path(DEFAULT).stem + "-replicate")
+        if path in written or not (replication or (root / "config" / f"{name}.yaml").exists()):
             continue
         text = path.read_text()
         if text.startswith(STALE):
             text = text.split("\n\n", 1)[1]
         again = (f"To publish it: `snakemake --cores all --configfile config/{name}.yaml`, then `python -m "
                  f"pipeline_lib publish --keep <its results folder> --config config/{name}.yaml`.")
-        if path.stem.startswith("claims_"):
+        if replication:
+            note = ("Not re-scored: this comparison was copied from a replicate's results folder before its "
+                    "statistics were kept, and compares a ledger scored by the rules of that day. To publish it: "
+                    "`snakemake --cores all --config replicate=true`, then `python -m pipeline_lib publish --keep "
+                    "results/replication --replicate`.")
+        elif path.stem.startswith("claims_"):
             note = ("Not re-scored: this ledger was copied from a results folder before its config's statistics were "
                     "kept, so it holds the rules, caveats and landmarks of that day and is not in the consolidated "
                     f"ledger ([claims.md](claims.md)). {again}")
