@@ -187,7 +187,7 @@ def decide(a: dict, b: dict) -> dict:
     if verdict != "partial":
         return {"verdict": verdict, "knife_edge": True, **shown,
                 "why": f"knife-edge: {labels}, estimates agree ({how}); scored on both pooled ({seeds})"}
-    if rule["kind"] in _COUNTS:
+    if rule["kind"] == "share_holds":
         more = "a share short of every case stays partial however many are added"
     else:
         need = seeds_to_decide(rule, n)
