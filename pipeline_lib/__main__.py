@@ -60,8 +60,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = _parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)  # what follows "--" goes to snakemake (everything)
+    args, extra = _parser().parse_args(argv[:cut]), argv[cut + 1:]
     if args.command == "everything":
         return _everything(args, extra)
     if args.command == "lock":

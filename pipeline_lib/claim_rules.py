@@ -194,7 +194,8 @@ KINDS = {"above": above, "below": below, "exceeds": exceeds, "near": near, "agre
 
 
 def evaluate(rule: Mapping) -> str:
-    """The verdict a rule record gives (``{"kind", "args"}``, as :func:`score` stores it)."""
+    """The verdict a rule record gives (``{"kind", "args"}``, as :func:`score` stores it: a missing number as
+    None, an infinite one as "inf" / "-inf")."""
     kind, args = rule["kind"], rule["args"]
     if kind == "weakest":
         return weakest(*(evaluate(p) for p in args["parts"]))
@@ -202,7 +203,8 @@ def evaluate(rule: Mapping) -> str:
         return args.get("verdict", "")
     if kind not in KINDS:
         raise ClaimError(f"rule kind {kind!r}: known {', '.join(KINDS)}, weakest, guard")
-    return str(KINDS[kind](**{k: (math.nan if v is None else v) for k, v in args.items()}))
+    return str(KINDS[kind](**{k: math.nan if v is None else float(v) if v in ("inf", "-inf") else v
+                              for k, v in args.items()}))
 
 
 def _moved(rule: Mapping, holds: bool) -> dict:

@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from ..claim_rules import evaluate
-from ..stages.claims import consistent, md_cell, measured_text, source_words
+from ..stages.claims import as_float, consistent, md_cell, measured_text, source_words
 from .cost import cost_text
 
 PRECEDENCE = Path(__file__).with_name("precedence.yaml")
@@ -36,12 +36,6 @@ MAX_SEEDS = 10_000  # no search for seeds beyond this: "more than 10000"
 def ranks(path: Path = PRECEDENCE) -> dict[str, tuple[int, int]]:
     """Config name -> (its line in the precedence file, its place in the line), 0 first."""
     return {c: (i, j) for i, line in enumerate(yaml.safe_load(path.read_text())) for j, c in enumerate(line["configs"])}
-
-
-def _num(x) -> float:
-    if isinstance(x, str):
-        return float(x) if x in ("inf", "-inf") else math.nan
-    return math.nan if x is None else float(x)
 
 
 def _inverse_variance(pairs: list[tuple[float, float]]) -> tuple[float, float] | None:
@@ -55,16 +49,16 @@ def _inverse_variance(pairs: list[tuple[float, float]]) -> tuple[float, float] |
 
 def _pool_end(x: dict, y: dict, value: str, end: str) -> dict | None:
     """Pool an estimate with one end of its interval (``low`` for "above", ``high`` for "below")."""
-    out = _inverse_variance([(_num(r[value]), abs(_num(r[value]) - _num(r[end]))) for r in (x, y)])
+    out = _inverse_variance([(as_float(r[value]), abs(as_float(r[value]) - as_float(r[end]))) for r in (x, y)])
     if out is None:
         return None
     v, w = out
-    return {value: v, end: v + math.copysign(w, _num(x[end]) - _num(x[value]))}
+    return {value: v, end: v + math.copysign(w, as_float(x[end]) - as_float(x[value]))}
 
 
 def _pool_both(x: dict, y: dict) -> dict | None:
     """Pool an estimate with both ends of its interval, taken as symmetric around it."""
-    out = _inverse_variance([(_num(r["value"]), (_num(r["high"]) - _num(r["low"])) / 2) for r in (x, y)])
+    out = _inverse_variance([(as_float(r["value"]), (as_float(r["high"]) - as_float(r["low"])) / 2) for r in (x, y)])
     return None if out is None else {"value": out[0], "low": out[0] - out[1], "high": out[0] + out[1]}
 
 
@@ -98,8 +92,7 @@ def pooled(a: dict | None, b: dict | None) -> dict | None:
     parts = [_pool_both(x, y)] if _POOL[kind] == "both" else [_pool_end(x, y, v, e) for v, e in _POOL[kind]]
     if None in parts:
         return None
-    return {"kind": kind, "args": {**{k: _num(v) if isinstance(v, str) else v for k, v in x.items()},
-                                   **{k: v for p in parts for k, v in p.items()}}}
+    return {"kind": kind, "args": {**x, **{k: v for p in parts for k, v in p.items()}}}
 
 
 def _scaled(rule: dict, f: float) -> dict:
@@ -116,40 +109,29 @@ def _scaled(rule: dict, f: float) -> dict:
     return {"kind": kind, "args": x}
 
 
-def _evaluate(rule: dict) -> str:
-    """:func:`evaluate` of a rule record whose infinite numbers are kept as the strings "inf" / "-inf"."""
-    def plain(x):
-        if isinstance(x, dict):
-            return {k: plain(v) for k, v in x.items()}
-        if isinstance(x, list):
-            return [plain(v) for v in x]
-        return float(x) if x in ("inf", "-inf") else x
-    return evaluate(plain(rule))
-
-
 def seeds_to_decide(rule: dict, n: int) -> int | None:
     """The fewest seeds at which ``rule`` (scored on ``n``), at the same estimate, gives reproduced or not
     reproduced rather than partial; None beyond :data:`MAX_SEEDS`, where no seed count changes it, or without
     a seed count."""
     if not n or n <= 0:
         return None
-    if _evaluate(rule) in ("reproduced", "not reproduced"):
+    if evaluate(rule) in ("reproduced", "not reproduced"):
         return n
     m = n
     while m < MAX_SEEDS:
         m = min(MAX_SEEDS, m * 2)
-        if _evaluate(_scaled(rule, m / n)) != "partial":
+        if evaluate(_scaled(rule, m / n)) != "partial":
             lo, hi = m // 2, m
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                lo, hi = (lo, mid) if _evaluate(_scaled(rule, mid / n)) != "partial" else (mid, hi)
+                lo, hi = (lo, mid) if evaluate(_scaled(rule, mid / n)) != "partial" else (mid, hi)
             return hi
     return None
 
 
 def _pooled_estimate(a: dict, b: dict) -> dict:
     """The row's estimate over both runs (inverse variance, intervals taken as symmetric), for display."""
-    out = _inverse_variance([(_num(r.get("measured")), (_num(r.get("ci_high")) - _num(r.get("ci_low"))) / 2)
+    out = _inverse_variance([(as_float(r.get("measured")), (as_float(r.get("ci_high")) - as_float(r.get("ci_low"))) / 2)
                              for r in (a, b)])
     return {} if out is None else {"measured": out[0], "ci_low": out[0] - out[1], "ci_high": out[0] + out[1]}
 
@@ -167,8 +149,8 @@ def decide(a: dict, b: dict) -> dict:
         one, where = (vb, "the original") if va == "not run" else (va, "the replicate")
         return {"verdict": one, "knife_edge": False, "from_replicate": va == "not run",
                 "why": f"not run on {where} ({(a if va == 'not run' else b)['control']}): one run's verdict"}
-    agree, how = consistent(*(_num(a.get(k)) for k in ("measured", "ci_low", "ci_high")),
-                            *(_num(b.get(k)) for k in ("measured", "ci_low", "ci_high")))
+    agree, how = consistent(*(as_float(a.get(k)) for k in ("measured", "ci_low", "ci_high")),
+                            *(as_float(b.get(k)) for k in ("measured", "ci_low", "ci_high")))
     n = both.get("n_seeds")
     labels = f"{va} here, {vb} on the replicate"
     if agree == "no":
@@ -182,8 +164,9 @@ def decide(a: dict, b: dict) -> dict:
                 "why": f"knife-edge: {labels}, estimates agree ({how}); its rule does not pool (no interval, a "
                        "guard, or arguments besides the estimates that differ between the runs), so no seed count "
                        "is computed"}
-    verdict, seeds = _evaluate(rule), f"{n} seeds" if n else "no seed count"
-    shown = {**(both if _pooled_estimate(a, b) else {}), **_pooled_estimate(a, b), "pooled": rule}
+    verdict, seeds = evaluate(rule), f"{n} seeds" if n else "no seed count"
+    estimate = _pooled_estimate(a, b)
+    shown = {**(both if estimate else {}), **estimate, "pooled": rule}
     if verdict != "partial":
         return {"verdict": verdict, "knife_edge": True, **shown,
                 "why": f"knife-edge: {labels}, estimates agree ({how}); scored on both pooled ({seeds})"}
@@ -252,7 +235,7 @@ def counts_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _config_row(name: str, kept: dict, ledger: str, replication: str | None, rep: dict | None) -> str:
+def _config_row(kept: dict, ledger: str, replication: str | None, rep: dict | None) -> str:
     cost = kept["cost"]
     commits = sorted({f["commit"][:7] for f in kept["figures"].values()})
     also = (f"; its replicate: [{replication}]({replication}), {cost_text(rep['cost'])}" if replication else
@@ -263,7 +246,7 @@ def _config_row(name: str, kept: dict, ledger: str, replication: str | None, rep
 
 def consolidated_markdown(rows: list[dict], configs: list[tuple], not_kept: list[str]) -> str:
     """The consolidated ledger: how it is made, the kept configs with their cost, the counts per group, then one
-    table per source (``configs``: (name, kept statistics, its ledger's file name, its replicate comparison's or
+    table per source (``configs``: (kept statistics, its ledger's file name, its replicate comparison's or
     None, the replicate's kept statistics or None); ``not_kept``: published ledgers that are not re-scored)."""
     lines = ["# Claims: does it reproduce?", "",
              "One verdict per claim over every config whose run left its statistics in `docs/stats/`, re-scored "

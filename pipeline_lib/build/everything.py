@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..plumbing.config import read_config_file, standalone_files
+from ..plumbing.config import standalone_files
 from .lock import ROOT
 from .publish import DEFAULT, config_of, keep, publish
 
@@ -54,11 +54,10 @@ def plan(root: Path = ROOT, only: list[str] | None = None, skip: list[str] = (),
     if unknown:
         raise ValueError(f"unknown config(s) {', '.join(unknown)}: the shipped ones are {', '.join(names)}")
     chosen = [c for n, c in names.items() if (only is None or n in only) and n not in skip]
+    # each config is read here (its results folder), so one that cannot be read fails before anything runs
     steps = [Step(c, False, config_of(root, c).raw["results"]) for c in chosen]
     if replicate and DEFAULT in chosen:
         steps.insert(1, Step(DEFAULT, True, config_of(root, DEFAULT, True).raw["results"]))
-    for s in steps:  # a config that cannot be read fails here, before anything runs
-        read_config_file(root / s.config)
     return steps
 
 

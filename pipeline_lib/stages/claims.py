@@ -238,7 +238,8 @@ def write_ledger(rows: list[dict], csv_path: str, md_path: str, paths: Paths | N
             Path(tmp).write_text(paper_caption(paper, mine, drawn))
 
 
-def _f(v) -> float:
+def as_float(v) -> float:
+    """A cell as a float: NaN where it is empty, None or not a number ("inf" reads as infinity)."""
     try:
         return float(v)
     except (TypeError, ValueError):
@@ -275,8 +276,8 @@ def compare(original: list[dict], replicate: list[dict]) -> list[dict]:
             agrees, why = "", "not run in " + ("both" if orig["verdict"] == rep["verdict"] else
                                                "the original" if orig["verdict"] == "not run" else "the replicate")
         else:
-            agrees, why = consistent(*(_f(orig[k]) for k in ("measured", "ci_low", "ci_high")),
-                                     *(_f(rep[k]) for k in ("measured", "ci_low", "ci_high")))
+            agrees, why = consistent(*(as_float(orig[k]) for k in ("measured", "ci_low", "ci_high")),
+                                     *(as_float(rep[k]) for k in ("measured", "ci_low", "ci_high")))
             if orig["verdict"] != rep["verdict"]:
                 why += f"; verdict {orig['verdict']} -> {rep['verdict']}"
         out.append({"id": rep["id"], "paper": rep["paper"], "claim": rep["claim"],
@@ -300,8 +301,8 @@ def replicate_markdown(rows: list[dict], made: str = "the `claims` rule of a rep
              "| id | original [95% CI] | verdict | replicate [95% CI] | verdict | agrees | knife-edge | why |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        o = measured_text({k: _f(r[k]) if r[k] not in ("", None) else None for k in ("measured", "ci_low", "ci_high")})
-        p = measured_text({k: _f(r[f"replicate_{k}"]) if r[f"replicate_{k}"] not in ("", None) else None
+        o = measured_text({k: as_float(r[k]) if r[k] not in ("", None) else None for k in ("measured", "ci_low", "ci_high")})
+        p = measured_text({k: as_float(r[f"replicate_{k}"]) if r[f"replicate_{k}"] not in ("", None) else None
                        for k in ("measured", "ci_low", "ci_high")})
         lines.append("| " + " | ".join(md_cell(x) for x in (r["id"], o, r["verdict"], p, r["replicate_verdict"],
                                                           r["agrees"] or "-", r.get("knife_edge") or "-", r["why"]))
