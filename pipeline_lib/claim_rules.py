@@ -136,17 +136,24 @@ def near(value: float, low: float, high: float, reference: float, tolerance: flo
     return Verdict("partial" if inside else "not reproduced", "near", **args)
 
 
-def agrees(value: float, low: float, high: float, reference: float, reference_se: float, rounding: float) -> Verdict:
-    """The claim "value equals the value the source prints with its uncertainty": reproduced when
-    |ours - theirs| <= 1.96 sqrt(se_ours^2 + se_theirs^2) + rounding / 2 (``reference_se``: the source's printed
-    standard error, 0 if it prints none; ``rounding``: the step of the last printed digit; se_ours read off our
-    95% interval, 0 without one); otherwise not reproduced (no partial tier: the test is already two-sided)."""
-    args = dict(value=value, low=low, high=high, reference=reference, reference_se=reference_se, rounding=rounding)
+def agrees(value: float, low: float, high: float, reference: float, margin: float) -> Verdict:
+    """The claim "value equals the value the source prints", tested for equivalence within ``margin`` (declared with
+    the claim, before the run; for a value printed with its uncertainty :func:`printed_margin`, the source's own 95%
+    half-width and half its last digit): reproduced when our 95% interval lies within reference +- margin, so that
+    fewer or noisier seeds can never make a better verdict (a wide interval shows nothing); partial when only the
+    estimate does (also when it has no interval); otherwise not reproduced."""
+    args = dict(value=value, low=low, high=high, reference=reference, margin=margin)
     if missing(value):
         return Verdict("not run", "agrees", **args)
-    se = 0.0 if missing(low, high) else (high - low) / (2 * Z95)
-    ok = abs(value - reference) <= Z95 * math.hypot(se, reference_se) + rounding / 2
-    return Verdict("reproduced" if ok else "not reproduced", "agrees", **args)
+    if not missing(low, high) and reference - margin <= low and high <= reference + margin:
+        return Verdict("reproduced", "agrees", **args)
+    return Verdict("partial" if abs(value - reference) <= margin else "not reproduced", "agrees", **args)
+
+
+def printed_margin(reference_se: float, rounding: float) -> float:
+    """The equivalence margin of a value the source prints as mean +- its standard error: that error's 95%
+    half-width, 1.96 x ``reference_se``, plus half the step of its last printed digit (``rounding``)."""
+    return Z95 * reference_se + rounding / 2
 
 
 def share_holds(k: int, n: int, low_share: float = 0.5) -> Verdict:
@@ -234,10 +241,9 @@ def _moved(rule: Mapping, holds: bool) -> dict:
         value = r if holds else r + 2 * tol + 2 * w + max(abs(r) * 0.1, 1e-3)
         return {"kind": kind, "args": {**a, "value": value, "low": value - w, "high": value + w}}
     if kind == "agrees":
-        r = f("reference")
+        r, margin = f("reference"), f("margin")
         w = (f("high") - f("low")) / 2 if not missing(a.get("low"), a.get("high")) else 0
-        far = 2 * (w + Z95 * f("reference_se") + f("rounding")) + max(abs(r) * 0.1, 1e-3)
-        value = r if holds else r + far
+        value = r if holds else r + 2 * (w + margin) + max(abs(r) * 0.1, 1e-3)
         return {"kind": kind, "args": {**a, "value": value, "low": value - w, "high": value + w}}
     if kind == "share_holds":
         return {"kind": kind, "args": {**a, "k": a["n"] if holds else 0}}

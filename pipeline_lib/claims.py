@@ -24,10 +24,10 @@ A claim is *declared* in one YAML file per source under ``pipeline_lib/declarati
 Each source file also lists ``results``: every result the source states (landmark, quote, printed value),
 with the claims that score it or why none does (the coverage table of the ledger).
 
-A figure module has a function ``score_claims(stats, params) -> {id: Score}`` that computes its claims from
-its own statistics (the ``stats`` its ``build`` returned); the figure job stores the scores in the figure's
-sidecar; the ``claims`` rule collects every sidecar into the ledger (:mod:`pipeline_lib.stages.claims`). A
-declared claim without a score (its figure is not configured, or its inputs are not) is ``not run``. A user's
+A figure's scoring module (:mod:`pipeline_lib.scoring`) has a function ``score_claims(stats, params) -> {id:
+Score}`` that computes its claims from the figure's statistics (the ``stats`` its ``build`` returned, as its
+sidecar keeps them); the ``claims`` rule scores every sidecar into the ledger (:mod:`pipeline_lib.stages.claims`).
+A declared claim without a score (its figure is not configured, or its inputs are not) is ``not run``. A user's
 own figure may still declare its claims in the module, as a literal list ``CLAIMS`` of mappings with the fields
 of :data:`PLUGIN_FIELDS` (they count as the project's own, origin ``extension``).
 
@@ -41,7 +41,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-# numpy and scipy are imported where used: the registry checks declarations while the DAG is built.
 from .claim_rules import (  # noqa: F401  (the rule kinds, re-exported: figure modules call claims.above, ...)
     KINDS,
     VERDICTS,
@@ -56,10 +55,14 @@ from .claim_rules import (  # noqa: F401  (the rule kinds, re-exported: figure m
     guard,
     missing,
     near,
+    printed_margin,
     rates_exceed,
     share_holds,
     weakest,
 )
+
+# numpy and scipy are imported where used: the registry checks declarations while the DAG is built.
+from .intervals import json_floats, mean_interval, rate  # noqa: F401  (re-exported for the scoring modules)
 
 # a figure module's own CLAIMS (a user's figure): the fields of each mapping
 PLUGIN_FIELDS = ("id", "claim", "source", "reference", "statistic", "control", "test")
@@ -93,32 +96,6 @@ def _num(x) -> float | None:
 
 
 # -- intervals ------------------------------------------------------------------------------------------------
-
-def rate(successes: int, n: int) -> tuple[float, float, float]:
-    """(share, Wilson 95% low, high) of a count."""
-    from .stats import wilson_interval
-
-    lo, hi = wilson_interval(int(successes), int(n))
-    return successes / n, lo, hi
-
-
-def mean_interval(values: Iterable[float], level: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): Student's t interval of the mean over seeds (NaN values dropped; one value: no
-    interval)."""
-    import numpy as np
-
-    v = np.asarray([x for x in values if x is not None], dtype=float)
-    v = v[~np.isnan(v)]
-    if v.size == 0:
-        return math.nan, math.nan, math.nan
-    m = float(v.mean())
-    if v.size < 2:
-        return m, math.nan, math.nan
-    from scipy.special import stdtrit  # Student's t quantile (scipy.stats.t.ppf's own; scipy.stats costs ~1 s)
-
-    half = float(stdtrit(v.size - 1, 0.5 + level / 2) * v.std(ddof=1) / math.sqrt(v.size))
-    return m, m - half, m + half
-
 
 def median_interval(values: Iterable[float], level: float = 0.95, n_boot: int = 2000) -> tuple[float, float, float]:
     """(median, low, high): percentile bootstrap of the median over seeds (fixed resampling seed, so the
@@ -188,13 +165,6 @@ def at_best(score: dict) -> list[str]:
         return []
     return [f"at best {best} with {score.get('n_seeds') or 'these'} seeds: even the most favourable numbers this rule "
             "can read at this sample size do not make its interval clear the claimed side"]
-
-
-def json_floats(values) -> list:
-    """Numbers as a JSON-ready list (flattened), NaN and inf as None (a figure's sidecar holds per-seed values)."""
-    import numpy as np
-
-    return [float(v) if np.isfinite(v) else None for v in np.asarray(values, dtype=float).ravel()]
 
 
 def fmt_rate(label: str, k: int, n: int) -> str:

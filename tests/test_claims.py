@@ -56,13 +56,17 @@ def test_partial_needs_one_standard_error_on_the_claimed_side():
     assert claims.above(0.6, math.nan, 0.5) == "partial"  # no interval: the estimate alone
 
 
-def test_agrees_uses_both_uncertainties_and_the_rounding():
-    # ours 44.9 [40.4, 49.4] (se 2.30) against the printed 47.07 +- 1.88: |2.17| <= 1.96 * 2.97
-    assert claims.agrees(44.9, 40.4, 49.4, 47.07, 1.88, 0.01) == "reproduced"
-    assert claims.agrees(40.0, 39.0, 41.0, 47.07, 1.88, 0.01) == "not reproduced"  # 7.07 > 1.96 * 1.98
-    assert claims.agrees(47.0, math.nan, math.nan, 47.0, 0.0, 1.0) == "reproduced"
-    assert claims.agrees(47.6, math.nan, math.nan, 47.0, 0.0, 1.0) == "not reproduced"  # beyond half a digit
-    assert claims.agrees(math.nan, 0, 1, 47.0, 0.0, 1.0) == "not run"
+def test_agrees_is_an_equivalence_test_within_its_margin():
+    margin = claims.printed_margin(1.88, 0.01)  # the source prints 47.07 +- 1.88
+    assert margin == pytest.approx(1.959964 * 1.88 + 0.005)
+    assert claims.agrees(46.5, 45.0, 48.0, 47.07, margin) == "reproduced"  # [45.0, 48.0] within 47.07 +- 3.69
+    assert claims.agrees(44.9, 40.4, 49.4, 47.07, margin) == "partial"  # the mean within, the interval not
+    assert claims.agrees(40.0, 39.0, 41.0, 47.07, margin) == "not reproduced"  # 7.07 beyond the margin
+    # fewer seeds, the same mean: a wider interval never agrees better
+    assert claims.agrees(46.5, 43.0, 50.0, 47.07, margin) == "partial"
+    assert claims.agrees(47.0, math.nan, math.nan, 47.0, claims.printed_margin(0.0, 1.0)) == "partial"  # no interval
+    assert claims.agrees(47.6, math.nan, math.nan, 47.0, claims.printed_margin(0.0, 1.0)) == "not reproduced"
+    assert claims.agrees(math.nan, 0, 1, 47.0, 0.5) == "not run"
 
 
 def _verdict_rates(draw, n_draws=400):
@@ -107,10 +111,11 @@ def _kind_cases():
             return claims.near(m, lo, hi, 1.0, 0.1)
         return draw
 
-    def agree(offset):  # the source prints 47.07 +- 1.88; ours: 10 seeds of sd 6
-        def draw(i):
-            m, lo, hi = claims.mean_interval(np.random.default_rng(i).normal(47.07 + offset, 6.0, n))
-            return claims.agrees(m, lo, hi, 47.07 + np.random.default_rng(10_000 + i).normal(0, 1.88), 1.88, 0.01)
+    def agree(offset):  # the source prints 47.07 +- 1.88 (drawn with that error); ours: 10 seeds of sd 1, precise
+        def draw(i):  # enough for an equivalence test to show agreement within the source's own half-width
+            m, lo, hi = claims.mean_interval(np.random.default_rng(i).normal(47.07 + offset, 1.0, n))
+            printed = 47.07 + np.random.default_rng(10_000 + i).normal(0, 1.88)
+            return claims.agrees(m, lo, hi, printed, claims.printed_margin(1.88, 0.01))
         return draw
 
     # effect sizes over 10 seeds: 1.5 sd against a threshold (the t interval's half-width is 0.72 sd); 2 sd between
@@ -119,7 +124,7 @@ def _kind_cases():
     # each kind to be told apart (the agreement's: 4 combined standard errors)
     return {"above": (means(1.5), means(0.0)), "below": (below(1.5), below(0.0)), "exceeds": (two(2.0), two(0.0)),
             "rates_exceed": (rates(0.95, 0.1), rates(0.5, 0.5)), "share_holds": (every(1.0), every(0.5)),
-            "near": (near(0.0), near(0.3)), "agrees": (agree(0.0), agree(4 * math.hypot(1.88, 6 / math.sqrt(n))))}
+            "near": (near(0.0), near(0.3)), "agrees": (agree(0.0), agree(4 * math.hypot(1.88, 1 / math.sqrt(n))))}
 
 
 @pytest.mark.parametrize("kind", ["above", "below", "exceeds", "rates_exceed", "share_holds", "near", "agrees"])
@@ -132,7 +137,7 @@ def test_each_rule_kind_scores_a_planted_effect_reproduced_and_a_null_not(kind):
 
 def test_every_rule_kind_records_its_numbers_and_can_be_moved_both_ways():
     made = [claims.above(0.7, 0.6, 0.5), claims.below(0.2, 0.3, 0.5), claims.exceeds(0.9, 0.8, 0.1, 0.2),
-            claims.near(1.0, 0.9, 1.1, 1.0, 0.05), claims.agrees(47.0, 45.0, 49.0, 47.07, 1.88, 0.01),
+            claims.near(1.0, 0.9, 1.1, 1.0, 0.05), claims.agrees(47.0, 45.0, 49.0, 47.07, 3.69),
             claims.share_holds(7, 10), claims.rates_exceed(9, 10, 1, 10),
             claims.weakest(claims.above(0.7, 0.6, 0.5), claims.below(0.7, 0.8, 0.9))]
     assert {v.rule["kind"] for v in made} == set(claims.KINDS) | {"weakest"}
@@ -282,18 +287,19 @@ def test_ledger_rows_state_the_configs_own_settings(tmp_path):
 
 # -- the ledger -----------------------------------------------------------------------------------------------
 
-def _sidecar(tmp_path, fig, scores):
+def _sidecar(tmp_path, fig):
     path = tmp_path / f"{fig}.json"
-    path.write_text(json.dumps({"stats": {"summary": "planted summary"}, "claims": scores, "provenance": {}}))
+    path.write_text(json.dumps({"stats": {"summary": "planted summary"}, "provenance": {}}))
     return str(path)
 
 
-def test_ledger_has_a_row_per_declared_claim_and_marks_undrawn_figures_not_run(tmp_path):
+def test_ledger_has_a_row_per_declared_claim_and_marks_undrawn_figures_not_run(tmp_path, monkeypatch):
     declared = declarations.declared_claims()
     fig = declared[next(iter(declared))]["figure"]
     mine = [cid for cid, c in declared.items() if c["figure"] == fig]
     scores = {cid: claims.score(0.9, (0.8, 1.0), 10, "control 0.1", "reproduced") for cid in mine}
-    rows = ledger.run_claims({fig: _sidecar(tmp_path, fig, scores)}, str(tmp_path / "claims.csv"),
+    monkeypatch.setattr(ledger, "score_figure", lambda figure, stats, params: scores if figure == fig else {})
+    rows = ledger.run_claims({fig: _sidecar(tmp_path, fig)}, {fig: None}, str(tmp_path / "claims.csv"),
                              str(tmp_path / "claims.md"), Paths(str(tmp_path)))
     assert [r["id"] for r in rows] == list(declared)
     by_id = {r["id"]: r for r in rows}

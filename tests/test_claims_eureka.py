@@ -1,6 +1,7 @@
 """The Eureka figures' claims: planted effects score reproduced, nulls not reproduced, a statistic crossing
 its threshold flips the verdict; every declared id is scored for the default config's arms; missing arms
 are not run."""
+import importlib
 import math
 import re
 
@@ -11,20 +12,27 @@ import xarray as xr
 from conftest import REPO, load_yaml, merged
 from pipeline_lib import claims, declarations
 from pipeline_lib.figures import eureka_accuracy as acc
+from pipeline_lib.figures import eureka_arms as arms
 from pipeline_lib.figures import eureka_attention_distribution as dist
 from pipeline_lib.figures import eureka_probes as probes
 from pipeline_lib.figures import eureka_qkv_gradients as qkv
 from pipeline_lib.figures import eureka_table as table
+from pipeline_lib.scoring import eureka_accuracy as acc_rules
+from pipeline_lib.scoring import eureka_attention_distribution as dist_rules
+from pipeline_lib.scoring import eureka_probes as probes_rules
+from pipeline_lib.scoring import eureka_qkv_gradients as qkv_rules
+from pipeline_lib.scoring import eureka_table as table_rules
 
 MODULES = {"eureka_accuracy": acc, "eureka_table": table, "eureka_qkv_gradients": qkv,
            "eureka_attention_distribution": dist, "eureka_probes": probes}
+RULES = {name: importlib.import_module(f"pipeline_lib.scoring.{name}") for name in MODULES}  # their scoring
 LEVEL = 0.55  # the planted no-first-step accuracy
 
 
 # the default config with config/eureka_table1.yaml added: the config whose figures score every Eureka claim
 DEFAULT = merged(load_yaml(REPO / "config" / "config.yaml"), load_yaml(REPO / "config" / "eureka_table1.yaml"))
 EXPERIMENTS = {exp: [label for label in DEFAULT["analyses"]["eureka"][exp]["arms"]]
-               for exp in DEFAULT["figures"]["eureka_table"]["experiments"] if exp in table.EXPERIMENTS}
+               for exp in DEFAULT["figures"]["eureka_table"]["experiments"] if exp in arms.EXPERIMENTS}
 # the table's experiments besides: the No-position task and the ResNet control (Table 1's own claims)
 TABLE_EXPERIMENTS = {exp: [label for label in DEFAULT["analyses"]["eureka"][exp]["arms"]]
                      for exp in DEFAULT["figures"]["eureka_table"]["experiments"]}
@@ -95,29 +103,29 @@ def _arm(k, n, epochs=None, memorise=0):
 
 
 def test_plateau_claim_counts_the_seeds_without_a_eureka_moment():
-    assert table.plateau_score(_arm(2, 10))["verdict"] == "reproduced"  # 8 of 8 plateau
-    assert table.plateau_score(_arm(2, 10, memorise=1))["verdict"] == "partial"  # 7/8: Wilson low 0.53
-    assert table.plateau_score(_arm(2, 10, memorise=4))["verdict"] == "not reproduced"  # 4/8
-    saturated = table.plateau_score(_arm(10, 10))
+    assert table_rules.plateau_score(_arm(2, 10))["verdict"] == "reproduced"  # 8 of 8 plateau
+    assert table_rules.plateau_score(_arm(2, 10, memorise=1))["verdict"] == "partial"  # 7/8: Wilson low 0.53
+    assert table_rules.plateau_score(_arm(2, 10, memorise=4))["verdict"] == "not reproduced"  # 4/8
+    saturated = table_rules.plateau_score(_arm(10, 10))
     assert saturated["verdict"] == "not run" and "saturated" in saturated["control"]
-    assert table.plateau_score(None)["verdict"] == "not run"
+    assert table_rules.plateau_score(None)["verdict"] == "not run"
 
 
 def test_lower_ratio_claim_is_the_rise_rule_with_the_roles_swapped():
-    assert table.lower_ratio_score(_arm(0, 10), _arm(8, 10))["verdict"] == "reproduced"
-    assert table.lower_ratio_score(_arm(5, 10), _arm(5, 10))["verdict"] == "not reproduced"
-    assert table.lower_ratio_score(_arm(0, 10), _arm(0, 10))["verdict"] == "not run"  # nothing can be lower
+    assert table_rules.lower_ratio_score(_arm(0, 10), _arm(8, 10))["verdict"] == "reproduced"
+    assert table_rules.lower_ratio_score(_arm(5, 10), _arm(5, 10))["verdict"] == "not reproduced"
+    assert table_rules.lower_ratio_score(_arm(0, 10), _arm(0, 10))["verdict"] == "not run"  # nothing can be lower
 
 
 def test_ratio_claim_needs_disjoint_wilson_intervals_and_says_a_saturated_control():
     base = _arm(2, 10)
-    assert table.ratio_score(_arm(10, 10), base)["verdict"] == "reproduced"  # [0.72, 1] vs [0.06, 0.51]
-    assert table.ratio_score(_arm(5, 10), _arm(5, 10))["verdict"] == "not reproduced"
-    assert table.ratio_score(_arm(6, 10), _arm(5, 10))["verdict"] == "not reproduced"  # 0.1 < one combined se
-    assert table.ratio_score(_arm(9, 10), _arm(5, 10))["verdict"] == "partial"  # [0.60, 0.98] vs [0.24, 0.76]
-    assert table.ratio_score(_arm(1, 10), _arm(0, 10))["verdict"] == "not reproduced"  # both arms fail
-    assert table.ratio_score(_arm(4, 10), _arm(5, 10))["verdict"] == "not reproduced"
-    saturated = table.ratio_score(_arm(10, 10), _arm(10, 10))
+    assert table_rules.ratio_score(_arm(10, 10), base)["verdict"] == "reproduced"  # [0.72, 1] vs [0.06, 0.51]
+    assert table_rules.ratio_score(_arm(5, 10), _arm(5, 10))["verdict"] == "not reproduced"
+    assert table_rules.ratio_score(_arm(6, 10), _arm(5, 10))["verdict"] == "not reproduced"  # 0.1 < one combined se
+    assert table_rules.ratio_score(_arm(9, 10), _arm(5, 10))["verdict"] == "partial"  # [0.60, 0.98] vs [0.24, 0.76]
+    assert table_rules.ratio_score(_arm(1, 10), _arm(0, 10))["verdict"] == "not reproduced"  # both arms fail
+    assert table_rules.ratio_score(_arm(4, 10), _arm(5, 10))["verdict"] == "not reproduced"
+    saturated = table_rules.ratio_score(_arm(10, 10), _arm(10, 10))
     assert saturated["verdict"] == "not run" and "saturated" in saturated["control"]  # the regime cannot show it
     assert saturated["measured"] == 1.0 and saturated["n_seeds"] == 10  # what was measured is still shown
     assert "Softmax 10/10 [0.72, 1.00]" in saturated["control"]
@@ -125,13 +133,13 @@ def test_ratio_claim_needs_disjoint_wilson_intervals_and_says_a_saturated_contro
 
 def test_epoch_claim_compares_t_intervals_and_an_arm_that_never_reaches_is_not_earlier():
     base = _arm(10, 10, [300.0 + 5 * i for i in range(10)])
-    early = table.epoch_score(_arm(10, 10, [100.0 + 5 * i for i in range(10)]), base)
+    early = table_rules.epoch_score(_arm(10, 10, [100.0 + 5 * i for i in range(10)]), base)
     assert early["verdict"] == "reproduced" and early["measured"] == pytest.approx(122.5)
     assert "Softmax mean Eureka epoch 322" in early["control"]
-    assert table.epoch_score(base, base)["verdict"] == "not reproduced"
-    assert table.epoch_score(_arm(10, 10, [290.0 + 5 * i for i in range(10)]), base)["verdict"] == "partial"
-    assert table.epoch_score(_arm(0, 10), base)["verdict"] == "not reproduced"
-    assert table.epoch_score(base, _arm(0, 10))["verdict"] == "not run"
+    assert table_rules.epoch_score(base, base)["verdict"] == "not reproduced"
+    assert table_rules.epoch_score(_arm(10, 10, [290.0 + 5 * i for i in range(10)]), base)["verdict"] == "partial"
+    assert table_rules.epoch_score(_arm(0, 10), base)["verdict"] == "not reproduced"
+    assert table_rules.epoch_score(base, _arm(0, 10))["verdict"] == "not run"
 
 
 def test_table1_rows_the_resnet_and_the_no_position_task_are_scored_against_softmax():
@@ -142,27 +150,27 @@ def test_table1_rows_the_resnet_and_the_no_position_task_are_scored_against_soft
 
     soft = arm(3, 10, [30.0, 40.0, 50.0], [0.80, 0.82, 0.81] + [0.5] * 7)
     # the ResNet: every seed past the threshold by 20% of the run (12 of 60 epochs) is 'immediately'
-    assert table.immediate_score(arm(10, 10, [3.0] * 10), soft)["verdict"] == "reproduced"
-    late = table.immediate_score(arm(10, 10, [3.0] * 9 + [13.0]), soft)  # one seed at epoch 13: a majority only
+    assert table_rules.immediate_score(arm(10, 10, [3.0] * 10), soft)["verdict"] == "reproduced"
+    late = table_rules.immediate_score(arm(10, 10, [3.0] * 9 + [13.0]), soft)  # one seed at epoch 13: a majority only
     assert late["verdict"] == "partial" and late["measured"] == pytest.approx(0.9)
     assert "0 of 10 seeds by epoch 12" in late["control"]
-    assert table.immediate_score(arm(10, 10, [20.0] * 10), soft)["verdict"] == "not reproduced"
+    assert table_rules.immediate_score(arm(10, 10, [20.0] * 10), soft)["verdict"] == "not reproduced"
     # a control that learns as early shows no difficulty for the ResNet to be free of
-    assert table.immediate_score(arm(10, 10, [3.0] * 10), arm(10, 10, [5.0] * 10))["verdict"] == "not run"
+    assert table_rules.immediate_score(arm(10, 10, [3.0] * 10), arm(10, 10, [5.0] * 10))["verdict"] == "not run"
     # Table 1's 'Acc.': the final accuracy of each arm's Eureka seeds, t intervals
-    assert table.accuracy_score(arm(10, 10, [20.0] * 10, [0.95, 0.96] * 5), soft)["verdict"] == "reproduced"
-    assert table.accuracy_score(arm(10, 10, [20.0] * 10, [0.81] * 10), soft)["verdict"] == "not reproduced"
-    assert table.accuracy_score(arm(10, 10), arm(1, 10))["verdict"] == "not run"  # one Softmax Eureka seed
+    assert table_rules.accuracy_score(arm(10, 10, [20.0] * 10, [0.95, 0.96] * 5), soft)["verdict"] == "reproduced"
+    assert table_rules.accuracy_score(arm(10, 10, [20.0] * 10, [0.81] * 10), soft)["verdict"] == "not reproduced"
+    assert table_rules.accuracy_score(arm(10, 10), arm(1, 10))["verdict"] == "not run"  # one Softmax Eureka seed
     # the No-position task is harder: its pooled ratio below the main task's over the shared arms
     main = {"Softmax": arm(7, 10), "NormSoftmax": arm(10, 10), "ResNet only here": arm(0, 10)}
-    hard = table.harder_score(main, {"Softmax": arm(0, 4), "NormSoftmax": arm(1, 4)})
+    hard = table_rules.harder_score(main, {"Softmax": arm(0, 4), "NormSoftmax": arm(1, 4)})
     assert hard["verdict"] == "reproduced" and hard["measured"] == pytest.approx(1 / 8)
     assert "17/20" in hard["control"]  # the arm only on the main task is not pooled
-    assert table.harder_score(main, {"Softmax": arm(3, 4), "NormSoftmax": arm(4, 4)})["verdict"] == "not reproduced"
-    assert table.harder_score(main, {})["verdict"] == "not run"
+    assert table_rules.harder_score(main, {"Softmax": arm(3, 4), "NormSoftmax": arm(4, 4)})["verdict"] == "not reproduced"
+    assert table_rules.harder_score(main, {})["verdict"] == "not run"
     none_main = {"Softmax": arm(0, 10), "NormSoftmax": arm(0, 10)}  # nothing on the main task to be below
-    assert table.harder_score(none_main, {"Softmax": arm(0, 4), "NormSoftmax": arm(0, 4)})["verdict"] == "not run"
-    scores = table.table1_scores({"digits": {"Softmax": soft, "WD 0.5": arm(0, 10)}})
+    assert table_rules.harder_score(none_main, {"Softmax": arm(0, 4), "NormSoftmax": arm(0, 4)})["verdict"] == "not run"
+    scores = table_rules.table1_scores({"digits": {"Softmax": soft, "WD 0.5": arm(0, 10)}})
     assert scores["eureka.table.digits_wd05_lowers_ratio"]["verdict"] == "partial"  # 0/10 vs 3/10
     assert scores["eureka.table.digits_tau_40_lowers_ratio"]["verdict"] == "not run"  # arm not drawn
     assert scores["eureka.table.digits_resnet_learns_immediately"]["verdict"] == "not run"
@@ -186,7 +194,7 @@ def test_table_build_scores_its_claims_from_the_eureka_artifact(tmp_path):
     params = table.Params(experiments=("reasoning",))
     _, stats = table.build(None, params, paths, outputs)
     assert stats["arms"]["reasoning"]["Softmax"]["eureka_epochs"] == [300.0, 310.0, None, None]
-    scores = claims.check_scores("eureka_table", _declared("eureka_table"), table.score_claims(stats, params))
+    scores = claims.check_scores("eureka_table", _declared("eureka_table"), table_rules.score_claims(stats, params))
     assert scores["eureka.table.reasoning_normsoftmax_raises_ratio"]["verdict"] == "partial"  # 4/4 vs 2/4
     assert scores["eureka.table.reasoning_normsoftmax_earlier_eureka"]["verdict"] == "reproduced"
     assert scores["eureka.table.reasoning_ht_earlier_eureka"]["verdict"] == "not run"  # arm not in the table
@@ -200,22 +208,22 @@ def test_plateau_and_jump_of_one_seed_and_the_shape_flips_at_its_conventions():
     eureka, plateau, jump = acc.plateau_and_jump(_curve(60, jump=2), e, LEVEL, 0.7)
     assert eureka == 60 and plateau == 60 - 2 - 4 and jump == 2  # on the band from epoch 5 (0.55 x 4/5 = 0.44 is off)
     assert acc.plateau_and_jump(_curve(None), e, LEVEL, 0.7) == (None, None, None)
-    assert acc.eureka_shaped(50, 10, 100) and not acc.eureka_shaped(50, 11, 100)  # fast: <= a fifth of the plateau
-    assert acc.eureka_shaped(10, 2, 100) and not acc.eureka_shaped(9, 1, 100)  # long: >= 10% of the run
+    assert acc_rules.eureka_shaped(50, 10, 100) and not acc_rules.eureka_shaped(50, 11, 100)  # fast: <= a fifth of the plateau
+    assert acc_rules.eureka_shaped(10, 2, 100) and not acc_rules.eureka_shaped(9, 1, 100)  # long: >= 10% of the run
 
 
 def test_plateau_claim_reproduced_for_sudden_jumps_and_not_for_a_steady_ramp():
     rows = _rows({"Softmax": _traj([40 + 5 * i for i in range(10)])})
     stats = acc.eureka_accuracy_stats(rows, {"reasoning": LEVEL}, {"reasoning": 0.7})
-    score = acc.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
+    score = acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
     assert score["verdict"] == "reproduced" and score["measured"] == 1.0 and "0.550" in score["control"]
     ramp = _traj([None] * 10)
     ramp["test_acc"][:] = np.linspace(0, 1, 101)  # 11 epochs in the plateau band, then 10 more to 0.7
     stats = acc.eureka_accuracy_stats(_rows({"Softmax": ramp}), {"reasoning": LEVEL}, {"reasoning": 0.7})
-    score = acc.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
+    score = acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
     assert score["verdict"] == "not reproduced" and score["measured"] == 0.0
     no_level = acc.eureka_accuracy_stats(rows, {"reasoning": math.nan}, {"reasoning": 0.7})
-    assert acc.score_claims(no_level, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "not run"
+    assert acc_rules.score_claims(no_level, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "not run"
 
 
 def test_speed_claim_is_the_ratio_of_median_epochs_to_95pct_of_softmax_and_flips_at_a_fifth():
@@ -223,35 +231,41 @@ def test_speed_claim_is_the_ratio_of_median_epochs_to_95pct_of_softmax_and_flips
     for eureka, verdict in ((8, "reproduced"), (60, "not reproduced"), (13, "not reproduced"), (11, "reproduced")):
         rows = _rows({"Softmax": softmax, "NormSoftmax": _traj([eureka] * 10)})
         stats = acc.eureka_accuracy_stats(rows, {"reasoning": LEVEL}, {"reasoning": 0.7})
-        s = acc.score_claims(stats, None)["eureka.accuracy.reasoning_normsoftmax_95pct_in_20pct_of_steps"]
+        s = acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_normsoftmax_95pct_in_20pct_of_steps"]
         assert s["verdict"] == verdict, (eureka, s)
         assert s["measured"] == pytest.approx(eureka / 60) and "Softmax median 60 epochs to 0.950" in s["control"]
     never = _rows({"Softmax": softmax, "NormSoftmax": _traj([None] * 10)})  # censored at the run's length + 1
     stats = acc.eureka_accuracy_stats(never, {"reasoning": LEVEL}, {"reasoning": 0.7})
-    s = acc.score_claims(stats, None)["eureka.accuracy.reasoning_normsoftmax_95pct_in_20pct_of_steps"]
+    s = acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_normsoftmax_95pct_in_20pct_of_steps"]
     assert s["measured"] == pytest.approx(101 / 60) and s["verdict"] == "not reproduced"
 
 
 def test_ratio_of_medians_bootstrap_brackets_the_estimate():
-    r, lo, hi = acc.ratio_of_medians([10, 12, 14, 11, 30], [50, 60, 55, 70, 65])
+    r, lo, hi = acc_rules.ratio_of_medians([10, 12, 14, 11, 30], [50, 60, 55, 70, 65])
     assert r == pytest.approx(12 / 60) and lo <= r <= hi
-    assert acc.ratio_of_medians([10, 12], [50, 60]) == acc.ratio_of_medians([10, 12], [50, 60])  # fixed seed
+    assert acc_rules.ratio_of_medians([10, 12], [50, 60]) == acc_rules.ratio_of_medians([10, 12], [50, 60])  # fixed seed
 
 
 # -- Q/K/V gradients ------------------------------------------------------------------------------------------
 
 def _qkv_scores(arms: dict) -> dict:
-    return qkv.score_claims(qkv.gradient_stats(_rows(arms), {"reasoning": 0.7}), None)
+    return qkv_rules.score_claims(qkv.gradient_stats(_rows(arms), {"reasoning": 0.7}), None)
 
 
 def test_query_gradient_is_small_under_softmax_only_before_the_eureka_epoch():
     s = _qkv_scores({"Softmax": _traj([50 + i for i in range(5)], q_over_v=0.1)})
-    small = s["eureka.qkv_gradients.reasoning_softmax_query_gradient_small"]
+    small = s["eureka.qkv_gradients.reasoning_softmax_qk_gradients_small"]
     assert small["verdict"] == "reproduced" and small["measured"] == pytest.approx(0.1)  # q_after=10 left out
-    assert "W_V mean |grad| before Eureka 1" in small["control"]
-    for ratio, verdict in ((1.0, "not reproduced"), (0.49, "reproduced"), (0.51, "not reproduced")):
+    assert "W_K/W_V 0.1" in small["control"]
+    # "0.5-1 orders of magnitude smaller": at most 10^-0.5 = 0.316 of W_V's
+    for ratio, verdict in ((1.0, "not reproduced"), (0.3, "reproduced"), (0.33, "not reproduced")):
         s = _qkv_scores({"Softmax": _traj([50] * 5, q_over_v=ratio)})
-        assert s["eureka.qkv_gradients.reasoning_softmax_query_gradient_small"]["verdict"] == verdict, ratio
+        assert s["eureka.qkv_gradients.reasoning_softmax_qk_gradients_small"]["verdict"] == verdict, ratio
+    # W_Q's small but W_K's not: the sentence holds for both or not at all
+    ds = _traj([50] * 5, q_over_v=0.1)
+    ds["grad_W_K"] = ds.grad_W_V * 0.5
+    small = _qkv_scores({"Softmax": ds})["eureka.qkv_gradients.reasoning_softmax_qk_gradients_small"]
+    assert small["verdict"] == "not reproduced" and small["measured"] == pytest.approx(0.5)
 
 
 def test_lower_temperature_raises_the_query_share_against_softmax():
@@ -261,11 +275,11 @@ def test_lower_temperature_raises_the_query_share_against_softmax():
         return ds
 
     s = _qkv_scores({"Softmax": arm(0.1), "Softmax tau=1/3": arm(0.3), "HT": arm(0.1)})
-    assert s["eureka.qkv_gradients.reasoning_lowtemp_raises_query_share"]["verdict"] == "reproduced"
-    assert s["eureka.qkv_gradients.reasoning_ht_raises_query_share"]["verdict"] == "not reproduced"  # the null
+    assert s["eureka.qkv_gradients.reasoning_lowtemp_raises_qk_share"]["verdict"] == "reproduced"
+    assert s["eureka.qkv_gradients.reasoning_ht_raises_qk_share"]["verdict"] == "not reproduced"  # the null
     s = _qkv_scores({"Softmax": arm(0.1), "HT": arm(0.1, 0.0)})  # equal means, no spread: not above
-    assert s["eureka.qkv_gradients.reasoning_ht_raises_query_share"]["verdict"] == "not reproduced"
-    assert s["eureka.qkv_gradients.reasoning_lowtemp_raises_query_share"]["verdict"] == "not run"
+    assert s["eureka.qkv_gradients.reasoning_ht_raises_qk_share"]["verdict"] == "not reproduced"
+    assert s["eureka.qkv_gradients.reasoning_lowtemp_raises_qk_share"]["verdict"] == "not run"
 
 
 # -- attention distribution -----------------------------------------------------------------------------------
@@ -278,7 +292,7 @@ def test_most_softmax_weights_tiny_and_interventions_add_high_weights():
 
     stats = dist.distribution_stats(_rows({"Softmax": arm(0.05, 0.01), "NormSoftmax": arm(0.25, 0.01),
                                            "HT": arm(0.05, 0.01)}), 3)
-    s = dist.score_claims(stats, None)
+    s = dist_rules.score_claims(stats, None)
     tiny = s["eureka.attention_distribution.reasoning_softmax_mostly_tiny"]
     assert tiny["verdict"] == "reproduced" and tiny["measured"] == pytest.approx(0.7)
     assert "first recorded epoch 0.05" in tiny["control"]  # the flat histogram of epoch 0: 1/20 in each bin
@@ -286,7 +300,7 @@ def test_most_softmax_weights_tiny_and_interventions_add_high_weights():
     assert s["eureka.attention_distribution.reasoning_ht_more_high_weights"]["verdict"] == "not reproduced"
     flat = _rows({"Softmax": _traj([50] * 5)})
     flat["reasoning"]["Softmax"]["attention_hist"][:] = 1 / 20
-    tiny = dist.score_claims(dist.distribution_stats(flat, 3), None)["eureka.attention_distribution."
+    tiny = dist_rules.score_claims(dist.distribution_stats(flat, 3), None)["eureka.attention_distribution."
                                                                       "reasoning_softmax_mostly_tiny"]
     assert tiny["verdict"] == "not reproduced" and tiny["measured"] == pytest.approx(0.05)
 
@@ -296,17 +310,17 @@ def test_most_softmax_weights_tiny_and_interventions_add_high_weights():
 def test_step1_probe_above_the_majority_rate_and_the_null_at_it():
     rows = _rows({"Softmax": _probe([0.9, 0.92, 0.88, 0.91]), "HT": _probe([0.5, 0.52, 0.48, 0.5]),
                   "NormSoftmax": _probe([0.55, 0.6, 0.57, 0.52])})
-    s = probes.score_claims(probes.probe_stats(rows), None)
+    s = probes_rules.score_claims(probes.probe_stats(rows), None)
     assert s["eureka.probes.reasoning_softmax_step1_decodable"]["verdict"] == "reproduced"
     assert s["eureka.probes.reasoning_softmax_step1_decodable"]["control"] == "majority-class rate 0.500"
     assert s["eureka.probes.reasoning_ht_step1_decodable"]["verdict"] == "not reproduced"
     assert s["eureka.probes.reasoning_normsoftmax_step1_decodable"]["verdict"] == "reproduced"
     assert s["eureka.probes.reasoning_lowtemp_step1_decodable"]["verdict"] == "not run"
     rows = _rows({"Softmax": _probe([0.45, 0.6, 0.52, 0.55])})  # mean 0.53 above 0.5 by less than one se
-    assert probes.score_claims(probes.probe_stats(rows), None)[
+    assert probes_rules.score_claims(probes.probe_stats(rows), None)[
         "eureka.probes.reasoning_softmax_step1_decodable"]["verdict"] == "not reproduced"
     rows = _rows({"Softmax": _probe([0.5, 0.7, 0.62, 0.6])})  # mean 0.605, interval reaches 0.47
-    assert probes.score_claims(probes.probe_stats(rows), None)[
+    assert probes_rules.score_claims(probes.probe_stats(rows), None)[
         "eureka.probes.reasoning_softmax_step1_decodable"]["verdict"] == "partial"
 
 
@@ -332,19 +346,19 @@ def _default_stats(drop: str | None = None) -> dict:
 
 def test_the_default_config_draws_the_arms_the_claims_name():
     assert set(EXPERIMENTS) == {"reasoning", "digits"}
-    assert {table.NOPOS, table.RESNET[0]} <= set(TABLE_EXPERIMENTS) and table.RESNET[1] in TABLE_EXPERIMENTS[table.RESNET[0]]
+    assert {arms.NOPOS, arms.RESNET[0]} <= set(TABLE_EXPERIMENTS) and arms.RESNET[1] in TABLE_EXPERIMENTS[arms.RESNET[0]]
     for exp, labels in EXPERIMENTS.items():
-        assert set(labels) >= {table.BASE, *table.ARMS.values()} == set(probes.ARMS.values()), exp
+        assert set(labels) >= {arms.BASE, *table.ARMS.values()} == set(probes.ARMS.values()), exp
         for mod in MODULES.values():
-            assert set(getattr(mod, "ARMS").values()) <= set(labels) and mod.EXPERIMENTS == list(EXPERIMENTS)
-    assert set(EXPERIMENTS["digits"]) >= set(table.TABLE1_LOWERS.values()) | set(table.TABLE1_RAISES.values())  # on its task
+            assert set(getattr(mod, "ARMS").values()) <= set(labels) and arms.EXPERIMENTS == list(EXPERIMENTS)
+    assert set(EXPERIMENTS["digits"]) >= set(arms.TABLE1_LOWERS.values()) | set(arms.TABLE1_RAISES.values())  # on its task
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_every_declared_claim_is_scored_for_the_default_config(module):
     declared = _declared(module)
     assert declared and all(cid.startswith(f"eureka.{module.removeprefix('eureka_')}.") for cid in declared)
-    scores = MODULES[module].score_claims(_default_stats()[module], None)
+    scores = RULES[module].score_claims(_default_stats()[module], None)
     assert sorted(scores) == sorted(declared)
     checked = claims.check_scores(module, declared, scores)
     # every claim scored, but a ratio against a saturated Softmax arm (10/10 planted), which cannot show a rise
@@ -353,13 +367,13 @@ def test_every_declared_claim_is_scored_for_the_default_config(module):
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_a_missing_arm_leaves_its_claims_not_run(module):
-    scores = MODULES[module].score_claims(_default_stats(drop="HT")[module], None)
+    scores = RULES[module].score_claims(_default_stats(drop="HT")[module], None)
     assert sorted(scores) == sorted(_declared(module))
     for cid, s in scores.items():
         if "saturated" in s["control"]:
             continue  # not run whatever the arms (see above)
         assert (s["verdict"] == "not run") == bool(re.search(r"\.(reasoning|digits)_ht_", cid)), cid
-    base_gone = MODULES[module].score_claims(_default_stats(drop="Softmax")[module], None)
+    base_gone = RULES[module].score_claims(_default_stats(drop="Softmax")[module], None)
     for cid, s in base_gone.items():  # every claim compares with Softmax, but a probe claim of another arm and
         # the No-position task's pooled ratio (over whichever arms both tasks ran)
         expected = (module != "eureka_probes" or "_softmax_" in cid) and cid != "eureka.table.digits_nopos_harder"
@@ -388,11 +402,12 @@ def test_trajectory_figures_build_and_score_from_written_runs(tmp_path):
                          ("eureka_qkv_gradients", qkv.Params(experiments=("reasoning",))),
                          ("eureka_attention_distribution", dist.Params(experiments=("reasoning",), n_epochs=3))):
         _, stats = MODULES[name].build(cfg, params, paths, {})
-        scored.update(claims.check_scores(name, _declared(name), MODULES[name].score_claims(stats, params)))
+        scored.update(claims.check_scores(name, _declared(name), RULES[name].score_claims(stats, params)))
     verdicts = {cid.split(".", 2)[2]: s["verdict"] for cid, s in scored.items() if s["verdict"] != "not run"}
     assert verdicts == {"reasoning_plateau_then_jump": "reproduced",
                         "reasoning_normsoftmax_95pct_in_20pct_of_steps": "reproduced",  # 10 / 66 epochs
-                        "reasoning_softmax_query_gradient_small": "reproduced",
+                        "reasoning_softmax_qk_gradients_small": "reproduced",
+                        "reasoning_normsoftmax_raises_qk_share": "reproduced",  # 0.4 against 0.1 of W_V's
                         "reasoning_softmax_mostly_tiny": "reproduced",
                         "reasoning_normsoftmax_more_high_weights": "not reproduced"}  # the same histograms
     assert scored["eureka.accuracy.reasoning_normsoftmax_95pct_in_20pct_of_steps"]["measured"] == pytest.approx(10 / 66)

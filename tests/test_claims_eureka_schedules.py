@@ -12,6 +12,7 @@ import pytest
 from conftest import REPO, load_yaml
 from pipeline_lib import claims
 from pipeline_lib.figures import eureka_schedules as sched
+from pipeline_lib.scoring import eureka_schedules as sched_rules
 
 SOFTMAX, COLD = sched.BASE, sched.LOWTEMP
 
@@ -41,20 +42,20 @@ def _draw(rng, ratios):
 
 
 def test_sensitivity_is_the_spread_against_its_permutation_null():
-    s = sched.sensitive_score(_entry([3, 3, 10, 4]))
+    s = sched_rules.sensitive_score(_entry([3, 3, 10, 4]))
     assert s["verdict"] == "reproduced" and s["measured"] == pytest.approx(0.7)
     assert s["rule"]["kind"] == "exceeds" and s["rule"]["args"]["control_high"] < 0.7
     assert "permutation p" in s["control"] and "s2 10/10" in s["control"]
     # the same spread between ratios near 1/2, where seed noise alone spreads them as far: not shown
-    assert sched.sensitive_score(_entry([3, 5, 6, 4]))["verdict"] == "not reproduced"
+    assert sched_rules.sensitive_score(_entry([3, 5, 6, 4]))["verdict"] == "not reproduced"
     # four Eureka seeds of forty, all under one schedule: unlikely without a schedule effect
-    assert sched.sensitive_score(_entry([0, 0, 4, 0], control=(0, 10)))["verdict"] == "reproduced"
+    assert sched_rules.sensitive_score(_entry([0, 0, 4, 0], control=(0, 10)))["verdict"] == "reproduced"
     assert claims.crossings(s["rule"]) == ("reproduced", "not reproduced")
 
 
 def test_sensitivity_rates_on_a_planted_effect_and_on_nulls():
     def score(ratios):
-        return lambda rng: sched.sensitive_score(_entry(_draw(rng, ratios), control=(0, 10)), n_perm=500)
+        return lambda rng: sched_rules.sensitive_score(_entry(_draw(rng, ratios), control=(0, 10)), n_perm=500)
 
     planted = _rates(score([0.3, 0.3, 1.0, 0.0]), lambda rng: rng)
     assert planted.get("reproduced", 0) >= 0.8, planted
@@ -64,42 +65,42 @@ def test_sensitivity_rates_on_a_planted_effect_and_on_nulls():
 
 
 def test_sensitivity_is_void_where_two_seed_sets_of_one_schedule_differ_as_much():
-    s = sched.sensitive_score(_entry([1, 1, 10, 1], control=(10, 10)))
+    s = sched_rules.sensitive_score(_entry([1, 1, 10, 1], control=(10, 10)))
     assert s["verdict"] == "not reproduced" and s["rule"]["kind"] == "guard" and "seed sets" in s["rule"]["args"]["why"]
-    assert sched.sensitive_score(_entry([1, 1, 10, 1], control=(2, 10)))["verdict"] == "reproduced"
+    assert sched_rules.sensitive_score(_entry([1, 1, 10, 1], control=(2, 10)))["verdict"] == "reproduced"
 
 
 def test_sensitivity_not_run_without_two_schedules_or_a_control():
-    assert sched.sensitive_score(None)["verdict"] == "not run"
-    assert sched.sensitive_score(_entry([3]))["verdict"] == "not run"
-    assert sched.sensitive_score(_entry([3, 9], control=None))["verdict"] == "not run"
+    assert sched_rules.sensitive_score(None)["verdict"] == "not run"
+    assert sched_rules.sensitive_score(_entry([3]))["verdict"] == "not run"
+    assert sched_rules.sensitive_score(_entry([3, 9], control=None))["verdict"] == "not run"
 
 
 def test_expected_spread_of_binomial_shares_matches_simulation():
     rng = np.random.default_rng(0)
     for p, n, k in ((0.3, 10, 4), (0.5, 10, 2), (0.9, 20, 3)):
         x = rng.binomial(n, p, size=(100_000, k)) / n
-        assert sched._binomial_spread(p, n, k) == pytest.approx((x.max(1) - x.min(1)).mean(), abs=3e-3), (p, n, k)
-    assert sched._binomial_spread(0.0, 10, 4) == 0.0 and sched._binomial_spread(1.0, 10, 4) == 0.0
+        assert sched_rules._binomial_spread(p, n, k) == pytest.approx((x.max(1) - x.min(1)).mean(), abs=3e-3), (p, n, k)
+    assert sched_rules._binomial_spread(0.0, 10, 4) == 0.0 and sched_rules._binomial_spread(1.0, 10, 4) == 0.0
 
 
 def test_less_sensitive_is_the_gap_of_spreads_beyond_seed_noise():
-    s = sched.less_sensitive_score(_entry([0, 10, 0, 10], cold=[10, 10, 10, 10]))
+    s = sched_rules.less_sensitive_score(_entry([0, 10, 0, 10], cold=[10, 10, 10, 10]))
     assert s["verdict"] == "reproduced" and s["measured"] > 0.5 and s["ci_low"] > 0
     # the other way round, and a flat Softmax beside a varying tau = 1/3: against the claim
-    assert sched.less_sensitive_score(_entry([10, 10, 10, 9], cold=[0, 10, 0, 10]))["verdict"] == "not reproduced"
-    assert sched.less_sensitive_score(_entry([0, 0, 0, 0], cold=[5, 2, 9, 1]))["verdict"] == "not reproduced"
-    s = sched.less_sensitive_score(_entry([3, 6, 4, 2], cold=[6, 7, 6, 6]))
+    assert sched_rules.less_sensitive_score(_entry([10, 10, 10, 9], cold=[0, 10, 0, 10]))["verdict"] == "not reproduced"
+    assert sched_rules.less_sensitive_score(_entry([0, 0, 0, 0], cold=[5, 2, 9, 1]))["verdict"] == "not reproduced"
+    s = sched_rules.less_sensitive_score(_entry([3, 6, 4, 2], cold=[6, 7, 6, 6]))
     assert s["ci_low"] < 0 < s["ci_high"] and s["verdict"] in ("partial", "not reproduced")
     assert claims.crossings(s["rule"]) == ("reproduced", "not reproduced")
-    assert sched.less_sensitive_score(_entry([0, 5, 0, 0]))["verdict"] == "not run"  # no lower-temperature arm
+    assert sched_rules.less_sensitive_score(_entry([0, 5, 0, 0]))["verdict"] == "not run"  # no lower-temperature arm
 
 
 def test_less_sensitive_rates_on_a_planted_effect_and_on_nulls():
     """Nulls: both arms flat over the schedules at different ratios (a raw spread would favour the arm nearer to
     0 or 1, e.g. Table 1's 7/10 against 10/10)."""
     def score(soft, cold):
-        return lambda rng: sched.less_sensitive_score(_entry(_draw(rng, soft), cold=_draw(rng, cold)), n_draws=300)
+        return lambda rng: sched_rules.less_sensitive_score(_entry(_draw(rng, soft), cold=_draw(rng, cold)), n_draws=300)
 
     # Softmax from 0 to 1 over the schedules against a flat 0.9 (a weaker planted effect, 0.3 / 0.3 / 1 / 0 against
     # 0.8, scores reproduced 80% of the time: ten seeds per cell resolve a large difference in sensitivity only)
@@ -112,9 +113,9 @@ def test_less_sensitive_rates_on_a_planted_effect_and_on_nulls():
 
 def test_spread_gap_interval_keeps_the_uncertainty_of_saturated_cells_and_is_reproducible():
     a, b = [(3, 10), (6, 10), (4, 10)], [(6, 10), (7, 10), (6, 10)]
-    gap, lo, hi = sched.spread_gap(a, b)
-    assert lo < gap < hi and sched.spread_gap(a, b) == (gap, lo, hi)
-    gap, lo, hi = sched.spread_gap([(0, 10), (0, 10)], [(10, 10), (10, 10)])
+    gap, lo, hi = sched_rules.spread_gap(a, b)
+    assert lo < gap < hi and sched_rules.spread_gap(a, b) == (gap, lo, hi)
+    gap, lo, hi = sched_rules.spread_gap([(0, 10), (0, 10)], [(10, 10), (10, 10)])
     assert gap == 0.0 and lo < -0.05 and hi > 0.05  # no spread measured, yet 10 seeds leave an interval
 
 

@@ -1,6 +1,7 @@
 """Claims of Tian's shortest-path transformer (shortest_path_accuracy, edge_spectrum, sln_optimality): planted
 statistics with a known effect score ``reproduced``, null ones ``not reproduced``, a statistic across the threshold
 flips the verdict, and every declared id is scored."""
+import importlib
 import math
 
 import numpy as np
@@ -11,10 +12,14 @@ from pipeline_lib import declarations
 from pipeline_lib.figures import edge_spectrum, shortest_path_accuracy, sln_optimality
 from pipeline_lib.plumbing.paths import Paths
 from pipeline_lib.plumbing.store import write_dataset
+from pipeline_lib.scoring import edge_spectrum as edge_spectrum_rules
+from pipeline_lib.scoring import shortest_path_accuracy as shortest_path_accuracy_rules
+from pipeline_lib.scoring import sln_optimality as sln_optimality_rules
 
 MODULES = {m.NAME: m for m in (shortest_path_accuracy, edge_spectrum, sln_optimality)}
 
 
+RULES = {name: importlib.import_module(f"pipeline_lib.scoring.{name}") for name in MODULES}  # their scoring
 def declared(name: str) -> list[str]:
     return declarations.figure_claims(name)
 
@@ -27,7 +32,7 @@ def test_the_shortest_path_figures_score_every_declared_id():
     for name, stats, params in (("shortest_path_accuracy", sp_stats([0.99] * 3), None),
                                 ("edge_spectrum", edge_stats(0.95, 0.7, 0.6), None),
                                 ("sln_optimality", sln_stats(995, 800), None)):
-        scores = MODULES[name].score_claims(stats, params)
+        scores = RULES[name].score_claims(stats, params)
         assert set(scores) == set(declared(name)), name
         assert "not run" not in verdicts(scores).values(), name
 
@@ -40,12 +45,12 @@ def sp_stats(acc, train=0.8) -> dict:
 
 
 def test_path_accuracy_near_perfect_threshold():
-    score = lambda acc: shortest_path_accuracy.score_claims(sp_stats(acc), None)[  # noqa: E731
+    score = lambda acc: shortest_path_accuracy_rules.score_claims(sp_stats(acc), None)[  # noqa: E731
         "tian.shortest_path_accuracy.near_perfect"]
     assert score([0.99, 0.98, 0.995])["verdict"] == "reproduced"
     assert score([0.717, 0.693, 0.742])["verdict"] == "not reproduced"
     assert score([0.9, 0.96, 0.97])["verdict"] == "not reproduced"  # median above 0.95 by less than one se
-    assert shortest_path_accuracy.score_claims({"runs": {}}, None)["tian.shortest_path_accuracy.near_perfect"][
+    assert shortest_path_accuracy_rules.score_claims({"runs": {}}, None)["tian.shortest_path_accuracy.near_perfect"][
         "verdict"] == "not run"
 
 
@@ -58,17 +63,17 @@ def edge_stats(trained, untrained, gaussian, n=200, spread=0.02, endpoint_sum=0.
 
 
 def test_edge_correlation_against_the_threshold_and_the_nulls():
-    v = verdicts(edge_spectrum.score_claims(edge_stats(0.95, 0.78, 0.75), None))
+    v = verdicts(edge_spectrum_rules.score_claims(edge_stats(0.95, 0.78, 0.75), None))
     assert set(v.values()) == {"reproduced"}
-    v = verdicts(edge_spectrum.score_claims(edge_stats(0.85, 0.85, 0.75), None))
+    v = verdicts(edge_spectrum_rules.score_claims(edge_stats(0.85, 0.85, 0.75), None))
     assert v["tian.edge_spectrum.u1_corr_above_0_9"] == "not reproduced"
     assert v["tian.edge_spectrum.u1_corr_vs_untrained"] in ("partial", "not reproduced")  # null: no separation
     assert v["tian.edge_spectrum.u1_corr_vs_gaussian"] == "reproduced"
     # a model whose edges are its endpoints' sum: the endpoint-sum null matches it, the other nulls do not
-    v = verdicts(edge_spectrum.score_claims(edge_stats(0.95, 0.78, 0.75, endpoint_sum=0.95), None))
+    v = verdicts(edge_spectrum_rules.score_claims(edge_stats(0.95, 0.78, 0.75, endpoint_sum=0.95), None))
     assert v["tian.edge_spectrum.u1_corr_vs_endpoint_sum"] == "not reproduced"
     assert v["tian.edge_spectrum.u1_corr_vs_gaussian"] == "reproduced"
-    v = verdicts(edge_spectrum.score_claims(edge_stats(0.903, 0.78, 0.75, spread=0.1), None))
+    v = verdicts(edge_spectrum_rules.score_claims(edge_stats(0.903, 0.78, 0.75, spread=0.1), None))
     assert v["tian.edge_spectrum.u1_corr_above_0_9"] == "not reproduced"  # median above 0.9 by less than one se
 
 
@@ -96,25 +101,25 @@ def sln_stats(k_scaled, k_unscaled, n=1000, chosen="scaled") -> dict:
 
 
 def test_sln_rates_against_99_percent():
-    v = verdicts(sln_optimality.score_claims(sln_stats(998, 796), None))
+    v = verdicts(sln_optimality_rules.score_claims(sln_stats(998, 796), None))
     assert v == {"tian.sln_optimality.chosen_reading_above_99": "reproduced",
                  "tian.sln_optimality.scaled_above_99": "reproduced",
                  "tian.sln_optimality.unscaled_above_99": "not reproduced"}
     # the source's claim reads the reading the exploration graphs chose, on the report graphs
-    chosen_unscaled = sln_optimality.score_claims(sln_stats(998, 796, chosen="unscaled"), None)
+    chosen_unscaled = sln_optimality_rules.score_claims(sln_stats(998, 796, chosen="unscaled"), None)
     assert chosen_unscaled["tian.sln_optimality.chosen_reading_above_99"]["verdict"] == "not reproduced"
     assert "chosen on the exploration graphs: unscaled" in chosen_unscaled["tian.sln_optimality.chosen_reading_above_99"]["control"]
-    assert verdicts(sln_optimality.score_claims(sln_stats(995, 796), None))["tian.sln_optimality.scaled_above_99"] \
+    assert verdicts(sln_optimality_rules.score_claims(sln_stats(995, 796), None))["tian.sln_optimality.scaled_above_99"] \
         == "partial"  # 0.995 [0.988, 0.998]: above 0.99 by more than one se
-    assert verdicts(sln_optimality.score_claims(sln_stats(993, 796), None))["tian.sln_optimality.scaled_above_99"] \
+    assert verdicts(sln_optimality_rules.score_claims(sln_stats(993, 796), None))["tian.sln_optimality.scaled_above_99"] \
         == "not reproduced"  # 0.993 [0.986, 0.997]: by less
     stats = sln_stats(998, 796)
     del stats["variants"]["unscaled"]
-    v = verdicts(sln_optimality.score_claims(stats, None))
+    v = verdicts(sln_optimality_rules.score_claims(stats, None))
     assert v["tian.sln_optimality.unscaled_above_99"] == "not run" and v["tian.sln_optimality.scaled_above_99"] \
         == "reproduced"
     del stats["chosen_reading"]
-    assert verdicts(sln_optimality.score_claims(stats, None))["tian.sln_optimality.chosen_reading_above_99"] == "not run"
+    assert verdicts(sln_optimality_rules.score_claims(stats, None))["tian.sln_optimality.chosen_reading_above_99"] == "not run"
 
 
 def test_sln_stats_count_queries_under_10_nodes(tmp_path):
@@ -131,13 +136,13 @@ def test_sln_stats_count_queries_under_10_nodes(tmp_path):
     stats = sln_optimality.build(None, sln_optimality.Params(sln="gnp"), paths, {})[1]
     assert stats["variants"]["scaled"]["n_queries_under_10"] == int(q[:-1].sum())  # n = 3..9
     assert stats["variants"]["unscaled"]["n_optimal_under_10"] == int((q[:-1] // 2).sum())
-    assert not math.isnan(sln_optimality.score_claims(stats, None)["tian.sln_optimality.scaled_above_99"]["measured"])
+    assert not math.isnan(sln_optimality_rules.score_claims(stats, None)["tian.sln_optimality.scaled_above_99"]["measured"])
     # no exploration graph under 10 nodes: no reading is chosen and the source's claim is not run
     big = ds.assign_coords(n_nodes=sizes + 10)
     write_dataset(big, paths.analysis("sln", "big"))
     stats_big = sln_optimality.build(None, sln_optimality.Params(sln="big"), paths, {})[1]
     assert "chosen_reading" not in stats_big
-    assert sln_optimality.score_claims(stats_big, None)["tian.sln_optimality.chosen_reading_above_99"]["verdict"] == "not run"
+    assert sln_optimality_rules.score_claims(stats_big, None)["tian.sln_optimality.chosen_reading_above_99"]["verdict"] == "not run"
     # the exploration graphs favour 'unscaled' here (the report graphs' counts reversed): it is the chosen reading
     assert stats["chosen_reading"] == "unscaled" and stats["explore_rate_under_10"]["scaled"] == pytest.approx(0.5, abs=0.01)
 

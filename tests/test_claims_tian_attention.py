@@ -3,6 +3,7 @@ planted statistics with a known effect are reproduced, null ones are not, a stat
 flips the verdict, every declared claim is scored on statistics shaped like the default config's, and a case
 the config does not draw is not run."""
 
+import importlib
 import json
 
 import numpy as np
@@ -21,6 +22,12 @@ from pipeline_lib.figures import (
 )
 from pipeline_lib.plumbing.paths import Paths
 from pipeline_lib.plumbing.store import write_dataset
+from pipeline_lib.scoring import attention_entropy as attention_entropy_rules
+from pipeline_lib.scoring import joma_invariants as joma_invariants_rules
+from pipeline_lib.scoring import joma_logits as joma_logits_rules
+from pipeline_lib.scoring import scan_snap_attention as scan_snap_attention_rules
+from pipeline_lib.scoring import scan_snap_lr_sweep as scan_snap_lr_sweep_rules
+from pipeline_lib.scoring import scan_snap_transition as scan_snap_transition_rules
 
 SS, SW, JO, AE = (f"tian.{m.NAME}." for m in (scan_snap_attention, scan_snap_lr_sweep, joma_logits,
                                                attention_entropy))
@@ -53,7 +60,7 @@ def _ss_stats(final_mass=0.40, final_top=0.17, loss_factor=1.0, t10=8.0, t90=30.
 
 
 def _ss(**kw):
-    return verdicts(scan_snap_attention.score_claims(_ss_stats(**kw), scan_snap_attention.Params(run="scan_snap")))
+    return verdicts(scan_snap_attention_rules.score_claims(_ss_stats(**kw), scan_snap_attention.Params(run="scan_snap")))
 
 
 def test_scan_snap_planted_effect_is_reproduced_and_a_null_is_not():
@@ -68,9 +75,9 @@ def test_scan_snap_verdicts_flip_where_the_statistic_crosses_the_threshold():
     stats = _ss_stats()
     stats["loss"]["10"]["per_seed"] = [loss[10] * 1.09] * 10  # within the declared 10%
     p = scan_snap_attention.Params(run="scan_snap")
-    assert scan_snap_attention.score_claims(stats, p)[SS + "loss_matches_log"]["verdict"] == "reproduced"
+    assert scan_snap_attention_rules.score_claims(stats, p)[SS + "loss_matches_log"]["verdict"] == "reproduced"
     stats["loss"]["10"]["per_seed"] = [loss[10] * 1.11] * 10  # outside: 5 of 6 steps match
-    s = scan_snap_attention.score_claims(stats, p)[SS + "loss_matches_log"]
+    s = scan_snap_attention_rules.score_claims(stats, p)[SS + "loss_matches_log"]
     assert s["verdict"] == "not reproduced" and s["measured"] == pytest.approx(5 / 6) and "step 10" in s["control"]
     assert _ss(settle=39.0)[SS + "frozen_after_40"] == "reproduced" and _ss(settle=41.0)[SS + "frozen_after_40"] == (
         "not reproduced")
@@ -112,7 +119,7 @@ def test_scan_snap_build_gives_the_per_seed_values_its_claims_read(tmp_path, cfg
     params = scan_snap_attention.Params(run="scan_snap")
     _, stats = scan_snap_attention.build(cfg, params, paths, {})
     assert len(stats["common_mass"]["final_per_seed"]) == 3 and len(stats["loss"]["20"]["per_seed"]) == 3
-    scores = scan_snap_attention.score_claims(stats, params)
+    scores = scan_snap_attention_rules.score_claims(stats, params)
     assert scores[SS + "common_mass_falls"]["verdict"] in ("reproduced", "partial")
     assert scores[SS + "loss_matches_log"]["control"].startswith("untrained loss ln 34 = 3.526")
 
@@ -136,7 +143,7 @@ def _sweep(f, runs=("L1", "L3", "L5", "L10"), ref=True):
 
 
 def _sw(f, **kw):
-    return verdicts(scan_snap_lr_sweep.score_claims(*_sweep(f, **kw)))
+    return verdicts(scan_snap_lr_sweep_rules.score_claims(*_sweep(f, **kw)))
 
 
 def test_sweep_planted_trends_are_reproduced_and_flat_ones_are_not():
@@ -183,7 +190,7 @@ def test_sweep_build_carries_the_release_std_into_its_cells(tmp_path, cfg):
     _, stats = scan_snap_lr_sweep.build(cfg, params, paths, {})
     cell = next(c for c in stats[run]["cells"] if (c["lr_Z"], c["ratio"]) == (2.0, 10.0))
     assert (cell["reference"], cell["reference_std"], cell["n"]) == (1.900, 0.200, 2)  # default run: the release's
-    v = verdicts(scan_snap_lr_sweep.score_claims(stats, params))
+    v = verdicts(scan_snap_lr_sweep_rules.score_claims(stats, params))
     assert v[SW + "larger_lr_sparser"] == "reproduced" and v[SW + "larger_ratio_denser_num_last_1"] == "reproduced"
 
 
@@ -225,7 +232,7 @@ def test_transition_claims_read_the_planted_scaling(tmp_path, tau, exponent, fas
     paths = Paths(str(tmp_path))
     params = _transition(paths, tau)
     _, stats = scan_snap_transition.build(_transition_cfg(), params, paths, {})
-    v = verdicts(scan_snap_transition.score_claims(stats, params))
+    v = verdicts(scan_snap_transition_rules.score_claims(stats, params))
     assert (v[ST + "t0_inverse_eta_y"], v[ST + "larger_eta_z_faster"]) == (exponent, faster), stats["slope"]
     assert stats["slope"]["series"] >= 4
     assert len(stats["pairs"]) == 8  # four equal-eta_Y pairs per panel
@@ -253,7 +260,7 @@ def _joma(lowest=0.995, term2=0.02, seeds=5, cases=("gaussian", "uniform"), v_fi
            "max_rank": 20, "v_rank_initial_per_seed": list(v_initial + 10 * jitter), "v_rank_final_per_seed": list(v_final + jitter),
            "v_rank_median_per_seed": list(v + jitter), "vdot_rank_median_per_seed": list(vdot + 2 * jitter)}
     stats = {c: dict(one) for c in cases}
-    return verdicts(joma_logits.score_claims(stats, joma_logits.Params(cases=tuple((c, c) for c in cases))))
+    return verdicts(joma_logits_rules.score_claims(stats, joma_logits.Params(cases=tuple((c, c) for c in cases))))
 
 
 def test_joma_planted_effect_is_reproduced_a_null_is_not_and_the_threshold_flips():
@@ -300,7 +307,7 @@ def test_joma_build_scores_a_frozen_estimate_control(tmp_path):
     params = joma_logits.Params(cases=(("gaussian", "g"),))
     _, stats = joma_logits.build(None, params, paths, {})
     assert len(stats["gaussian"]["final_nc_frozen"]) == 3 and max(stats["gaussian"]["final_nc_frozen"]) < 0.9
-    v = verdicts(joma_logits.score_claims(stats, params))
+    v = verdicts(joma_logits_rules.score_claims(stats, params))
     assert v[JO + "nc_high_gaussian"] == "reproduced" and v[JO + "nc_high_uniform"] == "not run"
 
 
@@ -317,7 +324,7 @@ def _entropy_stats(drops: dict, seeds=5):
 
 
 def _ae(drops):
-    return verdicts(attention_entropy.score_claims(*_entropy_stats(drops)))
+    return verdicts(attention_entropy_rules.score_claims(*_entropy_stats(drops)))
 
 
 def test_entropy_planted_drop_is_reproduced_and_no_drop_is_not():
@@ -338,8 +345,8 @@ def test_entropy_build_reads_every_seed_and_scores(tmp_path):
     params = attention_entropy.Params(runs=("x", "y"))
     _, stats = attention_entropy.build(None, params, paths, {})
     assert stats["x"]["initial_per_seed"] == [1.0, 1.0, 1.0]
-    assert set(verdicts(attention_entropy.score_claims(stats, params)).values()) == {"reproduced"}
-    empty = attention_entropy.score_claims({"summary": ""}, attention_entropy.Params(runs=("z",)))
+    assert set(verdicts(attention_entropy_rules.score_claims(stats, params)).values()) == {"reproduced"}
+    empty = attention_entropy_rules.score_claims({"summary": ""}, attention_entropy.Params(runs=("z",)))
     assert set(verdicts(empty).values()) == {"not run"}
 
 
@@ -355,7 +362,7 @@ def _inv(own=0.01, control=1.5, rho=(1.0, 1.0, 1.0, 0.25, 4.0), cases=("exp", "l
     one = {"rho": list(rho), "flow_steps": [500] * len(rho), "last_step": 2000,
            "violation": [own if r == 1.0 else other for r in rho], "control_violation": [control] * len(rho),
            "violation_ignoring_rho": [own if r == 1.0 else ignoring for r in rho]}
-    return verdicts(joma_invariants.score_claims({c: dict(one) for c in cases}, None))
+    return verdicts(joma_invariants_rules.score_claims({c: dict(one) for c in cases}, None))
 
 
 def test_joma_invariants_hold_fail_and_need_a_control_that_the_statistic_tells_apart():
@@ -415,7 +422,8 @@ def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
                          ("joma_invariants", joma_invariants)):
         declared = declarations.figure_claims(name)
         assert declared and all(c.startswith(f"tian.{name}.") for c in declared)
-        scores = module.score_claims({**stats[name], "summary": "x"}, cfg.figures[name])
+        scores = importlib.import_module(f"pipeline_lib.scoring.{name}").score_claims({**stats[name], "summary": "x"},
+                                                                                   cfg.figures[name])
         assert set(scores) == set(declared), name
         checked = claims.check_scores(name, declared, scores)
         assert all(s["verdict"] != "not run" for s in checked.values()), (name, verdicts(checked))
@@ -432,7 +440,7 @@ def test_settling_waits_for_a_curve_that_moves_back():
 
 
 def test_class_zero_references_are_not_run_for_another_class():
-    v = verdicts(scan_snap_attention.score_claims(_ss_stats(), scan_snap_attention.Params(run="scan_snap",
+    v = verdicts(scan_snap_attention_rules.score_claims(_ss_stats(), scan_snap_attention.Params(run="scan_snap",
                                                                                          class_index=1)))
     assert v[SS + "common_mass_final"] == v[SS + "top_distinct_final"] == "not run"
     assert v[SS + "loss_matches_log"] == "reproduced"

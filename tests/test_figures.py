@@ -51,7 +51,7 @@ def _arm(final, epochs=np.arange(0, 101)):
 
 
 def test_fig5_scratch_claim_needs_seeds_that_memorize_without_generalizing():
-    from pipeline_lib.figures.fig5_accuracy import score_claims
+    from pipeline_lib.scoring.fig5_accuracy import score_claims
 
     def verdict(train, test):
         arm = _arm(test)
@@ -87,7 +87,7 @@ def test_fig5_renders_and_reports_counts():
 def test_fig5_soon_after_switch_compares_time_to_threshold_with_scratch():
     """'Easily' as time: the curriculum's median epochs from its switch against scratch's from its start;
     a seed that never reaches the threshold counts as beyond its phase."""
-    from pipeline_lib.figures.fig5_accuracy import score_claims
+    from pipeline_lib.scoring.fig5_accuracy import score_claims
 
     def verdict(curriculum_final, scratch_final, scratch_epochs=np.arange(0, 101)):
         arms = {"curriculum": _arm(curriculum_final), "scratch": _arm(scratch_final, scratch_epochs)}

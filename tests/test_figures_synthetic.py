@@ -13,6 +13,7 @@ from pipeline_lib.figures import joma_invariants, joma_logits, sln_optimality  #
 from pipeline_lib.plumbing.config import load_config  # noqa: E402
 from pipeline_lib.plumbing.paths import Paths  # noqa: E402
 from pipeline_lib.plumbing.store import write_dataset  # noqa: E402
+from pipeline_lib.scoring import joma_invariants as joma_invariants_rules  # noqa: E402
 
 
 @pytest.fixture
@@ -263,6 +264,7 @@ def _write_eureka_counts(paths, name: str, arms: dict) -> None:
 def test_eureka_schedules_reads_the_eureka_artifacts_and_scores_the_declared_claims(paths, tmp_path):
     from pipeline_lib import claims, declarations
     from pipeline_lib.figures import eureka_schedules
+    from pipeline_lib.scoring import eureka_schedules as sched_rules
 
     sched = eureka_schedules
 
@@ -279,7 +281,7 @@ def test_eureka_schedules_reads_the_eureka_artifacts_and_scores_the_declared_cla
     assert task["epochs"] == 60 and task["lr"] == 5e-4
     assert (tmp_path / "eureka_schedules.md").read_text().count("digits_") == 7  # a row per arm and entry
     declared = declarations.figure_claims("eureka_schedules")
-    scores = claims.check_scores("eureka_schedules", declared, sched.score_claims(stats, params))
+    scores = claims.check_scores("eureka_schedules", declared, sched_rules.score_claims(stats, params))
     assert scores["eureka.schedules.digits_softmax_ratio_sensitive"]["verdict"] == "reproduced"  # 9/10 vs 0/10
     assert scores["eureka.schedules.digits_lowtemp_less_sensitive"]["verdict"] == "reproduced"  # spread 0.9 vs 0.1
     assert scores["eureka.schedules.reasoning_softmax_ratio_sensitive"]["verdict"] == "not run"  # task not drawn
@@ -409,7 +411,7 @@ def test_joma_invariants_reads_each_slot_up_to_its_flow_steps(paths):
     assert np.allclose(s["violation"], [0.0075, 0.125, 0.01 / 2, 0.25])
     # the control's gap over its own side's movement (its units), not the invariant's
     assert np.allclose(s["control_violation"], 5) and np.allclose(s["violation_ignoring_rho"], 3)
-    v = {k: c["verdict"] for k, c in joma_invariants.score_claims(
+    v = {k: c["verdict"] for k, c in joma_invariants_rules.score_claims(
         {"exp": s, "summary": ""}, params).items()}
     assert v["tian.joma_invariants.exp_invariant"] == "not reproduced"  # slot 1 of run a: 0.125 > 0.05
     assert v["tian.joma_invariants.linear_invariant"] == "not run"
@@ -466,6 +468,7 @@ def _llc(paths, cfg, run, epochs, values):
 
 def test_llc_trajectories_joins_a_curriculum_and_tests_planted_moves_against_random_epochs(paths, cfg):
     from pipeline_lib.figures import llc_trajectories
+    from pipeline_lib.scoring import llc_trajectories as llc_trajectories_rules
 
     start = cfg.start_epoch("curriculum_p2_p4")
     snaps = np.arange(0, 21)  # every epoch a snapshot: the event's interval is one epoch
@@ -490,13 +493,13 @@ def test_llc_trajectories_joins_a_curriculum_and_tests_planted_moves_against_ran
     n_cur = len(cfg.runs["curriculum_p2_p4"].seeds)
     assert stats["switch"]["at"] == pytest.approx([4.01] * n_cur)
     assert stats["switch"]["random"] == pytest.approx([0.01] * n_cur)
-    scores = llc_trajectories.score_claims(stats, params)
+    scores = llc_trajectories_rules.score_claims(stats, params)
     assert scores["llc.moves_at_eureka"]["verdict"] == "reproduced"
     assert scores["llc.moves_at_curriculum_switch"]["verdict"] == "reproduced"
     # the control: a series that changes as much everywhere as at the event does not "move at" it
     _llc(paths, cfg, "r_softmax", snaps, np.where(snaps % 2 == 0, 0.0, 3.0))
     stats = _build(llc_trajectories, params, paths, cfg)
-    assert llc_trajectories.score_claims(stats, params)["llc.moves_at_eureka"]["verdict"] == "not reproduced"
+    assert llc_trajectories_rules.score_claims(stats, params)["llc.moves_at_eureka"]["verdict"] == "not reproduced"
 
 
 def test_rate_difference_is_newcombes_hybrid_score_interval():

@@ -29,7 +29,8 @@ def test_the_kept_statistics_are_small_and_name_their_config():
 @pytest.mark.workflow
 def test_rescoring_the_kept_statistics_of_a_run_gives_its_figures_own_verdicts(smoke_run, tmp_path):
     """The smoke run's statistics kept, then re-scored as `publish` does: every claim's verdict and estimate equal
-    to what its figure job wrote; and none needs a rerun (the code and config are the ones it ran with)."""
+    to what its ledger job wrote (``claims.json``); and none needs a rerun (the code and config are the ones it ran
+    with)."""
     work, _ = smoke_run
     root = tmp_path / "checkout"
     for part in ("pipeline_lib", "README.md", "workflow"):
@@ -39,8 +40,8 @@ def test_rescoring_the_kept_statistics_of_a_run_gives_its_figures_own_verdicts(s
     kept = publish.keep(work / "results", root)
     rows, _, rerun = publish.rescore(root, kept)
     scored = {}
-    for side in (work / "results" / "figures").glob("*.json"):
-        scored.update(json.loads(side.read_text())["claims"])
+    for figure_scores in json.loads((work / "results" / "claims.json").read_text())["claims"].values():
+        scored.update(figure_scores)
     assert scored and not rerun
     for r in rows:
         if r["id"] in scored:
@@ -56,3 +57,27 @@ def test_no_doc_links_a_file_a_fresh_clone_lacks():
                 if not path.exists() or (REPO / "results") in path.parents:  # results/ is no clone's
                     broken.setdefault(str(md.relative_to(REPO)), []).append(target)
     assert not broken, broken
+
+
+def test_a_verified_refactor_restamps_only_statistics_its_old_code_computed(tmp_path):
+    """After a refactor the lock verified, kept statistics stamped with the old code of a verified figure take the
+    new stamp; another stamp (statistics of yet older code) or a figure the test config does not draw keeps its."""
+    class Stamp:  # a Code whose every job has one code param
+        def __init__(self, code):
+            self.code = code
+
+        def job_code(self, *modules, script=None, data=""):
+            return self.code
+
+    (tmp_path / "config").symlink_to(REPO / "config")
+    (tmp_path / "docs" / "stats").mkdir(parents=True)
+    kept = {"config": "config/config.yaml", "replicate": False, "cost": {},
+            "figures": {"fig5_accuracy": {"code": "old", "stats": {}}, "fig2_attention_graph": {"code": "older",
+                                                                                              "stats": {}},
+                        "fig6_interpolation": {"code": "old", "stats": {}}}}
+    publish._write_kept(tmp_path / "docs" / "stats" / "config.json", kept)
+    said = publish.restamp(tmp_path, Stamp("old"), Stamp("new"), {"fig5_accuracy", "fig2_attention_graph"})
+    figures = json.loads((tmp_path / "docs" / "stats" / "config.json").read_text())["figures"]
+    assert said == ["restamped 1 figure(s) of docs/stats/config.json"]
+    assert {f: v["code"] for f, v in figures.items()} == {"fig5_accuracy": "new", "fig2_attention_graph": "older",
+                                                          "fig6_interpolation": "old"}

@@ -37,6 +37,11 @@ def _fig5_slice(tmp_path):
     return work
 
 
+def _scores(work) -> dict[str, dict]:
+    """Figure -> its claims' scores, as the ledger job scored them (``results/claims.json``)."""
+    return json.loads((work / "results" / "claims.json").read_text())["claims"]
+
+
 def _rows(path):
     with open(path, newline="") as fh:
         return {r["id"]: r for r in csv.DictReader(fh)}
@@ -44,8 +49,7 @@ def _rows(path):
 
 def _the_default_target_writes_the_ledger_from_the_figures_scores(work):
     rows = _rows(work / "results" / "claims.csv")
-    side = json.loads((work / "results" / "figures" / "fig5_accuracy.json").read_text())
-    fig5 = {cid: s for cid, s in side["claims"].items()}
+    fig5 = _scores(work)["fig5_accuracy"]
     assert fig5 and all(rows[cid]["verdict"] == s["verdict"] for cid, s in fig5.items())
     assert rows["circuits.fig5.curriculum_beats_scratch_paper_code"]["verdict"] == "not run"  # no such arm here
     drawn = {cid for cid, r in rows.items() if r["figure"] != "fig5_accuracy"}
@@ -101,11 +105,11 @@ def test_every_claim_scored_by_the_test_config_can_go_both_ways(smoke_run):
     work, _ = smoke_run
     scored, guarded = {}, {}
     assert claims.crossings(claims.rates_exceed(3, 3, 0, 3).rule)[0] == "partial"  # 3 seeds: never disjoint
-    for side in sorted((work / "results" / "figures").glob("*.json")):
-        for cid, s in json.loads(side.read_text()).get("claims", {}).items():
+    for fig, scores in sorted(_scores(work).items()):
+        for cid, s in scores.items():
             if s["verdict"] == "not run":
                 continue
-            assert s.get("rule"), f"{cid} ({side.name}): verdict {s['verdict']!r} without the rule that gave it"
+            assert s.get("rule"), f"{cid} ({fig}): verdict {s['verdict']!r} without the rule that gave it"
             guard = s["rule"]["kind"] == "guard" or any(p["kind"] == "guard" for p in s["rule"]["args"].get("parts", []))
             (guarded if guard else scored)[cid] = s
     assert len(scored) >= 50, sorted(scored)
@@ -129,10 +133,11 @@ def test_each_claim_names_the_statistics_it_reads_and_they_exist(smoke_run):
 
     work, _ = smoke_run
     sides = {p.stem: json.loads(p.read_text()) for p in (work / "results" / "figures").glob("*.json")}
+    scores = _scores(work)
     checked, missing = 0, []
     for cid, decl in declarations.declared_claims().items():
         side = sides.get(decl["figure"])
-        if side is None or side["claims"].get(cid, {}).get("verdict", "not run") == "not run":
+        if side is None or scores.get(decl["figure"], {}).get(cid, {}).get("verdict", "not run") == "not run":
             continue
         assert decl.get("reads"), f"{cid}: no statistics named"
         for path in decl["reads"]:

@@ -49,7 +49,11 @@ def figure_modules(name: str) -> tuple[str, ...]:
     return ("pipeline_lib.stages.figure", registry.plugin("figure", name).module)
 
 
-CLAIMS_MODULES = ("pipeline_lib.stages.claims",)
+def claims_modules(cfg: Config) -> tuple[str, ...]:
+    """The ledger job's modules: the ledger and the module that scores each drawn figure's claims."""
+    from ..scoring import module_name
+
+    return ("pipeline_lib.stages.claims", *dict.fromkeys(module_name(f) for f in cfg.raw["figures"]))
 
 
 def modules_of(cfg: Config, job: str) -> tuple[str, ...]:
@@ -62,7 +66,7 @@ def modules_of(cfg: Config, job: str) -> tuple[str, ...]:
         return train_modules(cfg, name)
     if rule == "figure":
         return figure_modules(name)
-    return CLAIMS_MODULES if rule == "claims" else analysis_modules(cfg, rule, name)
+    return claims_modules(cfg) if rule == "claims" else analysis_modules(cfg, rule, name)
 
 
 def job_modules(cfg: Config) -> dict[str, tuple[str, ...]]:

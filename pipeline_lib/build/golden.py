@@ -126,6 +126,8 @@ def _stage(rel: str) -> str:
         return f"train {parts[1]}"
     if parts[0] == "analysis":
         return f"{parts[1]} {Path(parts[2]).stem}"
+    if rel == "claims.json":
+        return "claims"
     return f"figure {Path(parts[-1]).stem}"
 
 
@@ -137,11 +139,13 @@ def _inputs(prov_inputs: str) -> list[str]:
 def digest(results: Path) -> dict[str, dict]:
     """``relative path -> {"stage", "code", "inputs", "vars": {name: digest}}`` for every artifact of a results
     folder (a replicate's subfolder excluded): each data variable and coordinate of an HDF5 artifact and its
-    attributes other than the run's provenance (``attrs``); a figure sidecar's ``stats`` and ``claims``."""
+    attributes other than the run's provenance (``attrs``); a figure sidecar's ``stats``; the ledger's scores
+    (``claims.json``: every verdict, estimate and rule record)."""
     results = Path(results)
     out = {}
     files = sorted(p for p in results.rglob("*.h5") if "replication" not in p.relative_to(results).parts)
-    for path in [*files, *sorted((results / "figures").glob("*.json"))]:
+    ledger = [results / "claims.json"] if (results / "claims.json").exists() else []
+    for path in [*files, *sorted((results / "figures").glob("*.json")), *ledger]:
         rel = path.relative_to(results).as_posix()
         if path.suffix == ".h5":
             with read_dataset(path) as ds:
@@ -150,7 +154,8 @@ def digest(results: Path) -> dict[str, dict]:
                 prov = dict(ds.attrs)
         else:
             side = json.loads(path.read_text())
-            values = {k: _sha(json.dumps(side.get(k), sort_keys=True).encode()) for k in ("stats", "claims")}
+            key = "claims" if path.name == "claims.json" else "stats"
+            values = {key: _sha(json.dumps(side.get(key), sort_keys=True).encode())}
             prov = side.get("provenance", {})
         out[rel] = {"stage": _stage(rel), "code": str(prov.get("code_hash", "")),
                     "inputs": _inputs(prov.get("inputs_json", "")), "vars": values}

@@ -3,8 +3,8 @@ re-scored from the statistics kept in the repository, with no results folder and
 
 A finished run of a published config leaves its figures' statistics in ``docs/stats/<config>.json`` (``publish
 --keep RESULTS``): each figure's ``stats`` (what its claims read) with the config slice and code it was computed
-with, and the run's cost. Publishing re-scores every claim from them (each figure module's ``score_claims``, as
-the figure job does) under the current rules, caveats and declarations, so a change of any of those re-publishes
+with, and the run's cost. Publishing re-scores every claim from them (each figure's ``score_claims``, as the
+ledger job does: :mod:`pipeline_lib.scoring`) under the current rules, caveats and declarations, so a change of any of those re-publishes
 in seconds. A figure whose code changed since its statistics were kept, or whose config slice did, is named in
 the ledger's head as needing a rerun. ``tests/test_published.py`` fails when a generated file differs from what
 this writes now.
@@ -15,12 +15,10 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..plumbing import registry
 from ..plumbing.config import load_config, read_config_file, standalone_files
 from ..plumbing.replicate import replicate_config
 from ..plumbing.values import slice_hash
-from ..stages.claims import collect, compare, coverage_markdown, markdown, replicate_markdown, summaries
-from ..stages.figure import score_claims
+from ..stages.claims import collect, compare, coverage_markdown, markdown, replicate_markdown, scored, summaries
 from .codes import job_code
 from .consolidate import consolidate, consolidated_markdown, counts_table
 from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost
@@ -76,11 +74,46 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
                         "code": side["provenance"]["code_hash"], "commit": side["provenance"]["git_commit"]}
     cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg))
     out = root / KEPT / f"{kept_name(config, replicate)}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    lines = [f"{json.dumps(fig)}: {json.dumps(figures[fig], sort_keys=True)}" for fig in sorted(figures)]
-    out.write_text('{"config": ' + json.dumps(config) + ', "replicate": ' + json.dumps(replicate) + ', "cost": '
-                   + json.dumps(cost, sort_keys=True) + ',\n"figures": {\n' + ",\n".join(lines) + "\n}}\n")
+    _write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "figures": figures})
     return out
+
+
+def _write_kept(out: Path, kept: dict) -> None:
+    """A kept statistics file, one figure a line (a diff names the figure)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figures = kept["figures"]
+    lines = [f"{json.dumps(fig)}: {json.dumps(figures[fig], sort_keys=True)}" for fig in sorted(figures)]
+    out.write_text('{"config": ' + json.dumps(kept["config"]) + ', "replicate": ' + json.dumps(kept["replicate"])
+                   + ', "cost": ' + json.dumps(kept["cost"], sort_keys=True) + ',\n"figures": {\n'
+                   + ",\n".join(lines) + "\n}}\n")
+
+
+def _code_or_none(cfg, job: str, code) -> str | None:
+    try:
+        return job_code(cfg, job, code)
+    except KeyError:  # a module ``code`` does not have
+        return None
+
+
+def restamp(root: Path, before, after, verified: set[str]) -> list[str]:
+    """After a refactor the lock verified (every artifact of the test config, whose figures are ``verified``,
+    identical under the code ``before`` and ``after``, :class:`.lock.Code`), a figure's kept statistics computed
+    by ``before``'s code are what ``after``'s computes: their code stamp becomes ``after``'s, so publishing does
+    not name them as needing a rerun. One line per kept file restamped."""
+    said = []
+    for path in sorted((root / KEPT).glob("*.json")):
+        kept = json.loads(path.read_text())
+        cfg = config_of(root, kept["config"], kept.get("replicate", False))
+        moved = []
+        for fig, k in kept["figures"].items():
+            job = f"figure {fig}"
+            if fig in verified and k["code"] == _code_or_none(cfg, job, before) != job_code(cfg, job, after):
+                k["code"] = job_code(cfg, job, after)
+                moved.append(fig)
+        if moved:
+            _write_kept(path, kept)
+            said.append(f"restamped {len(moved)} figure(s) of {path.relative_to(root).as_posix()}")
+    return said
 
 
 def _digest(*texts: str) -> str:
@@ -92,22 +125,21 @@ def rescore(root: Path, kept_path: Path) -> tuple[list[dict], dict[str, str], li
     computed by other code or another config slice than the checkout's (they need a rerun)."""
     kept = json.loads(kept_path.read_text())
     cfg = config_of(root, kept["config"], kept.get("replicate", False))
-    sides, rerun = {}, []
+    sides = scored({fig: {"stats": k["stats"]} for fig, k in kept["figures"].items()}, cfg.figures)
+    rerun = []
     for fig, k in kept["figures"].items():
-        params = cfg.figures[fig]
-        sides[fig] = {"stats": k["stats"], "claims": score_claims(fig, registry.load("figure", fig), k["stats"], params)}
         if k["code"] != job_code(cfg, f"figure {fig}") or k["config_hash"] != slice_hash(cfg.figure_slice(fig)):
             rerun.append(fig)
     return collect(sides), summaries(sides), rerun
 
 
 SCORING = ("pipeline_lib.claims", "pipeline_lib.claim_rules", "pipeline_lib.caveats", "pipeline_lib.stages.claims",
-           "pipeline_lib.stages.figure", "pipeline_lib.figures.")
+           "pipeline_lib.scoring", "pipeline_lib.figures.")
 
 
 def _scoring_digest(root: Path) -> str:
-    """The digest of the code that scores kept statistics: the lock's digests of the rules, the ledger and every
-    figure module (their ``score_claims``)."""
+    """The digest of the code that scores kept statistics: the lock's digests of the rules, the ledger, the scoring
+    modules and the figure modules they import."""
     lock = read_lock(root)
     return _digest(*(f"{m} {lock[m][0]}" for m in sorted(lock) if m.startswith(SCORING)))
 

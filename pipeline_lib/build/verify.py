@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from ..plumbing.config import load_config_file
-from .codes import job_modules, job_script
+from .codes import job_code, job_modules, job_script
 from .golden import identical
 from .lock import FRESH, LOCK, ROOT, Code, write_lock
 
@@ -143,7 +143,7 @@ def lock(root: Path = ROOT, new_numbers: bool = False, scratch: Path | None = No
     added = [m for m in todo if m not in code.locked]
     gone = [m for m in todo if m not in code.files]
     entries = {m: v for m, v in code.locked.items() if m not in gone}
-    said = []
+    said, verified_refactor = [], False
     if changed and not new_numbers:
         uncovered = sorted(set(changed) - test_config_modules(root, code))
         if uncovered:
@@ -154,9 +154,10 @@ def lock(root: Path = ROOT, new_numbers: bool = False, scratch: Path | None = No
         said.append(f"verified: {n} artifacts of the test config identical with HEAD's code and the working tree")
         entries.update({m: (code.digest(m), code.locked[m][1]) for m in changed})
         entries.update({m: (code.digest(m), FRESH) for m in added})
-        said.append(f"refactor: {len(changed)} module(s) keep their labels ({_names(changed)}), nothing reruns")
+        said.append(f"refactor: {len(changed)} module(s) keep their labels ({_names(changed)})")
         if added:
             said.append(f"new in the refactor, labelled {FRESH}: {_names(added)}")
+        verified_refactor = True
     else:
         entries.update({m: (code.digest(m), code.digest(m)) for m in changed + added})
         if changed:
@@ -168,4 +169,31 @@ def lock(root: Path = ROOT, new_numbers: bool = False, scratch: Path | None = No
     if gone:
         said.append(f"removed (their jobs rerun): {_names(gone)}")
     path = write_lock(entries, root)
-    return [*said, f"wrote {path}"]
+    said.append(f"wrote {path}")
+    if verified_refactor:
+        said += _after_refactor(root, scratch)
+    return said
+
+
+def _after_refactor(root: Path, scratch: Path) -> list[str]:
+    """What a verified refactor changed beyond the labels: the test config's jobs whose closure changed (a module
+    left or joined it: they rerun once, with the same numbers) and the kept statistics restamped
+    (:func:`.publish.restamp`)."""
+    from .publish import restamp
+
+    try:
+        before = Code(_head_tree(root, scratch / f"code-{_git(root, 'rev-parse', 'HEAD')[:12]}"))
+    except LockError as e:  # not a git checkout: HEAD's code is not at hand
+        return [f"jobs whose closure changed and kept statistics to restamp not computed ({e})"]
+    after = Code(root)
+    cfg = load_config_file(root / ".test" / "config" / "config.yaml")
+    def code_of(code: Code, job: str) -> str | None:
+        try:
+            return job_code(cfg, job, code)
+        except KeyError:  # a module the refactor created
+            return None
+
+    rerun = sorted(j for j in job_modules(cfg) if code_of(before, j) != code_of(after, j))
+    said = [f"{len(rerun)} job(s) of the test config rerun once, as their modules' closure changed: {_names(rerun)}"
+            if rerun else "nothing reruns"]
+    return said + restamp(root, before, after, set(cfg.raw["figures"]))

@@ -8,9 +8,8 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from .. import claims
 from . import style
-from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
+from .eureka_arms import BASE, INTERVENTIONS
 from .reading import entry_arms
 
 NAME = "eureka_accuracy"
@@ -103,78 +102,6 @@ def plateau_and_jump(acc: np.ndarray, epochs: np.ndarray, level: float, threshol
     plateau = int(np.sum(np.abs(before - level) <= band))
     low = np.flatnonzero(before <= level + band)
     return eureka, plateau, (eureka - float(epochs[low[-1]]) if low.size else None)
-
-
-def score_claims(stats: dict, params: Params) -> dict:
-    """The plateau-then-jump shape of the Softmax seeds, and each intervention's epochs to 95% of Softmax's
-    accuracy as a share of Softmax's, per experiment."""
-    out = {}
-    for exp in EXPERIMENTS:
-        arms = stats.get(exp, {})
-        out[f"eureka.accuracy.{exp}_plateau_then_jump"] = plateau_score(arms)
-        for key, arm in ARMS.items():
-            out[f"eureka.accuracy.{exp}_{key}_95pct_in_20pct_of_steps"] = speed_score(arms, arm)
-    return out
-
-
-def eureka_shaped(plateau, jump, last_epoch: int) -> bool:
-    """A long plateau (>= LONG_PLATEAU of the run) ended by a fast jump (<= FAST_JUMP of the plateau)."""
-    return (plateau is not None and jump is not None and plateau >= LONG_PLATEAU * last_epoch
-            and jump <= FAST_JUMP * plateau)
-
-
-def plateau_score(arms: dict) -> dict:
-    """Share of the Softmax seeds whose curve is Eureka-shaped (:func:`eureka_shaped`), against one half."""
-    base = arms.get(BASE)
-    if base is None or "plateau_epochs" not in base:
-        return claims.not_run(f"arm {BASE!r} not drawn (or drawn without a Eureka threshold)")
-    level = arms.get("chance_without_step1", float("nan"))
-    if level is None or np.isnan(level):
-        return claims.not_run("the no-first-step accuracy is not recorded in the trajectory")
-    n = len(base["plateau_epochs"])
-    k = sum(eureka_shaped(p, j, base["last_epoch"]) for p, j in zip(base["plateau_epochs"], base["jump_epochs"]))
-    p, lo, hi = claims.rate(k, n)
-    control = (f"plateau level (no-first-step accuracy from the data) {level:.3f}; long >= "
-               f"{LONG_PLATEAU * base['last_epoch']:g} epochs, fast <= {FAST_JUMP:g} x the plateau")
-    return claims.score(p, (lo, hi), n, control, claims.above(p, lo, 0.5))
-
-
-def _censored(arm: dict) -> list[float]:
-    """Per seed the epochs to the baseline's target; a seed that never reaches it: the run's length + 1."""
-    return [arm["last_epoch"] + 1 if e is None else e for e in arm["epochs_to_baseline_target"]]
-
-
-def speed_score(arms: dict, arm: str) -> dict:
-    """Median epochs of ``arm`` to 95% of Softmax's final accuracy over Softmax's own, against 0.2."""
-    if arm not in arms or BASE not in arms or "epochs_to_baseline_target" not in arms[arm]:
-        return claims.not_run(f"arms {arm!r} and {BASE!r} not both drawn")
-    a, b = _censored(arms[arm]), _censored(arms[BASE])
-    ratio, lo, hi = ratio_of_medians(a, b)
-    base = arms[BASE]
-    control = (f"{BASE} median {np.median(b):g} epochs to {base['baseline_target_acc']:.3f} "
-               f"({TARGET_SHARE:g} x its median final test accuracy {base['median_final_test_acc']:.3f})")
-    level = arms.get("chance_without_step1")
-    if level is not None and not np.isnan(level) and base["baseline_target_acc"] <= level:
-        # the baseline's median seed never solved the first step: reaching its target needs only the second
-        return claims.score(ratio, (lo, hi), len(a), control + f" <= the no-first-step accuracy {level:.3f}",
-                            claims.guard("not run", "the baseline's target is below the accuracy reached without the "
-                                                    "first step: reaching it does not measure the task"))
-    return claims.score(ratio, (lo, hi), len(a), control, claims.below(ratio, hi, STEP_SHARE))
-
-
-def ratio_of_medians(a: list, b: list, level: float = 0.95, n_boot: int = 2000) -> tuple[float, float, float]:
-    """(median(a) / median(b), low, high): percentile bootstrap, seeds resampled within each sample (fixed
-    seed, as :func:`claims.median_interval`); NaN where median(b) is 0."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if np.median(b) == 0:
-        return float("nan"), float("nan"), float("nan")
-    rng = np.random.default_rng(0)
-    ra = np.median(rng.choice(a, size=(n_boot, a.size)), axis=1)
-    rb = np.median(rng.choice(b, size=(n_boot, b.size)), axis=1)
-    with np.errstate(divide="ignore"):
-        r = ra / rb
-    lo, hi = np.quantile(r, [0.5 - level / 2, 0.5 + level / 2])
-    return float(np.median(a) / np.median(b)), float(lo), float(hi)
 
 
 def plot_eureka_accuracy(rows: dict[str, dict[str, xr.Dataset]], chance: dict[str, float],

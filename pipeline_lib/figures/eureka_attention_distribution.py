@@ -9,10 +9,10 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from .. import claims
+from ..intervals import json_floats
 from ..stats import log_spaced_indices
 from . import style
-from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
+from .eureka_arms import INTERVENTIONS
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_attention_distribution"
@@ -77,47 +77,9 @@ def distribution_stats(rows: dict[str, dict[str, xr.Dataset]], n_epochs: int) ->
                 y, ys = h.sel(epoch=e), per_seed.sel(epoch=e)
                 stats[exp][label][str(e)] = {
                     "below_0.05": float(y.where(h.bin < 0.05).sum()), "above_0.5": float(y.where(h.bin > 0.5).sum()),
-                    "below_0.05_per_seed": claims.json_floats(ys.where(ys.bin < 0.05).sum("bin", min_count=1)),
-                    "above_0.5_per_seed": claims.json_floats(ys.where(ys.bin > 0.5).sum("bin", min_count=1))}
+                    "below_0.05_per_seed": json_floats(ys.where(ys.bin < 0.05).sum("bin", min_count=1)),
+                    "above_0.5_per_seed": json_floats(ys.where(ys.bin > 0.5).sum("bin", min_count=1))}
     return stats
-
-
-def score_claims(stats: dict, params: Params) -> dict:
-    """At the last drawn epoch: most Softmax weights below 0.05; each intervention's share above 0.5 higher
-    than Softmax's."""
-    out = {}
-    for exp in EXPERIMENTS:
-        arms = stats.get(exp, {})
-        if BASE not in arms:
-            out[f"eureka.attention_distribution.{exp}_softmax_mostly_tiny"] = claims.not_run(
-                f"arm {BASE!r} of experiment {exp!r} not drawn")
-            for key in ARMS:
-                out[f"eureka.attention_distribution.{exp}_{key}_more_high_weights"] = claims.not_run(
-                    f"arm {BASE!r} of experiment {exp!r} not drawn")
-            continue
-        first, last = _ends(arms[BASE])
-        m, lo, hi = claims.mean_interval(last["below_0.05_per_seed"])
-        init = claims.mean_interval(first["below_0.05_per_seed"])
-        control = claims.fmt_interval("Softmax share below 0.05 at the first recorded epoch", *init)
-        out[f"eureka.attention_distribution.{exp}_softmax_mostly_tiny"] = claims.score(
-            m, (lo, hi), len(last["below_0.05_per_seed"]), control, claims.above(m, lo, 0.5))
-        m0, lo0, hi0 = claims.mean_interval(last["above_0.5_per_seed"])
-        for key, arm in ARMS.items():
-            cid = f"eureka.attention_distribution.{exp}_{key}_more_high_weights"
-            if arm not in arms:
-                out[cid] = claims.not_run(f"arm {arm!r} of experiment {exp!r} not drawn")
-                continue
-            high = _ends(arms[arm])[1]["above_0.5_per_seed"]
-            m, lo, hi = claims.mean_interval(high)
-            control = claims.fmt_interval(f"{BASE} share above 0.5", m0, lo0, hi0)
-            out[cid] = claims.score(m, (lo, hi), len(high), control, claims.exceeds(m, lo, m0, hi0))
-    return out
-
-
-def _ends(arm: dict) -> tuple[dict, dict]:
-    """The numbers of the first and the last drawn epoch of one arm."""
-    epochs = sorted(arm, key=int)
-    return arm[epochs[0]], arm[epochs[-1]]
 
 
 def plot_eureka_attention_distribution(rows: dict[str, dict[str, xr.Dataset]], n_epochs: int = 5) -> Figure:

@@ -8,9 +8,8 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from .. import claims
 from . import style
-from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
+from .eureka_arms import BASE, INTERVENTIONS
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_probes"
@@ -71,25 +70,6 @@ def probe_stats(rows: dict[str, dict[str, xr.Dataset]], target: str = "step1") -
                                                                             for a in last]}
             stats[exp]["chance"] = _chance(arms, target)
     return stats
-
-
-def score_claims(stats: dict, params: Params) -> dict:
-    """Per experiment and arm: the step-1 probe of the final CLS representation at the last snapshot against
-    the majority-class rate."""
-    out = {}
-    for exp in EXPERIMENTS:
-        arms = stats.get(exp, {})
-        for key, arm in ARMS.items():
-            cid = f"eureka.probes.{exp}_{key}_step1_decodable"
-            if SITE not in arms.get(arm, {}):
-                out[cid] = claims.not_run(f"arm {arm!r} of experiment {exp!r} not probed at site {SITE!r}")
-                continue
-            acc = arms[arm][SITE]["last_per_seed"]
-            m, lo, hi = claims.mean_interval(acc)
-            chance = arms["chance"]
-            out[cid] = claims.score(m, (lo, hi), sum(a is not None for a in acc), f"majority-class rate {chance:.3f}",
-                                    claims.above(m, lo, chance))
-    return out
 
 
 def plot_eureka_probes(rows: dict[str, dict[str, xr.Dataset]], target: str = "step1") -> Figure:

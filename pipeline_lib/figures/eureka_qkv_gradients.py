@@ -8,9 +8,8 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from .. import claims
 from . import style
-from .eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
+from .eureka_arms import INTERVENTIONS
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_qkv_gradients"
@@ -90,41 +89,6 @@ def pre_eureka_means(ds: xr.Dataset, threshold: float) -> dict[str, list]:
         for m, g in grads.items():
             window = g[s, :stop]
             out[m].append(float(np.nanmean(window)) if np.isfinite(window).any() else None)
-    return out
-
-
-def query_value_ratios(arm: dict) -> list[float]:
-    """Per seed mean |grad W_Q| / mean |grad W_V| before the Eureka epoch (seeds without a window left out)."""
-    q, v = arm["W_Q"]["mean_before_eureka"], arm["W_V"]["mean_before_eureka"]
-    return [a / b for a, b in zip(q, v) if a is not None and b]
-
-
-def score_claims(stats: dict, params: Params) -> dict:
-    """Softmax's W_Q/W_V gradient ratio before the Eureka-moment under 0.5; tau=1/3 and HT above Softmax's."""
-    out = {}
-    for exp in EXPERIMENTS:
-        arms = {k: v for k, v in stats.get(exp, {}).items() if "mean_before_eureka" in v.get("W_Q", {})}
-        if BASE not in arms:
-            out[f"eureka.qkv_gradients.{exp}_softmax_query_gradient_small"] = claims.not_run(
-                f"arm {BASE!r} of experiment {exp!r} not drawn with its test accuracy")
-            for key in ARMS:
-                out[f"eureka.qkv_gradients.{exp}_{key}_raises_query_share"] = claims.not_run(f"arm {BASE!r} not drawn")
-            continue
-        base = query_value_ratios(arms[BASE])
-        m0, lo0, hi0 = claims.mean_interval(base)
-        v = claims.mean_interval(arms[BASE]["W_V"]["mean_before_eureka"])
-        out[f"eureka.qkv_gradients.{exp}_softmax_query_gradient_small"] = claims.score(
-            m0, (lo0, hi0), len(base), claims.fmt_interval("W_V mean |grad| before Eureka", *v),
-            claims.below(m0, hi0, SMALL))
-        for key, arm in ARMS.items():
-            cid = f"eureka.qkv_gradients.{exp}_{key}_raises_query_share"
-            if arm not in arms:
-                out[cid] = claims.not_run(f"arm {arm!r} of experiment {exp!r} not drawn")
-                continue
-            r = query_value_ratios(arms[arm])
-            m, lo, hi = claims.mean_interval(r)
-            out[cid] = claims.score(m, (lo, hi), len(r), claims.fmt_interval(f"{BASE} W_Q/W_V", m0, lo0, hi0),
-                                    claims.exceeds(m, lo, m0, hi0))
     return out
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import claims
+from ..intervals import json_floats
 from ..plumbing.store import read_dataset
 from ..stats import log_spaced_values
 from . import style
@@ -64,7 +64,6 @@ CHECKS = [
 ]
 
 RISE, FALL = "#d62728", "#1f77b4"
-BOTH_WAYS = 0.1  # "some batches reinforce": each direction in at least one step in ten (a stated convention)
 
 
 @dataclass(frozen=True)
@@ -135,48 +134,8 @@ def run_mass_beyond_k(own, k: int) -> dict:
     att = recorded_attention(own)
     rest = att.isel(position=slice(k, None)).sum("position", skipna=False).mean("probe")  # (seed, epoch)
     return {"beyond_k_epochs": [int(att.epoch[0]), int(att.epoch[-1])],
-            "beyond_k_mass_start_per_seed": claims.json_floats(rest.isel(epoch=0)),
-            "beyond_k_mass_end_per_seed": claims.json_floats(rest.isel(epoch=-1))}
-
-
-DOMINANT = 0.5  # the first k dominate when less than half of the attention lies beyond them
-
-def score_claims(stats: dict, params: Params) -> dict:
-    out = {}
-    for arm, ancestors in (("scratch", False), ("curriculum", True)):
-        st = next((s for key, s in stats.items()
-                   if key.endswith(" (per step)") and s.get("has_ancestors") == ancestors), None)
-        if st is None:
-            why = f"no step run {'with' if ancestors else 'without'} ancestors in step_runs"
-            out[f"circuits.fig2.steps_push_both_ways_{arm}"] = out[f"circuits.fig2.final_pruning_beyond_k_{arm}"] = \
-                claims.not_run(why)
-            continue
-        out[f"circuits.fig2.steps_push_both_ways_{arm}"] = _both_ways(st)
-        out[f"circuits.fig2.final_pruning_beyond_k_{arm}"] = _pruning(st)
-    return out
-
-
-def _both_ways(st: dict) -> dict:
-    shares = st["share_raising_rest_per_seed"]
-    m, lo, hi = claims.mean_interval(shares)
-    verdict = claims.weakest(claims.above(m, lo, BOTH_WAYS), claims.below(m, hi, 1 - BOTH_WAYS))
-    return claims.score(m, (lo, hi), len(shares), f"convention: each direction >= {BOTH_WAYS:g} of the "
-                        f"{st['steps']} steps (share raising the first k {st['share_raising_first_k']:.3g})", verdict)
-
-
-def _pruning(st: dict) -> dict:
-    start = np.array([np.nan if v is None else v for v in st["beyond_k_mass_start_per_seed"]])
-    end = np.array([np.nan if v is None else v for v in st["beyond_k_mass_end_per_seed"]])
-    m, lo, hi = claims.mean_interval(start - end)
-    m0 = claims.mean_interval(start)
-    e, elo, ehi = claims.mean_interval(end)
-    e0, e1 = st["beyond_k_epochs"]
-    # pruned (the mass beyond k falls) and the first k "ultimately becoming dominant" (under half beyond k)
-    verdict = claims.weakest(claims.above(m, lo, 0.0), claims.below(e, ehi, DOMINANT))
-    return claims.score(m, (lo, hi), int(np.isfinite(start - end).sum()),
-                        claims.fmt_interval(f"mass beyond k at epoch {e0} (start)", *m0)
-                        + "; " + claims.fmt_interval(f"at epoch {e1} (dominant first k: < {DOMINANT:g})", e, elo, ehi),
-                        verdict)
+            "beyond_k_mass_start_per_seed": json_floats(rest.isel(epoch=0)),
+            "beyond_k_mass_end_per_seed": json_floats(rest.isel(epoch=-1))}
 
 
 def plot_fig2_attention_graph(rows: dict[str, dict], k: int) -> Figure:

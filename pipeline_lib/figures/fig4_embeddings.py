@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import claims
 from ..analysis.clusters import count_clusters
 from ..plumbing.store import read_dataset
 from . import style
@@ -153,90 +152,6 @@ def pc1_share(z: np.ndarray) -> float | None:
     """The share of z_A's variance along its first principal axis (1: one-dimensional)."""
     sv = np.linalg.svd(z - z.mean(0), compute_uv=False) if np.isfinite(z).all() else None
     return None if sv is None or not (sv**2).sum() > 0 else float(sv[0] ** 2 / (sv**2).sum())
-
-
-def score_claims(stats: dict, params: Params) -> dict:
-    pairs = [("main", {"pretrain": params.pretrain, "finetune": params.finetune}), *params.settings]
-    out = {"circuits.fig4.clusters_after_p2": one_per_sum(stats, params.pretrain),
-           "circuits.fig4.clusters_after_p4": one_per_sum(stats, params.finetune),
-           "circuits.fig4.clusters_after_p2_every_setting": every_setting(stats, pairs, "pretrain"),
-           "circuits.fig4.clusters_after_p4_every_setting": every_setting(stats, pairs, "finetune")}
-    p3 = dict(params.p3 or ())
-    out["circuits.fig4.clusters_after_p3"] = (one_per_sum(stats, p3["finetune"], before=p3["pretrain"]) if p3
-                                              else claims.not_run("no 'p3' row configured"))
-    out["circuits.fig4.d2_learns_p2"] = learned_share(stats[params.pretrain], "p=2")
-    out["circuits.fig4.d2_learns_p4_after_p2"] = learned_share(stats[params.finetune], "p=4 after p=2")
-    out["circuits.fig4.not_from_p4_only"] = (
-        not_from_scratch(stats[params.finetune], stats[params.scratch]) if params.scratch
-        else claims.not_run("no 'scratch' control configured"))
-    out["circuits.fig4.z_a_ordered_by_count"] = ordered_by_count(stats[params.pretrain])
-    return out
-
-
-def learned_share(s: dict, task: str) -> dict:
-    """Share of seeds whose final train accuracy reaches LEARNED (share_holds: "works" read as every seed)."""
-    n, k = len(s["final_train_acc"]), len(s["seeds_learned"])
-    p, lo, hi = claims.rate(k, n)
-    tests = sorted(s["final_test_acc"].values())
-    return claims.score(p, (lo, hi), n, f"seeds with final train accuracy >= {LEARNED:g} on {task}: {k} of {n}; "
-                        f"final test accuracy median {np.median(tests):.3f}", claims.share_holds(k, n))
-
-
-def not_from_scratch(finetune: dict, scratch: dict) -> dict:
-    """The finetune's learned share against the same task's from-scratch run at the same width."""
-    k, n = len(finetune["seeds_learned"]), len(finetune["final_train_acc"])
-    k0, n0 = len(scratch["seeds_learned"]), len(scratch["final_train_acc"])
-    return claims.rate_exceeds(k, n, k0, n0, "from scratch")
-
-
-def ordered_by_count(s: dict) -> dict:
-    """z_A of the seeds that learned p=2 lies along one axis ordered by the count: |Spearman| of the
-    first principal axis against the sum, against the same at the run's first snapshot (initialisation)."""
-    learned = s["seeds_learned"]
-    end = [s["order_per_seed"][x] for x in learned]
-    start = [s["order_start_per_seed"][x] for x in learned]
-    if len([v for v in end if v is not None]) < 2:
-        return claims.not_run(f"{len(learned)} seed(s) learned p=2: no interval")
-    m, lo, hi = claims.mean_interval(end)
-    m0, lo0, hi0 = claims.mean_interval(start)
-    pc1 = [s["pc1_share_per_seed"][x] for x in learned]
-    return claims.score(m, (lo, hi), len(learned), claims.fmt_interval("at initialisation", m0, lo0, hi0)
-                        + f"; share of variance on the first axis, median {np.nanmedian(np.array(pc1, dtype=float)):.3f}",
-                        claims.exceeds(m, lo, m0, hi0))
-
-
-
-def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:
-    """Score of "the seeds of ``run`` that learned its task show one z_A cluster per sum": as many clusters as
-    sums, each holding one sum (:func:`sum_purity` >= PURE); share_holds over the learned seeds; not reproduced when none learned. ``before``: the run whose counts of the
-    same seeds the control text lists (the pretraining of a finetune)."""
-    s = stats.get(run)
-    if s is None:
-        return claims.not_run(f"run {run!r} not drawn")
-    learned, n_all, sums = s["seeds_learned"], len(s["clusters_per_seed"]), s["distinct_sums"]
-    k = sum(c == sums and q >= PURE for c, q in zip(s["clusters_of_learned"], s["purity_of_learned"]))
-    control = (claims.fmt_rate("seeds that learned the task", len(learned), n_all)
-               + f"; one cluster per sum = {sums} clusters of sum purity >= {PURE:g}; the learned seeds' counts "
-               f"{s['clusters_of_learned']}, purities {[round(q, 3) for q in s['purity_of_learned']]}")
-    if before in stats:
-        prior = stats[before]["clusters_per_seed"]
-        control += f"; the same seeds' counts after {before}: {[prior.get(x, prior.get(str(x))) for x in learned]}"
-    if not learned:
-        p, lo, hi = claims.rate(0, n_all)
-        return claims.score(p, (lo, hi), n_all, control + " (no seed learned: nothing shows the clusters)",
-                            claims.guard("not reproduced", "no seed learned the task: no seed shows the clusters"))
-    p, lo, hi = claims.rate(k, len(learned))
-    return claims.score(p, (lo, hi), len(learned), control, claims.share_holds(k, len(learned)))
-
-
-def every_setting(stats: dict, pairs: list, phase: str) -> dict:
-    """Score of "one cluster per sum in every setting": share_holds over the settings whose
-    :func:`one_per_sum` is reproduced (``phase``: 'pretrain' or 'finetune')."""
-    verdicts = {label: one_per_sum(stats, pair[phase])["verdict"] for label, pair in pairs}
-    ok = sum(v == "reproduced" for v in verdicts.values())
-    p, lo, hi = claims.rate(ok, len(verdicts))
-    return claims.score(p, (lo, hi), len(verdicts), "; ".join(f"{lbl}: {v}" for lbl, v in verdicts.items()),
-                        claims.share_holds(ok, len(verdicts)))
 
 
 def plot_fig4_embeddings(panels: list[dict], ncols: int | None = None) -> Figure:

@@ -10,7 +10,6 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from .. import claims
 from ..plumbing.store import read_dataset
 from . import style
 
@@ -87,32 +86,6 @@ def fig6_stats(ds: xr.Dataset) -> dict:
 
 
 # -- claims ---------------------------------------------------------------------------------------------------
-
-def score_claims(stats: dict, params: Params) -> dict:
-    controls = stats.get("controls", {})
-    # "a high barrier": high against the barrier between two solutions of one arm (a barrier is >= 0 by
-    # construction, so "above 0" could not fail)
-    out = {"circuits.fig6.barrier_between_solutions": exceeds_controls(stats, controls),
-           "circuits.fig6.test_barrier_exceeds_same_arm": exceeds_controls(stats, controls, "test")}
-    out["circuits.fig6.barrier_exceeds_same_arm_shifted"] = (
-        exceeds_controls(stats["cross_arm_shifted"], controls) if "cross_arm_shifted" in stats
-        else claims.not_run("no cross_arm_shifted entry configured"))
-    return out
-
-
-def exceeds_controls(measured: dict, controls: dict, split: str = "train") -> dict:
-    """The median ``split`` loss barrier of ``measured`` against every control's (bootstrap intervals):
-    the weakest of the :func:`claims.exceeds` verdicts."""
-    if not controls:
-        return claims.not_run("no same-arm control entries configured (controls)")
-    values = measured[f"barrier_{split}"]["per_seed"]
-    med, lo, hi = claims.median_interval(values)
-    verdicts, texts = [], []
-    for label, st in controls.items():
-        m0, lo0, hi0 = claims.median_interval(st[f"barrier_{split}"]["per_seed"])
-        verdicts.append(claims.exceeds(med, lo, m0, hi0))
-        texts.append(claims.fmt_interval(label, m0, lo0, hi0))
-    return claims.score(med, (lo, hi), len(values), "; ".join(texts), claims.weakest(*verdicts))
 
 
 def plot_fig6_interpolation(ds: xr.Dataset, label_a: str, label_b: str) -> Figure:

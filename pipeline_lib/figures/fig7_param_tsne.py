@@ -9,7 +9,6 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from .. import claims
 from ..plumbing.store import read_dataset
 from . import style
 
@@ -74,24 +73,6 @@ def endpoint_distances(ends: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
     rows = lambda x: [float(v) for v in np.linalg.norm(x, axis=1)]  # noqa: E731
     return {"arms": [a, b], "start_cross_arm_per_seed": rows(sa - sb), "end_cross_arm_per_seed": rows(ea - eb),
             "end_same_arm_per_seed": {a: rows(ea - np.roll(ea, -1, axis=0)), b: rows(eb - np.roll(eb, -1, axis=0))}}
-
-
-def score_claims(stats: dict, params: Params) -> dict:
-    d = stats.get("distances")
-    if d is None:
-        return {"circuits.fig7.arms_end_apart": claims.not_run("the param_embed entry has a single run")}
-    cross = d["end_cross_arm_per_seed"]
-    if len(cross) < 2:
-        return {"circuits.fig7.arms_end_apart": claims.not_run("a single seed: no second seed of an arm to compare")}
-    m, lo, hi = claims.mean_interval(cross)
-    verdicts, texts = [], []
-    for arm, same in d["end_same_arm_per_seed"].items():
-        m0, lo0, hi0 = claims.mean_interval(same)
-        verdicts.append(claims.exceeds(m, lo, m0, hi0))
-        texts.append(claims.fmt_interval(f"two seeds of {arm}", m0, lo0, hi0))
-    texts.append(f"start distance between the arms at most {max(d['start_cross_arm_per_seed']):.3g}")
-    return {"circuits.fig7.arms_end_apart": claims.score(m, (lo, hi), len(cross), "; ".join(texts),
-                                                         claims.weakest(*verdicts))}
 
 
 def fig7_stats(ds: xr.Dataset, seeds: list[int], method: str) -> dict:

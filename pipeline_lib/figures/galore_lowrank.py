@@ -11,7 +11,6 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import claims
 from ..plumbing.store import read_dataset
 from . import style
 
@@ -140,85 +139,3 @@ def matched_stats(cfg, run: str, paths, seeds: list[int]) -> dict:
 COMPARISONS = {"modadd": "modular_addition", "reasoning": "eureka_reasoning"}  # claim suffix -> default label
 
 
-def successes(arm: dict, threshold: float) -> tuple[int, int]:
-    acc = np.asarray(arm["final_test_acc"], dtype=float)
-    return int((acc >= threshold).sum()), len(acc)
-
-
-def score_low_rank(c: dict) -> dict:
-    a = c["adam"]
-    ranks = a["stable_rank_median_over_training"]
-    k = sum(v <= LOW_RANK_SHARE * a["max_rank"][p] for p, v in ranks.items())
-    n = len(ranks)
-    control = ("threshold min(m, n) / 4; over training " + ", ".join(f"{p} {v:.3g}/{a['max_rank'][p]}" for p, v in
-                                                                     ranks.items())
-               + "; at epoch 0 " + ", ".join(f"{p} {v:.3g}" for p, v in a["stable_rank_first"].items()))
-    return claims.score(k / n if n else float("nan"), (float("nan"),) * 2, len(a["seeds"]), control,
-                        claims.share_holds(k, n))
-
-
-def score_state(c: dict) -> dict:
-    r = c["state_bytes_ratio_galore_over_adam"]
-    return claims.score(r, (r, r), len(c["adam"]["seeds"]),
-                        f"Adam {c['adam']['state_bytes_per_seed']:.0f} B per seed, GaLore "
-                        f"{c['galore']['state_bytes_per_seed']:.0f} B", claims.below(r, r, 1.0))
-
-
-def score_match(c: dict, control_arm: str, threshold: float) -> dict:
-    """GaLore's success share against the control arm's ('adam': Adam at its own lr; 'matched': GaLore's lr x scale)."""
-    if control_arm not in c:
-        return claims.not_run("no matched-step Adam run (comparison key 'matched')")
-    ctrl = c[control_arm]
-    if control_arm == "matched" and not _is_matched(c):
-        return claims.not_run(f"{ctrl['run']}: lr {ctrl['lr']:g} is not GaLore's lr x scale")
-    k, n = successes(c["galore"], threshold)
-    k0, n0 = successes(ctrl, threshold)
-    if not (n and n0):
-        return claims.not_run(f"{ctrl['run']} and the GaLore run share no seed")
-    p, lo, hi = claims.rate(k, n)
-    galore_step = c["galore"]["lr"] * _scale(c)
-    step = "" if control_arm == "matched" else (f"; confounded: GaLore's projected step (lr x scale) is {galore_step:g}, "
-                                                f"{galore_step / ctrl['lr']:g} x Adam's")
-    control = claims.fmt_rate(f"{ctrl['run']} (lr {ctrl['lr']:g})", k0, n0) + step
-    if k0 == 0:  # two arms that both fail match trivially: no evidence that GaLore performs as the control does
-        return claims.score(p, (lo, hi), n, control, claims.guard(
-            "not run", "the control reaches the threshold in no seed: there is no performance to match"))
-    return claims.score(p, (lo, hi), n, control, claims.near(p, lo, hi, k0 / n0, 0.0))
-
-
-def score_plateau(c: dict, threshold: float) -> dict:
-    if "matched" not in c:
-        return claims.not_run("no matched-step Adam run (comparison key 'matched')")
-    if not _is_matched(c):
-        return claims.not_run(f"{c['matched']['run']}: lr {c['matched']['lr']:g} is not GaLore's lr x scale")
-    k, n = successes(c["matched"], threshold)
-    k0, n0 = successes(c["galore"], threshold)
-    if not (n and n0):
-        return claims.not_run(f"{c['matched']['run']} and the GaLore run share no seed")
-    return claims.rate_exceeds(k, n, k0, n0, f"{c['galore']['run']} (GaLore)")
-
-
-def _scale(c: dict) -> float:
-    return float(c["galore"]["options"].get("scale", 0.25))  # galore_adam's default scale
-
-
-def _is_matched(c: dict) -> bool:
-    return bool(np.isclose(c["matched"]["lr"], c["galore"]["lr"] * _scale(c), rtol=1e-9))
-
-
-def score_claims(stats: dict, params: Params) -> dict:
-    out = {}
-    for suffix, label in COMPARISONS.items():
-        c = stats.get(label)
-        ids = [f"tian.galore_lowrank.{w}_{suffix}" for w in ("gradient_low_rank", "state_smaller", "matches_adam",
-                                                            "matches_matched_step")]
-        if c is None:
-            out.update({i: claims.not_run(f"comparison {label!r} not drawn") for i in ids})
-            continue
-        out[ids[0]], out[ids[1]] = score_low_rank(c), score_state(c)
-        out[ids[2]] = score_match(c, "adam", params.success_threshold)
-        out[ids[3]] = score_match(c, "matched", params.success_threshold)
-    c = stats.get(COMPARISONS["reasoning"])
-    out["tian.galore_lowrank.plateau_is_projection_reasoning"] = (
-        score_plateau(c, params.success_threshold) if c else claims.not_run("comparison 'eureka_reasoning' not drawn"))
-    return out

@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from .. import claims
+from ..intervals import json_floats
 from ..plumbing.store import read_dataset
 from . import style
 
@@ -96,8 +96,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         ax.set_ylabel("largest violation over the flow steps")
         ax.legend(fontsize=7)
         stats[label] = {"runs": list(runs), "rho": [float(v) for v in rho], "flow_steps": [int(v) for v in flow],
-                        "violation": claims.json_floats(own), "control_violation": claims.json_floats(ctrl),
-                        "violation_ignoring_rho": claims.json_floats(unscaled), "last_step": int(step[-1])}
+                        "violation": json_floats(own), "control_violation": json_floats(ctrl),
+                        "violation_ignoring_rho": json_floats(unscaled), "last_step": int(step[-1])}
     stats["summary"] = "; ".join(
         f"{label}: rho = 1 violation {_fmt(s, 'violation', True)}, other form {_fmt(s, 'control_violation', True)}; "
         f"rho != 1 violation {_fmt(s, 'violation', False)}, ignoring rho {_fmt(s, 'violation_ignoring_rho', False)}; "
@@ -106,44 +106,13 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     return fig, stats
 
 
-def _slots(s: dict, key: str, unit: bool) -> list[float]:
+def slot_values(s: dict, key: str, unit: bool) -> list[float]:
     """The statistic of the slots at rho = 1 (``unit``) or at every other ratio."""
     return [v for v, r in zip(s[key], s["rho"]) if (r == 1.0) == unit]
 
 
 def _fmt(s: dict, key: str, unit: bool) -> str:
-    v = np.array(_slots(s, key, unit), dtype=float)
+    v = np.array(slot_values(s, key, unit), dtype=float)
     return "none" if not len(v) else f"{np.nanmin(v):.2g}-{np.nanmax(v):.2g}"
 
 
-def score_claims(stats: dict, params: Params) -> dict:
-    """The invariant of each attention kind at rho = 1 on the Gaussian X, at every other ratio of both kinds, and
-    of both kinds at rho = 1 on the uniform X; a case this config does not draw is not run."""
-    out = {}
-    for kind in ("exp", "linear"):
-        s = stats.get(kind)
-        out[f"tian.joma_invariants.{kind}_invariant"] = (
-            _holds(_slots(s, "violation", True), _slots(s, "control_violation", True), "the other form")
-            if s and _slots(s, "violation", True) else claims.not_run(f"no {kind} run at rho = 1"))
-    own = [v for k in ("exp", "linear") if k in stats for v in _slots(stats[k], "violation", False)]
-    ctrl = [v for k in ("exp", "linear") if k in stats for v in _slots(stats[k], "violation_ignoring_rho", False)]
-    out["tian.joma_invariants.any_learning_rates"] = (_holds(own, ctrl, "the estimate ignoring rho") if own
-                                                      else claims.not_run("no slot with eta_z != eta_W"))
-    uniform = [stats[k] for k in ("exp_uniform", "linear_uniform") if k in stats]
-    own = [v for s in uniform for v in _slots(s, "violation", True)]
-    ctrl = [v for s in uniform for v in _slots(s, "control_violation", True)]
-    out["tian.joma_invariants.no_data_assumption"] = (_holds(own, ctrl, "the other form") if own
-                                                      else claims.not_run("no run on the uniform X"))
-    return out
-
-
-def _holds(violation: list[float], control: list[float], control_label: str) -> dict:
-    """Every slot's violation at most SATISFIED (share_holds), and the control's median above it (its interval:
-    the statistic tells the invariant from the control); the weakest of the two."""
-    v = np.array(violation, dtype=float)
-    k, n = int(np.sum(v <= SATISFIED)), len(v)  # NaN (the side never moved) does not hold
-    p, lo, hi = claims.rate(k, n)
-    m, clo, chi = claims.median_interval(np.nan_to_num(np.array(control, dtype=float), nan=0.0))
-    return claims.score(p, (lo, hi), n, claims.fmt_interval(f"{control_label}: median violation", m, clo, chi)
-                        + "; violations " + ", ".join(f"{x:.2g}" for x in v),
-                        claims.weakest(claims.share_holds(k, n), claims.above(m, clo, SATISFIED)))

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import claims
 from ..analysis.eureka import eureka_epochs
+from ..intervals import json_floats, mean_interval
 from ..plumbing.store import read_dataset
 from . import style
 
@@ -117,12 +117,12 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         for e in switches:
             ax.axvline(e, color="k", ls=":", lw=0.8)
         after = tuple(e + 0.5 for e in switches)  # a switch's interval: from its epoch (the parent's last) to the next
-        row = {"epochs": [int(e) for e in epochs], "llc_median": claims.json_floats(np.nanmedian(llc, 0)),
+        row = {"epochs": [int(e) for e in epochs], "llc_median": json_floats(np.nanmedian(llc, 0)),
                "switches": switches, "eureka_epochs": []}
         if run in params.eureka_runs:
             traj = read_dataset(paths.trajectory(run), rule="train").sel(seed=list(cfg.runs[run].seeds))
             eur = eureka_epochs(traj.test_acc.values, traj.epoch.values, params.eureka_threshold)
-            row["eureka_epochs"] = claims.json_floats(eur)
+            row["eureka_epochs"] = json_floats(eur)
             for s, e in enumerate(eur):
                 if not math.isnan(e) and e > epochs[0]:
                     ax.axvline(e, ymin=0.92, ymax=1.0, color=style.ARM_COLORS[1], lw=1)
@@ -144,10 +144,10 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     for key in ("eureka", "switch"):
         at, rnd = np.array(stats[key]["at"], dtype=float), np.array(stats[key]["random"], dtype=float)
         diff = at - rnd
-        m, lo, hi = claims.mean_interval(diff)
+        m, lo, hi = mean_interval(diff)
         stats[key] = {"n": int(np.isfinite(diff).sum()), "mean_change_at_event": _mean(at),
                       "mean_change_at_random": _mean(rnd), "mean_difference": m, "ci95": [lo, hi],
-                      "at": claims.json_floats(at), "random": claims.json_floats(rnd)}
+                      "at": json_floats(at), "random": json_floats(rnd)}
     stats["summary"] = "; ".join(
         f"{what}: |LLC change| across it {_fmt(stats[k]['mean_change_at_event'])} vs at random epochs "
         f"{_fmt(stats[k]['mean_change_at_random'])}, difference {_fmt(stats[k]['mean_difference'])} "
@@ -168,15 +168,3 @@ def _fmt(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:.3g}"
 
 
-def score_claims(stats: dict, params: Params) -> dict:
-    out = {}
-    for cid, key, what in (("llc.moves_at_eureka", "eureka", "Eureka-moments"),
-                           ("llc.moves_at_curriculum_switch", "switch", "curriculum switches")):
-        s = stats[key]
-        if s["n"] == 0:
-            out[cid] = claims.not_run(f"no {what} among the drawn runs")
-            continue
-        lo, hi = s["ci95"]
-        out[cid] = claims.score(s["mean_difference"], (lo, hi), s["n"], "|LLC change| at random epochs of the seed",
-                                claims.above(s["mean_difference"], lo, 0.0))
-    return out

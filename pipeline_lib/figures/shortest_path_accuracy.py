@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from .. import claims
 from ..plumbing.store import read_dataset
 from . import style
 
@@ -81,13 +80,3 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     return fig, stats
 
 
-def score_claims(stats: dict, params: Params) -> dict:
-    runs = stats["runs"]
-    acc = [v for s in runs.values() for v in s["path_acc_final"]]
-    if not acc:
-        return {"tian.shortest_path_accuracy.near_perfect": claims.not_run("no run drawn")}
-    m, lo, hi = claims.median_interval(acc)
-    train = ", ".join(f"{r} {s['train_path_acc_median']:.3f}" for r, s in runs.items())
-    return {"tian.shortest_path_accuracy.near_perfect": claims.score(
-        m, (lo, hi), len(acc), f"threshold {NEAR_PERFECT}; training graphs (median per run): {train}",
-        claims.above(m, lo, NEAR_PERFECT))}

@@ -1,8 +1,11 @@
 """Stage of the ``claims`` rule: every declared claim, scored where its figure ran, into one ledger.
 
-Reads only the figures' sidecars (``results/figures/<figure>.json``, whose ``claims`` the figure job scored) and
-the declarations (:func:`pipeline_lib.declarations.declared_claims`); never trains, never opens an artifact. Writes
+Reads only the figures' sidecars (``results/figures/<figure>.json``), scores each figure's claims from its
+statistics (:func:`pipeline_lib.scoring.score_figure`, as ``publish`` re-scores the kept ones) and reads the
+declarations (:func:`pipeline_lib.declarations.declared_claims`); never trains, never opens an artifact. Writes
 
+- ``claims.json``: every figure's scores with the job's provenance (its code: the scoring modules), the
+  ledger's numbers as a program reads them;
 - ``claims.csv`` / ``claims.md``: one row per claim (:data:`COLUMNS`), the Markdown grouped by ledger group (a
   source's own statements, its authors' released code, the project's own claims) with the count of each verdict,
   each claim's origin, landmark and the source's words, and a link to each row's figure;
@@ -26,7 +29,8 @@ from ..caveats import fill_caveat
 from ..claims import VERDICTS, at_best, not_run
 from ..declarations import declaration_files, declared_claims
 from ..plumbing.paths import Paths
-from ..plumbing.store import atomic_path
+from ..plumbing.store import atomic_path, provenance
+from ..scoring import score_figure
 
 COLUMNS = ["id", "group", "paper", "origin", "landmark", "quote", "claim", "reference", "measured", "ci_low", "ci_high",
            "n_seeds", "control", "verdict", "caveats", "figure", "statistic", "reads", "test"]
@@ -41,6 +45,12 @@ def read_sidecars(sidecars: dict[str, str]) -> dict[str, dict]:
     return {fig: json.loads(Path(path).read_text()) for fig, path in sidecars.items()}
 
 
+def scored(sides: dict[str, dict], params: dict) -> dict[str, dict]:
+    """Figure -> its sidecar with its ``claims`` scored from its ``stats`` (``params``: figure -> its config
+    block, ``Config.figures``)."""
+    return {fig: {**side, "claims": score_figure(fig, side["stats"], params[fig])} for fig, side in sides.items()}
+
+
 def summaries(sides: dict[str, dict]) -> dict[str, str]:
     """Figure -> the one-line summary of the numbers it states (its sidecar's ``stats.summary``)."""
     return {fig: side["stats"].get("summary", "") for fig, side in sides.items()}
@@ -48,7 +58,7 @@ def summaries(sides: dict[str, dict]) -> dict[str, str]:
 
 def collect(sides: dict[str, dict]) -> list[dict]:
     """One row per declared claim: its declaration and its score from the sidecar of its figure (figure name ->
-    sidecar, :func:`read_sidecars`); a claim whose figure is not drawn is ``not run``. The caveats' placeholders
+    sidecar with its claims scored, :func:`scored`); a claim whose figure is not drawn is ``not run``. The caveats' placeholders
     are filled from these sidecars' statistics (:func:`fill_caveat`)."""
     stats = {fig: side.get("stats", {}) for fig, side in sides.items()}
     scored: dict[str, dict] = {}
@@ -310,13 +320,18 @@ def replicate_markdown(rows: list[dict], made: str = "the `claims` rule of a rep
     return "\n".join(lines) + "\n"
 
 
-def run_claims(sidecars: dict[str, str], csv_path: str, md_path: str, paths: Paths | None = None,
-               original: str | None = None) -> list[dict]:
-    """The ``claims`` rule: the ledger of this results folder; with ``original`` (the ledger of the results
-    this folder replicates) ``csv_path``/``md_path`` hold the side-by-side comparison instead, and this
-    folder's own ledger goes to ``claims_own.csv`` / ``.md`` beside them."""
-    sides = read_sidecars(sidecars)
+def run_claims(sidecars: dict[str, str], params: dict, csv_path: str, md_path: str, paths: Paths | None = None,
+               original: str | None = None, code: str = "") -> list[dict]:
+    """The ``claims`` rule: the ledger of this results folder (``params``: figure -> its config block); with
+    ``original`` (the ledger of the results this folder replicates) ``csv_path``/``md_path`` hold the
+    side-by-side comparison instead, and this folder's own ledger goes to ``claims_own.csv`` / ``.md`` beside
+    them. ``claims.json`` beside ``csv_path`` keeps every figure's scores with ``code`` in its provenance."""
+    sides = scored(read_sidecars(sidecars), params)
     rows, said = collect(sides), summaries(sides)
+    with atomic_path(str(Path(csv_path).with_suffix(".json"))) as tmp:
+        attrs = provenance({}, sidecars.values(), device="none", code=code)
+        Path(tmp).write_text(json.dumps({"claims": {fig: side["claims"] for fig, side in sorted(sides.items())},
+                                         "provenance": attrs}, indent=2, sort_keys=True))
     with atomic_path(str(Path(md_path).with_name(Path(md_path).stem + "_coverage.md"))) as tmp:
         Path(tmp).write_text(coverage_markdown(rows))
     if original is None:

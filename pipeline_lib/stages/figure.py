@@ -9,8 +9,6 @@ import json
 import re
 from pathlib import Path
 
-from ..claims import check_scores
-from ..declarations import figure_claims
 from ..plumbing import registry
 from ..plumbing.config import Config
 from ..plumbing.jobs import FIGURE_OUTPUTS, figure_inputs, figure_outputs
@@ -26,23 +24,13 @@ def build_figure(cfg: Config, name: str, paths: Paths | None = None, caption: st
     paths = paths or cfg.paths
     extra = {ext: paths.figure(name, ext) for ext in figure_outputs(name)[len(FIGURE_OUTPUTS):]}
     fig, stats = module.build(cfg, cfg.figures[name], paths, extra)
-    stats = json.loads(json.dumps(stats))  # scored as kept (sidecar, docs/stats): JSON keys are strings
-    scores = score_claims(name, module, stats, cfg.figures[name])
+    stats = json.loads(json.dumps(stats))  # as the sidecar keeps it (JSON keys are strings), which the ledger scores
     attrs = provenance(cfg.figure_slice(name), figure_inputs(cfg, name, paths), device="none", code=code)
     pdf, png, sidecar, rst = (paths.figure(name, ext) for ext in FIGURE_OUTPUTS)
-    save_figure(fig, stats, attrs, pdf, png, sidecar, scores)
+    save_figure(fig, stats, attrs, pdf, png, sidecar)
     with atomic_path(rst) as tmp:
         Path(tmp).write_text(caption_rst(caption_text(name, caption), stats, attrs))
     return stats
-
-
-def score_claims(name: str, module, stats: dict, params) -> dict:
-    """The figure's declared claims scored on its statistics (``module.score_claims``); {} without claims."""
-    declared = figure_claims(name)
-    if not declared:
-        return {}
-    where = f"figure {name!r} ({registry.plugin('figure', name).path})"
-    return check_scores(where, declared, module.score_claims(stats, params))
 
 
 def caption_text(name: str, caption: str | None) -> str:
@@ -69,11 +57,11 @@ def caption_rst(caption: str, stats: dict, attrs: dict) -> str:
     return "{% raw %}\n" + "\n\n".join(paragraphs) + "\n{% endraw %}\n"
 
 
-def save_figure(fig, stats: dict, attrs: dict, pdf: str, png: str, sidecar: str, claims: dict | None = None) -> None:
+def save_figure(fig, stats: dict, attrs: dict, pdf: str, png: str, sidecar: str) -> None:
     meta = json.dumps({"stats": stats, "provenance": attrs})
     with atomic_path(pdf) as tmp:
         fig.savefig(tmp, format="pdf", bbox_inches="tight", metadata={"Subject": meta[:60000]})
     with atomic_path(png) as tmp:
         fig.savefig(tmp, format="png", dpi=150, bbox_inches="tight", metadata={"Description": meta})
     with atomic_path(sidecar) as tmp:
-        Path(tmp).write_text(json.dumps({"stats": stats, "claims": claims or {}, "provenance": attrs}, indent=2))
+        Path(tmp).write_text(json.dumps({"stats": stats, "provenance": attrs}, indent=2))

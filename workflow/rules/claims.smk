@@ -1,11 +1,12 @@
 # The claims ledger: every declared claim scored where its figure ran (`snakemake claims`); seconds, it reads
-# the figures' sidecars only. In a replicate (--config replicate=true) it also reads the original's ledger.
+# the figures' sidecars only and scores their statistics. In a replicate (--config replicate=true) it also reads the original's ledger.
 rule claims:
     input:
         sidecars=[P.figure(f, ".json") for f in CFG.raw["figures"]],
         original=claims_original(),
     output:
         csv=P.claims(".csv"),
+        scores=P.claims(".json"),
         md=P.claims(".md"),
         coverage=P.claims("_coverage.md"),
         papers=claims_report_files(),

@@ -21,7 +21,5 @@ for fig in CFG.raw["figures"]:
             config=canonical_json(CFG.figure_slice(fig)),
             code=codes.job_code(CFG, f"figure {fig}"),
             caption=caption_digest(fig),
-            # the ids of the claims it scores (their declarations' prose is the claims rule's, not the figure's)
-            claims=canonical_json(declarations.figure_claims(fig)),
         script:
             "../scripts/figure.py"

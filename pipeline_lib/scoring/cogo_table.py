@@ -1,21 +1,21 @@
-"""Scoring of cogo_table's claims (not a plug-in: no NAME): each column of the talk's table against ours, the
-talk's other rows, the abstract's ~95% and the weight-decay effect, from cogo_table's statistics."""
+"""Scoring of figure cogo_table's claims from its statistics (its sidecar's ``stats``, or the copy kept in
+``docs/stats``): the ledger job and ``publish`` call :func:`score_claims`; the figure job does not."""
 from __future__ import annotations
 
 from .. import claims
 from ..analysis.fourier import TABLE
+from ..figures.cogo_table import CELL_IDS, REFERENCE, Params
 
-# the talk's table as printed (slide 'Gradient Descent solutions matches with construction'; q = 512, wd = 5e-5),
-# every cell "mean ± its uncertainty"; columns as TABLE
-REFERENCE = {
-    23: ["0.0 ± 0.0", "0.00 ± 0.00", "5.71 ± 5.71", "0.05 ± 0.01", "4.80 ± 0.96", "47.07 ± 1.88", "11.31 ± 1.76",
-         "39.80 ± 2.11", "1.82 ± 1.82"],
-    71: ["0.0 ± 0.0", "0.00 ± 0.00", "0.00 ± 0.00", "0.03 ± 0.00", "5.02 ± 0.25", "72.57 ± 0.70", "4.00 ± 1.14",
-         "21.14 ± 2.14", "2.29 ± 1.07"],
-    127: ["0.0 ± 0.0", "1.50 ± 0.92", "0.00 ± 0.00", "0.26 ± 0.14", "0.93 ± 0.18", "82.96 ± 0.39", "2.25 ± 0.64",
-          "14.13 ± 0.87", "0.66 ± 0.66"],
-}
-TALK_SETTING = {"q": 512, "weight_decay": 5e-5}
+
+def score_claims(stats: dict, params: Params) -> dict:
+    d23, d29 = talk_run(stats, 23), talk_run(stats, 29)
+    out = {f"tian.cogo_table.{what}_d23": score_cell(d23, 23, c) for c, what in CELL_IDS.items()}
+    out["tian.cogo_table.not_order_46_d29"] = score_cell(d29, 29, "pct_not_46")
+    for d in (71, 127):
+        out[f"tian.cogo_table.row_d{d}"] = score_row(talk_run(stats, d), d)
+    out["tian.cogo_table.match_construction"] = score_construction(stats)
+    out["tian.cogo_table.weight_decay_simpler"] = score_weight_decay(stats)
+    return out
 
 def talk_value(cell: str) -> tuple[float, float, float]:
     """A cell of REFERENCE as (mean, its printed uncertainty (taken as a standard error), the step of its last
@@ -34,14 +34,15 @@ def talk_run(stats: dict, d: int) -> dict | None:
 
 def cell_check(s: dict, column: str, ref: float, se: float, rounding: float) -> tuple[float, float, float, int, str]:
     """(mean, t low, t high, seeds, verdict) of one column over the solved seeds; the first column as the
-    reference's per-seed count. The verdict: claims.agrees (both uncertainties and the printed rounding), except
+    reference's per-seed count. The verdict: claims.agrees within the talk's own 95% half-width and half its printed
+    digit (claims.printed_margin), except
     for a printed 0 ± 0, which says every seed had none: claims.share_holds over the seeds with a 0."""
     values = s["per_seed"]["count_not_46" if column == "pct_not_46" else column]
     m, lo, hi = claims.mean_interval(values)
     n = sum(v is not None for v in values)
     if ref == 0 and se == 0:
         return m, lo, hi, n, claims.share_holds(sum(v == 0 for v in values if v is not None), n)
-    return m, lo, hi, n, claims.agrees(m, lo, hi, ref, se, rounding)
+    return m, lo, hi, n, claims.agrees(m, lo, hi, ref, claims.printed_margin(se, rounding))
 
 
 def score_cell(s: dict | None, d: int, column: str) -> dict:
@@ -53,7 +54,7 @@ def score_cell(s: dict | None, d: int, column: str) -> dict:
     if n == 0:
         return claims.not_run(f"d = {d}: no solved seed with this column defined")
     what = (f"talk {cell}" + ("; every seed 0" if ref == 0 and se == 0 else
-                              "; agree within 1.96 x combined se + half the printed digit")
+                              "; equivalence margin +-" + f"{claims.printed_margin(se, rounding):.3g}" + " (the talk's 95% half-width and half its digit)")
             if cell else "no talk value (count 0 claimed: every seed 0)")
     extra = ""
     if column == "pct_not_46":

@@ -1,0 +1,68 @@
+"""Scoring of figure eureka_qkv_gradients's claims from its statistics (its sidecar's ``stats``, or the copy kept in
+``docs/stats``): the ledger job and ``publish`` call :func:`score_claims`; the figure job does not."""
+from __future__ import annotations
+
+from .. import claims
+from ..figures.eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
+from ..figures.eureka_qkv_gradients import Params
+
+# Sec. 5.1: "gradients for W_K and W_Q are 0.5-1 orders of magnitude smaller than those for W_V": each ratio to
+# W_V's at most 10^-0.5, the weaker end of the printed range
+ORDERS = 10 ** -0.5
+# "Differences between the gradients are much smaller for ... ViT tau=1/3, ViT+HT and NormSoftmax"
+ARMS = {k: INTERVENTIONS[k] for k in ("lowtemp", "ht", "normsoftmax")}
+WEIGHTS = ("W_Q", "W_K")
+
+
+def ratios(arm: dict, weight: str = "W_Q") -> list[float]:
+    """Per seed mean |grad weight| / mean |grad W_V| before the Eureka epoch (seeds without a window left out)."""
+    w, v = arm[weight]["mean_before_eureka"], arm["W_V"]["mean_before_eureka"]
+    return [a / b for a, b in zip(w, v) if a is not None and b]
+
+
+def _small(arm: dict) -> dict:
+    """Both W_Q's and W_K's gradient at most 10^-0.5 of W_V's (the weakest of the two); the estimate shown is the
+    larger ratio, the one that decides."""
+    parts = {w: claims.mean_interval(ratios(arm, w)) for w in WEIGHTS}
+    verdict = claims.weakest(*(claims.below(m, hi, ORDERS) for m, _, hi in parts.values()))
+    binding = max(WEIGHTS, key=lambda w: parts[w][0])
+    other = next(w for w in WEIGHTS if w != binding)
+    return claims.score(parts[binding][0], parts[binding][1:], len(ratios(arm, binding)),
+                        f"{binding}/W_V shown (the larger); " + claims.fmt_interval(f"{other}/W_V", *parts[other])
+                        + f"; bound 10^-0.5 = {ORDERS:.3f}", verdict)
+
+
+def _raises(arm: dict, base: dict) -> dict:
+    """Both W_Q/W_V and W_K/W_V above Softmax's (the weakest of the two); W_Q/W_V shown."""
+    verdicts, texts = [], []
+    for w in WEIGHTS:
+        m, lo, _ = claims.mean_interval(ratios(arm, w))
+        m0, lo0, hi0 = claims.mean_interval(ratios(base, w))
+        verdicts.append(claims.exceeds(m, lo, m0, hi0))
+        texts.append(claims.fmt_interval(f"{BASE} {w}/W_V", m0, lo0, hi0))
+    q = ratios(arm, "W_Q")
+    m, lo, hi = claims.mean_interval(q)
+    k = claims.mean_interval(ratios(arm, "W_K"))
+    return claims.score(m, (lo, hi), len(q), "; ".join(texts) + "; " + claims.fmt_interval("this arm's W_K/W_V", *k),
+                        claims.weakest(*verdicts))
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    """Softmax's W_Q/W_V and W_K/W_V gradient ratios before the Eureka-moment at most 10^-0.5; tau=1/3, HT and
+    NormSoftmax raise both above Softmax's."""
+    out = {}
+    for exp in EXPERIMENTS:
+        arms = {k: v for k, v in stats.get(exp, {}).items()
+                if all("mean_before_eureka" in v.get(w, {}) for w in (*WEIGHTS, "W_V"))}
+        if BASE not in arms:
+            out[f"eureka.qkv_gradients.{exp}_softmax_qk_gradients_small"] = claims.not_run(
+                f"arm {BASE!r} of experiment {exp!r} not drawn with its test accuracy")
+            for key in ARMS:
+                out[f"eureka.qkv_gradients.{exp}_{key}_raises_qk_share"] = claims.not_run(f"arm {BASE!r} not drawn")
+            continue
+        out[f"eureka.qkv_gradients.{exp}_softmax_qk_gradients_small"] = _small(arms[BASE])
+        for key, arm in ARMS.items():
+            cid = f"eureka.qkv_gradients.{exp}_{key}_raises_qk_share"
+            out[cid] = (_raises(arms[arm], arms[BASE]) if arm in arms
+                        else claims.not_run(f"arm {arm!r} of experiment {exp!r} not drawn"))
+    return out

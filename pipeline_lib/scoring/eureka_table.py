@@ -1,0 +1,186 @@
+"""Scoring of figure eureka_table's claims from its statistics (its sidecar's ``stats``, or the copy kept in
+``docs/stats``): the ledger job and ``publish`` call :func:`score_claims`; the figure job does not."""
+from __future__ import annotations
+
+from .. import claims
+from ..figures.eureka_arms import (
+    ACCURACY,
+    BASE,
+    EXPERIMENTS,
+    INTERVENTIONS,
+    NOPOS,
+    RESNET,
+    TABLE1_LOWERS,
+    TABLE1_RAISES,
+)
+from ..figures.eureka_table import ARMS, IMMEDIATE, MIN_EUREKA_SEEDS, Params
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    """Every intervention against Softmax, per experiment: the Eureka-ratio and the mean Eureka epoch."""
+    out = {}
+    for exp in EXPERIMENTS:
+        arms = stats.get("arms", {}).get(exp, {})
+        for key, arm in ARMS.items():
+            if arm not in arms or BASE not in arms:
+                why = claims.not_run(f"arms {arm!r} and {BASE!r} of experiment {exp!r} not both in the table")
+                out[f"eureka.table.{exp}_{key}_raises_ratio"] = out[f"eureka.table.{exp}_{key}_earlier_eureka"] = why
+                continue
+            out[f"eureka.table.{exp}_{key}_raises_ratio"] = ratio_score(arms[arm], arms[BASE])
+            out[f"eureka.table.{exp}_{key}_earlier_eureka"] = epoch_score(arms[arm], arms[BASE])
+        if exp == "reasoning":  # declared for the default config's task only
+            out[f"eureka.table.{exp}_non_eureka_softmax_seeds_plateau"] = plateau_score(arms.get(BASE))
+    out.update(table1_scores(stats.get("arms", {})))
+    return out
+
+
+def _pair(arms: dict, arm: str, exp: str):
+    """None where the experiment holds the arm and Softmax, else the 'not run' score saying which is missing."""
+    if arm in arms and BASE in arms:
+        return None
+    return claims.not_run(f"arms {arm!r} and {BASE!r} of experiment {exp!r} not both in the table")
+
+
+def table1_scores(arms_by_exp: dict) -> dict:
+    """Table 1's rows on its own task (the digits stand-in, config/eureka_table1.yaml): the other rows'
+    Eureka-ratios and epochs against Softmax, the 'Acc.' column, the No-position task and the ResNet."""
+    out = {}
+    arms = arms_by_exp.get("digits", {})
+    for key, arm in TABLE1_LOWERS.items():
+        out[f"eureka.table.digits_{key}_lowers_ratio"] = _pair(arms, arm, "digits") or lower_ratio_score(
+            arms[arm], arms[BASE])
+    for key, arm in TABLE1_RAISES.items():
+        out[f"eureka.table.digits_{key}_raises_ratio"] = _pair(arms, arm, "digits") or ratio_score(arms[arm], arms[BASE])
+    key, arm = "normsoftmax_lowtemp", TABLE1_RAISES["normsoftmax_lowtemp"]
+    out[f"eureka.table.digits_{key}_earlier_eureka"] = _pair(arms, arm, "digits") or epoch_score(arms[arm], arms[BASE])
+    for key, arm in ACCURACY.items():
+        out[f"eureka.table.digits_{key}_higher_accuracy"] = _pair(arms, arm, "digits") or accuracy_score(
+            arms[arm], arms[BASE])
+    nopos = arms_by_exp.get(NOPOS, {})
+    out["eureka.table.digits_nopos_harder"] = harder_score(arms, nopos)
+    arm = INTERVENTIONS["normsoftmax"]
+    out["eureka.table.digits_nopos_normsoftmax_raises_ratio"] = _pair(nopos, arm, NOPOS) or ratio_score(
+        nopos[arm], nopos[BASE])
+    exp, arm = RESNET
+    out["eureka.table.digits_resnet_learns_immediately"] = _pair(arms_by_exp.get(exp, {}), arm, exp) or immediate_score(
+        arms_by_exp[exp][arm], arms_by_exp[exp][BASE])
+    return out
+
+
+def immediate_score(arm: dict, base: dict) -> dict:
+    """Every seed of the arm has its Eureka epoch within the first IMMEDIATE of the run (claims.share_holds),
+    on a task where the control (the Softmax ViT) does not: where every control seed meets the same rule the
+    task shows no difficulty for the ResNet to be free of, and the claim is not run."""
+    if any("eureka_epochs" not in a or "epochs" not in a for a in (arm, base)):
+        return claims.not_run("the table holds no per-seed Eureka epochs or run length")
+
+    def count(a: dict) -> tuple[int, int]:
+        limit = IMMEDIATE * a["epochs"]
+        return sum(1 for e in a["eureka_epochs"] if e is not None and e <= limit), a["n_seeds"]
+
+    k, n = count(arm)
+    k0, n0 = count(base)
+    p, lo, hi = claims.rate(k, n)
+    control = (f"{BASE} ViT: {k0} of {n0} seeds by epoch {IMMEDIATE * base['epochs']:g}; ResNet seeds with a "
+               f"Eureka epoch at all: {arm['n_eureka']} of {n}")
+    if k0 == n0:
+        return claims.score(p, (lo, hi), n, control, claims.guard(
+            "not run", f"every {BASE} ViT seed learns by the same epoch: the task shows no difficulty to be free of"))
+    return claims.score(p, (lo, hi), n, control, claims.share_holds(k, n))
+
+
+def harder_score(main: dict, nopos: dict) -> dict:
+    """The No-position task's Eureka-ratio, pooled over the arms it shares with the main task, below the main
+    task's pooled ratio (disjoint Wilson intervals: claims.rates_exceed with the roles swapped)."""
+    shared = [lbl for lbl in nopos if lbl in main]
+    if not shared:
+        return claims.not_run(f"no arm of experiment {NOPOS!r} is also in experiment 'digits'")
+    k, n = sum(nopos[a]["n_eureka"] for a in shared), sum(nopos[a]["n_seeds"] for a in shared)
+    k0, n0 = sum(main[a]["n_eureka"] for a in shared), sum(main[a]["n_seeds"] for a in shared)
+    p, lo, hi = claims.rate(k, n)
+    control = claims.fmt_rate(f"main task, the same {len(shared)} arms", k0, n0)
+    if k0 == 0:  # no ratio can be lower: this regime cannot show the claim
+        return claims.score(p, (lo, hi), n, control, claims.guard(
+            "not run", "no seed of the shared arms has a Eureka-moment on the main task: no ratio can be lower"))
+    return claims.score(p, (lo, hi), n, control, claims.rates_exceed(k0, n0, k, n))
+
+
+def accuracy_score(arm: dict, base: dict) -> dict:
+    """Table 1's 'Acc.' (the mean final test accuracy of the seeds with a Eureka-moment) of the arm above the
+    control's (t intervals, claims.exceeds); both need MIN_EUREKA_SEEDS such seeds for an interval."""
+    if "final_accs" not in arm or "eureka_epochs" not in arm:
+        return claims.not_run("the eureka artifact holds no per-seed final accuracies")
+    def after_eureka(a: dict) -> list[float]:
+        return [acc for acc, e in zip(a["final_accs"], a["eureka_epochs"]) if e is not None and acc is not None]
+
+    return mean_against_base(after_eureka(arm), after_eureka(base), f"{BASE} accuracy after the Eureka-moment",
+                             f"{{n}} {BASE} seed(s) with a Eureka-moment: no accuracy after it with an interval "
+                             "to compare with",
+                             "{n} seed(s) of the arm have a Eureka-moment: no accuracy with an interval")
+
+
+def mean_against_base(a: list[float], b: list[float], control_label: str, base_why: str, arm_why: str,
+                      lower: bool = False) -> dict:
+    """The mean of the arm's values ``a`` above the control's ``b`` (below, with ``lower``), t intervals
+    (claims.exceeds). Each mean needs MIN_EUREKA_SEEDS values for an interval: a control with fewer cannot be
+    compared with (not run, ``base_why``), an arm with fewer has not shown it (not reproduced, ``arm_why``);
+    ``{n}`` in either is the count."""
+    if len(b) < MIN_EUREKA_SEEDS:
+        return claims.not_run(base_why.format(n=len(b)))
+    m0, lo0, hi0 = claims.mean_interval(b)
+    control = claims.fmt_interval(control_label, m0, lo0, hi0) + f" over {len(b)} seeds"
+    m, lo, hi = claims.mean_interval(a)
+    if len(a) < MIN_EUREKA_SEEDS:
+        return claims.score(m, (lo, hi), len(a), control, claims.guard("not reproduced", arm_why.format(n=len(a))))
+    rule = claims.exceeds(-m, -hi, -m0, -lo0) if lower else claims.exceeds(m, lo, m0, hi0)
+    return claims.score(m, (lo, hi), len(a), control, rule)
+
+
+def plateau_score(base: dict | None) -> dict:
+    """Of the Softmax seeds without a Eureka-moment, the share whose training accuracy stays below the threshold
+    too (train and test on the plateau together, the paper's Sec. 2) rather than fitting the training set."""
+    if base is None or "n_plateau" not in base:
+        return claims.not_run(f"arm {BASE!r} is not in the table, or its artifact has no train-side counts")
+    n = base["n_plateau"] + base["n_memorise"]
+    if n == 0:
+        return claims.not_run(f"saturated: every {BASE} seed has a Eureka-moment, no seed without one to classify")
+    p, lo, hi = claims.rate(base["n_plateau"], n)
+    return claims.score(p, (lo, hi), n, f"{base['n_memorise']} of {n} {BASE} seeds without a Eureka-moment fit "
+                        "their training set (final train accuracy above the threshold)",
+                        claims.share_holds(base["n_plateau"], n))
+
+
+def lower_ratio_score(arm: dict, base: dict) -> dict:
+    """The arm's Eureka-ratio below the control's (disjoint Wilson intervals); a control at zero is said."""
+    p, lo, hi = claims.rate(arm["n_eureka"], arm["n_seeds"])
+    if base["n_eureka"] == 0:  # no ratio can be lower: this regime cannot show the claim
+        return claims.score(p, (lo, hi), arm["n_seeds"], claims.fmt_rate(BASE, 0, base["n_seeds"])
+                            + " (no Softmax seed reaches the threshold: no ratio can be lower)",
+                            claims.guard("not run", "the control's Eureka-ratio is 0: no ratio can be lower"))
+    # the control's share above the arm's: the same Wilson rule as a rise, with the roles swapped
+    return claims.score(p, (lo, hi), arm["n_seeds"], claims.fmt_rate(BASE, base["n_eureka"], base["n_seeds"]),
+                        claims.rates_exceed(base["n_eureka"], base["n_seeds"], arm["n_eureka"], arm["n_seeds"]))
+
+
+def ratio_score(arm: dict, base: dict) -> dict:
+    """The arm's Eureka-ratio above the control's (disjoint Wilson intervals); a saturated control is said."""
+    if base["n_eureka"] == base["n_seeds"]:  # no ratio can exceed it: this regime cannot show the claim
+        p, lo, hi = claims.rate(arm["n_eureka"], arm["n_seeds"])
+        return claims.score(p, (lo, hi), arm["n_seeds"], claims.fmt_rate(BASE, base["n_eureka"], base["n_seeds"])
+                            + " (saturated: no ratio can exceed it)",
+                            claims.guard("not run", "the control's Eureka-ratio is 1: no ratio can exceed it"))
+    return claims.rate_exceeds(arm["n_eureka"], arm["n_seeds"], base["n_eureka"], base["n_seeds"], BASE)
+
+
+def epoch_score(arm: dict, base: dict) -> dict:
+    """The arm's mean Eureka epoch before the control's (t intervals, over the seeds that have one). A mean needs
+    two seeds with a Eureka-moment for an interval: a control with fewer cannot be compared with (not run), an
+    arm with fewer has not shown an earlier Eureka-moment (not reproduced)."""
+    if "eureka_epochs" not in arm or "eureka_epochs" not in base:
+        return claims.not_run("the eureka artifact holds no per-seed Eureka epochs")
+    return mean_against_base([e for e in arm["eureka_epochs"] if e is not None],
+                             [e for e in base["eureka_epochs"] if e is not None], f"{BASE} mean Eureka epoch",
+                             f"{{n}} {BASE} seed(s) reach the threshold: no mean Eureka epoch with an interval "
+                             "to compare with",
+                             "{n} seed(s) of the arm have a Eureka-moment: no earlier mean with an interval",
+                             lower=True)

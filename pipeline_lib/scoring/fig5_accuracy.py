@@ -1,0 +1,54 @@
+"""Scoring of figure fig5_accuracy's claims from its statistics (its sidecar's ``stats``, or the copy kept in
+``docs/stats``): the ledger job and ``publish`` call :func:`score_claims`; the figure job does not."""
+from __future__ import annotations
+
+from .. import claims
+from ..figures.fig5_accuracy import Params
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    def better(arm: str, control: str) -> dict:
+        if arm not in stats or control not in stats:
+            return claims.not_run(f"arms {arm!r} and {control!r} not both drawn")
+        a, c = stats[arm], stats[control]
+        return claims.rate_exceeds(a["successes"], a["seeds"], c["successes"], c["seeds"], control)
+
+    out = {"circuits.fig5.curriculum_beats_scratch": better("curriculum", "scratch"),
+           "circuits.fig5.curriculum_beats_scratch_paper_code": better("curriculum, paper code", "scratch, paper code")}
+    out["circuits.fig5.curriculum_generalises_soon_after_switch"] = (
+        faster("curriculum", "scratch", stats) if "curriculum" in stats and "scratch" in stats
+        else claims.not_run("arms 'curriculum' and 'scratch' not both drawn"))
+    if "scratch" in stats:
+        s = stats["scratch"]
+        thr = s["threshold"]
+        memorize = sum(tr is not None and te is not None and tr >= thr > te
+                       for tr, te in zip(s["final_train_acc"], s["final_test_acc"]))
+        p, lo, hi = claims.rate(memorize, s["seeds"])
+        out["circuits.fig5.scratch_does_not_generalise"] = claims.score(
+            p, (lo, hi), s["seeds"], f"seeds that memorize (train accuracy >= {thr:g}) but do not generalize (test "
+            f"accuracy < {thr:g}): {memorize} of {s['seeds']}; the rest either learn nothing or generalize",
+            claims.above(p, lo, 0.5))
+    return out
+
+
+def faster(arm: str, control: str, stats: dict) -> dict:
+    """"Easily finds a circuit" read as time: the arm's median epochs from its switch to the success threshold
+    against the control's median from its start; a seed that never reaches it counts as one epoch beyond the
+    longer of the two phases, in both arms alike. Reproduced when the arm's bootstrap interval lies below the
+    control's median; not reproduced unless more than half of the arm's seeds reach the threshold."""
+    a, c = stats[arm], stats[control]
+    never = max(a["phase_epochs"], c["phase_epochs"]) + 1
+
+    def censored(s: dict) -> list[int]:
+        return [never if e is None else e for e in s["epochs_to_threshold"]]
+
+    m, lo, hi = claims.median_interval(censored(a))
+    m0, lo0, hi0 = claims.median_interval(censored(c))
+    reached = [e for e in a["epochs_to_threshold"] if e is not None]
+    text = (claims.fmt_interval(f"{control}: median epochs from its start (never: {never})", m0, lo0, hi0, digits=5)
+            + f"; {arm}: {len(reached)} of {a['seeds']} seeds reach test accuracy >= {a['threshold']:g} after the "
+            f"switch (epoch {a['phase_start']}), of the {a['phase_epochs']} epochs of finetuning")
+    if 2 * len(reached) <= a["seeds"]:  # no majority reaches it: the median is no time
+        return claims.score(m, (lo, hi), a["seeds"], text, claims.guard(
+            "not reproduced", f"no more than half of the {arm} seeds reach the threshold within its phase"))
+    return claims.score(m, (lo, hi), a["seeds"], text, claims.below(m, hi, m0))
