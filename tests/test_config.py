@@ -50,7 +50,7 @@ def test_default_and_smoke_configs_are_valid():
     for exp in ("reasoning", "reasoning_lr5e4"):
         rate = {paper_eureka.runs[r].optimizer.lr for _, r in paper_eureka.analyses["eureka"][exp].arms}
         assert rate == {cfg.runs[r].optimizer.lr for _, r in cfg.analyses["eureka"][exp].arms}, exp
-    # the GPU overlay runs the default's comparison (same arms and grid, same recipe) at the paper's width for longer
+    # the GPU overlay runs the default's comparison (same arms and grid, same recipe) at d = 64 for longer
     long = load_config_file(REPO / "config" / "eureka_long.yaml")
     for exp in ("reasoning", "reasoning_lr5e4"):
         mine, default = (dict(c.analyses["eureka"][exp].arms) for c in (long, cfg))
