@@ -208,22 +208,37 @@ def test_plateau_and_jump_of_one_seed_and_the_shape_flips_at_its_conventions():
     eureka, plateau, jump = acc.plateau_and_jump(_curve(60, jump=2), e, LEVEL, 0.7)
     assert eureka == 60 and plateau == 60 - 2 - 4 and jump == 2  # on the band from epoch 5 (0.55 x 4/5 = 0.44 is off)
     assert acc.plateau_and_jump(_curve(None), e, LEVEL, 0.7) == (None, None, None)
-    assert acc_rules.eureka_shaped(50, 10, 100) and not acc_rules.eureka_shaped(50, 11, 100)  # fast: <= a fifth of the plateau
-    assert acc_rules.eureka_shaped(10, 2, 100) and not acc_rules.eureka_shaped(9, 1, 100)  # long: >= 10% of the run
+    assert acc_rules.eureka_shaped(250, 50) and not acc_rules.eureka_shaped(250, 51)  # rapid: <= a fifth of the plateau
+    assert acc_rules.eureka_shaped(200, 2) and not acc_rules.eureka_shaped(199, 1)  # hundreds: >= 200 epochs
 
 
 def test_plateau_claim_reproduced_for_sudden_jumps_and_not_for_a_steady_ramp():
-    rows = _rows({"Softmax": _traj([40 + 5 * i for i in range(10)])})
+    long = 401  # a run that can hold a plateau of hundreds of epochs
+    rows = _rows({"Softmax": _traj([240 + 5 * i for i in range(8)] + [None, None], epochs=long)})
     stats = acc.eureka_accuracy_stats(rows, {"reasoning": LEVEL}, {"reasoning": 0.7})
     score = acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
-    assert score["verdict"] == "reproduced" and score["measured"] == 1.0 and "0.550" in score["control"]
-    ramp = _traj([None] * 10)
-    ramp["test_acc"][:] = np.linspace(0, 1, 101)  # 11 epochs in the plateau band, then 10 more to 0.7
+    # over the 8 seeds that learned (a Eureka epoch), not the 10: the sentence is conditional
+    assert score["verdict"] == "reproduced" and score["measured"] == 1.0 and score["n_seeds"] == 8
+    assert "0.550" in score["control"] and "8 of 10" in score["control"]
+    # plateaus under two hundred epochs: not "hundreds of epochs"
+    short = acc.eureka_accuracy_stats(_rows({"Softmax": _traj([150 + 5 * i for i in range(10)], epochs=long)}),
+                                      {"reasoning": LEVEL}, {"reasoning": 0.7})
+    assert acc_rules.score_claims(short, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "not reproduced"
+    ramp = _traj([None] * 10, epochs=long)
+    ramp["test_acc"][:] = np.linspace(0, 1, long)  # a steady ramp: crosses 0.7 with no plateau before it
     stats = acc.eureka_accuracy_stats(_rows({"Softmax": ramp}), {"reasoning": LEVEL}, {"reasoning": 0.7})
     score = acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
     assert score["verdict"] == "not reproduced" and score["measured"] == 0.0
     no_level = acc.eureka_accuracy_stats(rows, {"reasoning": math.nan}, {"reasoning": 0.7})
     assert acc_rules.score_claims(no_level, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "not run"
+    # preconditions: no seed learned the intermediate task; a run too short for the plateau the sentence names
+    none = acc.eureka_accuracy_stats(_rows({"Softmax": _traj([None] * 10, epochs=long)}), {"reasoning": LEVEL},
+                                     {"reasoning": 0.7})
+    assert acc_rules.score_claims(none, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "not run"
+    brief = acc.eureka_accuracy_stats(_rows({"Softmax": _traj([40 + 5 * i for i in range(10)])}), {"reasoning": LEVEL},
+                                      {"reasoning": 0.7})
+    score = acc_rules.score_claims(brief, None)["eureka.accuracy.reasoning_plateau_then_jump"]
+    assert score["verdict"] == "not run" and "100 epochs" in score["rule"]["args"]["why"]
 
 
 def test_speed_claim_is_the_ratio_of_median_epochs_to_95pct_of_softmax_and_flips_at_a_fifth():
@@ -328,7 +343,9 @@ def test_step1_probe_above_the_majority_rate_and_the_null_at_it():
 
 def _default_stats(drop: str | None = None) -> dict:
     """Each module's stats from synthetic arms labelled as config/config.yaml's analyses.eureka."""
-    trajs = {exp: {lbl: _traj([40 + 10 * i + 3 * j for j in range(5)], q_over_v=0.1 + 0.1 * i, high=0.05 * (i + 1))
+    # 301 epochs: long enough for the plateau claim's "hundreds of epochs" to be scored, not "not run"
+    trajs = {exp: {lbl: _traj([40 + 10 * i + 3 * j for j in range(5)], q_over_v=0.1 + 0.1 * i, high=0.05 * (i + 1),
+                              epochs=301)
                    for i, lbl in enumerate(labels) if lbl != drop} for exp, labels in EXPERIMENTS.items()}
     probe_rows = {exp: {lbl: _probe([0.8, 0.85, 0.9]) for lbl in arms} for exp, arms in trajs.items()}
     thr = {exp: 0.7 for exp in EXPERIMENTS}
@@ -404,7 +421,7 @@ def test_trajectory_figures_build_and_score_from_written_runs(tmp_path):
         _, stats = MODULES[name].build(cfg, params, paths, {})
         scored.update(claims.check_scores(name, _declared(name), RULES[name].score_claims(stats, params)))
     verdicts = {cid.split(".", 2)[2]: s["verdict"] for cid, s in scored.items() if s["verdict"] != "not run"}
-    assert verdicts == {"reasoning_plateau_then_jump": "reproduced",
+    assert verdicts == {
                         "reasoning_normsoftmax_95pct_in_20pct_of_steps": "reproduced",  # 10 / 66 epochs
                         "reasoning_softmax_qk_gradients_small": "reproduced",
                         "reasoning_normsoftmax_raises_qk_share": "reproduced",  # 0.4 against 0.1 of W_V's

@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import claims
-from ..figures.eureka_accuracy import ARMS, FAST_JUMP, LONG_PLATEAU, STEP_SHARE, TARGET_SHARE, Params
+from ..figures.eureka_accuracy import ARMS, FAST_JUMP, STEP_SHARE, TARGET_SHARE, Params
 from ..figures.eureka_arms import BASE, EXPERIMENTS
+
+# "after both training and validation loss saturated for hundreds of epochs": a plateau of at least two hundred
+HUNDREDS = 200
 
 
 def score_claims(stats: dict, params: Params) -> dict:
@@ -21,26 +24,38 @@ def score_claims(stats: dict, params: Params) -> dict:
     return out
 
 
-def eureka_shaped(plateau, jump, last_epoch: int) -> bool:
-    """A long plateau (>= LONG_PLATEAU of the run) ended by a fast jump (<= FAST_JUMP of the plateau)."""
-    return (plateau is not None and jump is not None and plateau >= LONG_PLATEAU * last_epoch
-            and jump <= FAST_JUMP * plateau)
+def eureka_shaped(plateau, jump) -> bool:
+    """A plateau of hundreds of epochs (>= :data:`HUNDREDS`) ended by a rapid jump (<= FAST_JUMP of the
+    plateau)."""
+    return plateau is not None and jump is not None and plateau >= HUNDREDS and jump <= FAST_JUMP * plateau
 
 
 def plateau_score(arms: dict) -> dict:
-    """Share of the Softmax seeds whose curve is Eureka-shaped (:func:`eureka_shaped`), against one half."""
+    """"When transformers learn the intermediate task, they do this rapidly ... after [a plateau of] hundreds of
+    epochs": over the Softmax seeds with a Eureka epoch (those that learned it), the share whose curve has that
+    shape (:func:`eureka_shaped`); share_holds. Not run where no seed learned, or where the run is shorter than
+    the plateau the sentence names."""
     base = arms.get(BASE)
     if base is None or "plateau_epochs" not in base:
         return claims.not_run(f"arm {BASE!r} not drawn (or drawn without a Eureka threshold)")
     level = arms.get("chance_without_step1", float("nan"))
     if level is None or np.isnan(level):
         return claims.not_run("the no-first-step accuracy is not recorded in the trajectory")
-    n = len(base["plateau_epochs"])
-    k = sum(eureka_shaped(p, j, base["last_epoch"]) for p, j in zip(base["plateau_epochs"], base["jump_epochs"]))
-    p, lo, hi = claims.rate(k, n)
-    control = (f"plateau level (no-first-step accuracy from the data) {level:.3f}; long >= "
-               f"{LONG_PLATEAU * base['last_epoch']:g} epochs, fast <= {FAST_JUMP:g} x the plateau")
-    return claims.score(p, (lo, hi), n, control, claims.above(p, lo, 0.5))
+    n_all = len(base["plateau_epochs"])
+    learned = [(p, j) for p, j, e in zip(base["plateau_epochs"], base["jump_epochs"], base["eureka_epoch"])
+               if e is not None]
+    k = sum(eureka_shaped(p, j) for p, j in learned)
+    control = (f"{len(learned)} of {n_all} {BASE} seeds learned the intermediate task (a Eureka epoch); plateau "
+               f"level (no-first-step accuracy from the data) {level:.3f}; hundreds: >= {HUNDREDS} epochs, rapid: "
+               f"<= {FAST_JUMP:g} x the plateau")
+    if base["last_epoch"] < HUNDREDS:
+        return claims.score(float("nan"), (float("nan"),) * 2, n_all, control, claims.guard(
+            "not run", f"the run is {base['last_epoch']} epochs: no plateau of hundreds of epochs fits in it"))
+    if not learned:
+        return claims.score(float("nan"), (float("nan"),) * 2, n_all, control, claims.guard(
+            "not run", "no Softmax seed learned the intermediate task: no jump to time"))
+    p, lo, hi = claims.rate(k, len(learned))
+    return claims.score(p, (lo, hi), len(learned), control, claims.share_holds(k, len(learned)))
 
 
 def _censored(arm: dict) -> list[float]:
