@@ -22,7 +22,8 @@ A claim is *declared* in one YAML file per source under ``pipeline_lib/declarati
   (:mod:`pipeline_lib.caveats`), so an overlay's ledger states its own settings.
 
 Each source file also lists ``results``: every result the source states (landmark, quote, printed value),
-with the claims that score it or why none does (the coverage table of the ledger).
+with the claims that score it or why none does (the coverage table of the ledger), and ``proxy`` where those
+claims test something near the statement rather than the statement (counted apart).
 
 A figure's scoring module (:mod:`pipeline_lib.scoring`) has a function ``score_claims(stats, params) -> {id:
 Score}`` that computes its claims from the figure's statistics (the ``stats`` its ``build`` returned, as its

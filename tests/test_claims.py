@@ -521,3 +521,17 @@ def test_at_best_notes_a_rule_that_cannot_say_reproduced_with_its_seeds():
     assert claims.at_best(claims.score(0, (0, 0), 3, "", claims.guard("not reproduced", "no seed"))) == []
     assert claims.at_best(claims.score(0, (0, 0), 3, "", claims.weakest(claims.guard("not run", "x"),
                                                                           claims.above(1, 0.9, 0.5)))) == []
+
+
+def test_coverage_counts_a_result_scored_by_a_proxy_apart_and_prints_why(monkeypatch):
+    """A result whose claims test something near it (``proxy``) is 'scored by a proxy', not 'scored here', and its
+    row prints why; the same result without ``proxy`` counts as scored here."""
+    doc = {"source": {"title": "A source"}, "results": [
+        {"landmark": "Sec. 1", "quote": "q", "kind": "empirical", "claims": ["a.b"], "proxy": "toy task only"},
+        {"landmark": "Sec. 2", "quote": "r", "kind": "empirical", "claims": ["a.b"], "note": "a plain note"}]}
+    monkeypatch.setattr(ledger, "declaration_files", lambda: {"a": doc})
+    rows = [{"id": "a.b", "verdict": "reproduced"}]
+    cov = ledger.coverage(rows)["a"]
+    assert cov["counts"] == {"scored here": 1, "scored by a proxy": 1, "declared, not run here": 0, "not covered": 0}
+    md = ledger.coverage_markdown(rows)
+    assert "| scored by a proxy | proxy: toy task only |" in md and "| scored here | a plain note |" in md
