@@ -30,7 +30,6 @@ properties:
 
 ARMS = INTERVENTIONS  # label of each intervention arm, by the claim ids' key
 PLATEAU_BAND = 0.05  # on the plateau: test accuracy within this of the no-first-step level
-LONG_PLATEAU = 0.1  # a long plateau: at least this share of the run's epochs
 FAST_JUMP = 0.2  # a fast jump: at most this share of the plateau's epochs
 TARGET_SHARE = 0.95  # the abstract's "95% of the baseline's accuracy"
 STEP_SHARE = 0.2  # ... "in 20% of the steps"

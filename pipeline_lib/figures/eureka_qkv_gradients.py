@@ -35,7 +35,6 @@ properties:
 
 MATRICES = ("W_Q", "W_K", "W_V")
 ARMS = {k: INTERVENTIONS[k] for k in ("lowtemp", "ht")}  # the arms the paper's gradient story is about
-SMALL = 0.5  # "small relative to W_V's": under half of it
 
 
 @dataclass(frozen=True)
