@@ -99,6 +99,15 @@ def job_code(cfg: Config, job: str, code: Code | None = None) -> str:
     return code.job_code(*modules, script=job_script(cfg, job), data=data)
 
 
+def job_code_or_none(cfg: Config, job: str, code: Code) -> str | None:
+    """:func:`job_code` under ``code``, or None where ``code`` lacks one of the job's modules (code from before
+    a refactor created it)."""
+    try:
+        return job_code(cfg, job, code)
+    except KeyError:
+        return None
+
+
 def job_codes(cfg: Config, code: Code | None = None) -> dict[str, str]:
     """Every job of a config with its code param."""
     return {job: job_code(cfg, job, code) for job in job_modules(cfg)}

@@ -19,7 +19,7 @@ from ..plumbing.config import load_config, read_config_file, standalone_files
 from ..plumbing.replicate import replicate_config
 from ..plumbing.values import slice_hash
 from ..stages.claims import collect, compare, coverage_markdown, markdown, replicate_markdown, scored, summaries
-from .codes import job_code
+from .codes import job_code, job_code_or_none
 from .consolidate import consolidate, consolidated_markdown, counts_table
 from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost
 from .lock import ROOT, read_lock
@@ -88,13 +88,6 @@ def _write_kept(out: Path, kept: dict) -> None:
                    + ",\n".join(lines) + "\n}}\n")
 
 
-def _code_or_none(cfg, job: str, code) -> str | None:
-    try:
-        return job_code(cfg, job, code)
-    except KeyError:  # a module ``code`` does not have
-        return None
-
-
 def restamp(root: Path, before, after, verified: set[str]) -> list[str]:
     """After a refactor the lock verified (every artifact of the test config, whose figures are ``verified``,
     identical under the code ``before`` and ``after``, :class:`.lock.Code`), a figure's kept statistics computed
@@ -106,9 +99,11 @@ def restamp(root: Path, before, after, verified: set[str]) -> list[str]:
         cfg = config_of(root, kept["config"], kept.get("replicate", False))
         moved = []
         for fig, k in kept["figures"].items():
-            job = f"figure {fig}"
-            if fig in verified and k["code"] == _code_or_none(cfg, job, before) != job_code(cfg, job, after):
-                k["code"] = job_code(cfg, job, after)
+            if fig not in verified:
+                continue
+            new = job_code(cfg, f"figure {fig}", after)
+            if k["code"] == job_code_or_none(cfg, f"figure {fig}", before) != new:
+                k["code"] = new
                 moved.append(fig)
         if moved:
             _write_kept(path, kept)

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from ..plumbing.config import load_config_file
-from .codes import job_code, job_modules, job_script
+from .codes import job_code_or_none, job_modules, job_script
 from .golden import identical
 from .lock import FRESH, LOCK, ROOT, Code, write_lock
 
@@ -187,13 +187,7 @@ def _after_refactor(root: Path, scratch: Path) -> list[str]:
         return [f"jobs whose closure changed and kept statistics to restamp not computed ({e})"]
     after = Code(root)
     cfg = load_config_file(root / ".test" / "config" / "config.yaml")
-    def code_of(code: Code, job: str) -> str | None:
-        try:
-            return job_code(cfg, job, code)
-        except KeyError:  # a module the refactor created
-            return None
-
-    rerun = sorted(j for j in job_modules(cfg) if code_of(before, j) != code_of(after, j))
+    rerun = sorted(j for j in job_modules(cfg) if job_code_or_none(cfg, j, before) != job_code_or_none(cfg, j, after))
     said = [f"{len(rerun)} job(s) of the test config rerun once, as their modules' closure changed: {_names(rerun)}"
             if rerun else "nothing reruns"]
     return said + restamp(root, before, after, set(cfg.raw["figures"]))

@@ -23,28 +23,28 @@ def ratios(arm: dict, weight: str = "W_Q") -> list[float]:
 def _small(arm: dict) -> dict:
     """Both W_Q's and W_K's gradient at most 10^-0.5 of W_V's (the weakest of the two); the estimate shown is the
     larger ratio, the one that decides."""
-    parts = {w: claims.mean_interval(ratios(arm, w)) for w in WEIGHTS}
+    own = {w: ratios(arm, w) for w in WEIGHTS}
+    parts = {w: claims.mean_interval(own[w]) for w in WEIGHTS}
     verdict = claims.weakest(*(claims.below(m, hi, ORDERS) for m, _, hi in parts.values()))
     binding = max(WEIGHTS, key=lambda w: parts[w][0])
     other = next(w for w in WEIGHTS if w != binding)
-    return claims.score(parts[binding][0], parts[binding][1:], len(ratios(arm, binding)),
+    return claims.score(parts[binding][0], parts[binding][1:], len(own[binding]),
                         f"{binding}/W_V shown (the larger); " + claims.fmt_interval(f"{other}/W_V", *parts[other])
                         + f"; bound 10^-0.5 = {ORDERS:.3f}", verdict)
 
 
 def _raises(arm: dict, base: dict) -> dict:
     """Both W_Q/W_V and W_K/W_V above Softmax's (the weakest of the two); W_Q/W_V shown."""
+    own = {w: ratios(arm, w) for w in WEIGHTS}
+    intervals = {w: claims.mean_interval(own[w]) for w in WEIGHTS}
     verdicts, texts = [], []
     for w in WEIGHTS:
-        m, lo, _ = claims.mean_interval(ratios(arm, w))
         m0, lo0, hi0 = claims.mean_interval(ratios(base, w))
-        verdicts.append(claims.exceeds(m, lo, m0, hi0))
+        verdicts.append(claims.exceeds(intervals[w][0], intervals[w][1], m0, hi0))
         texts.append(claims.fmt_interval(f"{BASE} {w}/W_V", m0, lo0, hi0))
-    q = ratios(arm, "W_Q")
-    m, lo, hi = claims.mean_interval(q)
-    k = claims.mean_interval(ratios(arm, "W_K"))
-    return claims.score(m, (lo, hi), len(q), "; ".join(texts) + "; " + claims.fmt_interval("this arm's W_K/W_V", *k),
-                        claims.weakest(*verdicts))
+    m, lo, hi = intervals["W_Q"]
+    return claims.score(m, (lo, hi), len(own["W_Q"]), "; ".join(texts) + "; "
+                        + claims.fmt_interval("this arm's W_K/W_V", *intervals["W_K"]), claims.weakest(*verdicts))
 
 
 def score_claims(stats: dict, params: Params) -> dict:
