@@ -323,20 +323,54 @@ def test_most_softmax_weights_tiny_and_interventions_add_high_weights():
 # -- probes ---------------------------------------------------------------------------------------------------
 
 def test_step1_probe_above_the_majority_rate_and_the_null_at_it():
-    rows = _rows({"Softmax": _probe([0.9, 0.92, 0.88, 0.91]), "HT": _probe([0.5, 0.52, 0.48, 0.5]),
-                  "NormSoftmax": _probe([0.55, 0.6, 0.57, 0.52])})
+    rows = _rows({"Softmax": _probe([0.9, 0.92, 0.88, 0.91]), "NormSoftmax": _probe([0.9, 0.92, 0.88, 0.91]),
+                  "NormSoftmax+HT": _probe([0.5, 0.52, 0.48, 0.5])})
     s = probes_rules.score_claims(probes.probe_stats(rows), None)
-    assert s["eureka.probes.reasoning_softmax_step1_decodable"]["verdict"] == "reproduced"
-    assert s["eureka.probes.reasoning_softmax_step1_decodable"]["control"] == "majority-class rate 0.500"
-    assert s["eureka.probes.reasoning_ht_step1_decodable"]["verdict"] == "not reproduced"
     assert s["eureka.probes.reasoning_normsoftmax_step1_decodable"]["verdict"] == "reproduced"
+    assert s["eureka.probes.reasoning_normsoftmax_step1_decodable"]["control"] == "majority-class rate 0.500"
+    assert s["eureka.probes.reasoning_normsoftmax_ht_step1_decodable"]["verdict"] == "not reproduced"
     assert s["eureka.probes.reasoning_lowtemp_step1_decodable"]["verdict"] == "not run"
-    rows = _rows({"Softmax": _probe([0.45, 0.6, 0.52, 0.55])})  # mean 0.53 above 0.5 by less than one se
+    rows = _rows({"NormSoftmax": _probe([0.45, 0.6, 0.52, 0.55])})  # mean 0.53 above 0.5 by less than one se
     assert probes_rules.score_claims(probes.probe_stats(rows), None)[
-        "eureka.probes.reasoning_softmax_step1_decodable"]["verdict"] == "not reproduced"
-    rows = _rows({"Softmax": _probe([0.5, 0.7, 0.62, 0.6])})  # mean 0.605, interval reaches 0.47
+        "eureka.probes.reasoning_normsoftmax_step1_decodable"]["verdict"] == "not reproduced"
+    rows = _rows({"NormSoftmax": _probe([0.5, 0.7, 0.62, 0.6])})  # mean 0.605, interval reaches 0.47
     assert probes_rules.score_claims(probes.probe_stats(rows), None)[
-        "eureka.probes.reasoning_softmax_step1_decodable"]["verdict"] == "partial"
+        "eureka.probes.reasoning_normsoftmax_step1_decodable"]["verdict"] == "partial"
+
+
+def test_probes_figure_records_each_probed_seeds_eureka_epoch_in_the_probes_order():
+    acc = xr.DataArray([[0.2, 0.3, 0.95], [0.2, 0.9, 0.99], [0.2, 0.2, 0.3]], dims=("seed", "epoch"),
+                       coords={"seed": [3, 5, 7], "epoch": [0, 10, 20]})
+    assert probes.eureka_epoch_per_seed(acc, [7, 3, 5], 0.8) == [None, 20.0, 10.0]
+    assert probes.eureka_epoch_per_seed(acc, [5], 0.95) == [20.0]
+
+
+def test_fig2_contrast_seeds_with_a_eureka_moment_decode_step1_better():
+    """Fig. 2: the Softmax seeds without a Eureka-moment decode the first step worse than the seeds with one
+    (a), the HT seeds with one better than those without (b); a planted contrast, a null and missing groups."""
+    rows = _rows({"Softmax": _probe([0.97, 0.99, 0.55, 0.6, 0.5, 0.58]), "HT": _probe([0.98, 0.96, 0.99, 0.52])})
+    stats = probes.probe_stats(rows)
+    stats["reasoning"]["eureka_epoch_per_seed"] = {"Softmax": [40.0, 55.0, None, None, None, None],
+                                                   "HT": [30.0, 35.0, 20.0, None]}
+    s = probes_rules.score_claims(stats, None)
+    without = s["eureka.probes.reasoning_softmax_step1_not_decodable_without_eureka"]
+    assert without["verdict"] == "reproduced" and without["n_seeds"] == 4
+    assert without["measured"] == pytest.approx(np.mean([0.55, 0.6, 0.5, 0.58]))
+    assert "with a Eureka-moment (5, every arm)" in without["control"]
+    with_ = s["eureka.probes.reasoning_ht_step1_decodable_with_eureka"]
+    assert with_["verdict"] == "reproduced" and with_["n_seeds"] == 3
+    # the null: probe accuracy unrelated to the Eureka-moment
+    stats["reasoning"]["Softmax"]["cls"]["last_per_seed"] = [0.6, 0.55, 0.58, 0.6, 0.55, 0.58]
+    stats["reasoning"]["HT"]["cls"]["last_per_seed"] = [0.57, 0.6, 0.56, 0.6]
+    s = probes_rules.score_claims(stats, None)
+    assert s["eureka.probes.reasoning_softmax_step1_not_decodable_without_eureka"]["verdict"] == "not reproduced"
+    assert s["eureka.probes.reasoning_ht_step1_decodable_with_eureka"]["verdict"] == "not reproduced"
+    stats["reasoning"]["eureka_epoch_per_seed"] = {"Softmax": [None] * 6, "HT": [None] * 4}  # nobody had one
+    s = probes_rules.score_claims(stats, None)
+    assert s["eureka.probes.reasoning_softmax_step1_not_decodable_without_eureka"]["verdict"] == "not run"
+    del stats["reasoning"]["eureka_epoch_per_seed"]  # kept statistics from before the epochs were recorded
+    assert probes_rules.score_claims(stats, None)[
+        "eureka.probes.reasoning_ht_step1_decodable_with_eureka"]["verdict"] == "not run"
 
 
 # -- every declared claim is scored for the default config; missing arms are not run -------------------------
@@ -358,7 +392,17 @@ def _default_stats(drop: str | None = None) -> dict:
             "eureka_table": {"rows": [], "arms": table_arms},
             "eureka_qkv_gradients": qkv.gradient_stats(trajs, thr),
             "eureka_attention_distribution": dist.distribution_stats(trajs, 5),
-            "eureka_probes": probes.probe_stats(probe_rows)}
+            "eureka_probes": _with_eureka_epochs(probes.probe_stats(probe_rows))}
+
+
+def _with_eureka_epochs(stats: dict) -> dict:
+    """Probe statistics with each seed's Eureka epoch: Softmax's first two seeds without one, the other arms'
+    first two with one, so that both of Fig. 2's groups hold two seeds or more."""
+    for exp, arms_ in stats.items():
+        labels = [lbl for lbl in arms_ if lbl != "chance"]
+        arms_["eureka_epoch_per_seed"] = {lbl: ([None, None, 40.0] if lbl == arms.BASE else [30.0, 35.0, None])
+                                          for lbl in labels}
+    return stats
 
 
 def test_the_default_config_draws_the_arms_the_claims_name():

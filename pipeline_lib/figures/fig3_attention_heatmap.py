@@ -123,12 +123,13 @@ def zeros_stats(cfg, run: str, paths, k: int) -> dict:
     def attention(r: str, which: int) -> xr.DataArray:
         return recorded_attention(read(r)).isel(epoch=which).transpose("seed", "probe", "position")
 
-    def at(r: str, which: int) -> list:
-        return zeros_excess(attention(r, which).values, read(r).probe_x.values, k)
+    def at(r: str, which: int, measure=None) -> list:
+        return (measure or zeros_excess)(attention(r, which).values, read(r).probe_x.values, k)
 
-    out = {"zeros_excess_start_per_seed": at(chain[0], 0)}
+    out = {"zeros_excess_start_per_seed": at(chain[0], 0), "value_focus_start_per_seed": at(chain[0], 0, value_focus)}
     if len(chain) > 1:
         out["zeros_excess_switch_per_seed"] = at(chain[-2], -1)
+        out["value_focus_switch_per_seed"] = at(chain[-2], -1, value_focus)
         first_k = attention(chain[-2], -1).mean("probe").isel(position=slice(0, k)).sum("position", skipna=False)
         out["first_k_mass_switch_per_seed"] = json_floats(first_k)
     out["zeros_excess_end_per_seed"] = at(run, -1)
@@ -147,6 +148,22 @@ def zeros_excess(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
     a = np.asarray(att, dtype=float)[:, keep, :k]
     excess = (a * zero[keep]).sum(-1) / a.sum(-1) - n0[keep] / k  # (seed, probe)
     return json_floats(excess.mean(1))
+
+
+def value_focus(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
+    """Per seed: how fully the first-k attention sits on the tokens of one value (0 or 1), over the probes with both
+    among the first k. Per probe, with a the share of the first-k attention on the zeros and q the zeros' share
+    of the first k: (a - q) / (1 - q) for the zeros, (q - a) / q for the ones, each 1 when all of it is on that
+    value and 0 when it is spread as the tokens are; the seed's focus is the larger of the two means (the value it
+    favours). None where no probe qualifies."""
+    zero = np.asarray(tokens)[:, :k] == 0
+    n0 = zero.sum(1)
+    keep = (n0 > 0) & (n0 < k)
+    if not keep.any():
+        return [None] * len(att)
+    a = np.asarray(att, dtype=float)[:, keep, :k]
+    share, q = (a * zero[keep]).sum(-1) / a.sum(-1), n0[keep] / k  # (seed, probe), (probe,)
+    return json_floats(np.maximum(((share - q) / (1 - q)).mean(1), ((q - share) / q).mean(1)))
 
 
 def probe_stats(ds: xr.Dataset, traj: xr.Dataset) -> dict:

@@ -102,5 +102,6 @@ def score_weight_decay(stats: dict) -> dict:
         ok += claims.exceeds(m0, lo0, m1, hi1) == "reproduced"
         parts.append(f"d={d} q={q}: wd {g[0]['weight_decay']:g} {m0:.2f} vs {g[-1]['weight_decay']:g} {m1:.2f}")
     n = len(groups)
-    return claims.score(ok / n, (float("nan"),) * 2, None,
+    seeds = min(len(g[i]["per_seed"]["mean_order"]) for g in groups.values() for i in (0, -1))  # per compared run
+    return claims.score(ok / n, (float("nan"),) * 2, seeds,
                         f"mean order at the smallest vs the largest wd: {'; '.join(parts)}", claims.share_holds(ok, n))
