@@ -134,3 +134,34 @@ def test_counts_table_has_an_undecided_column():
     rows = [{"group": "g", "verdict": v} for v in ("reproduced", "undecided", "undecided", "not run")]
     table = con.counts_table(rows)
     assert "| undecided |" in table.splitlines()[0] and "| g | 1 | 0 | 0 | 2 | 1 | 4 |" in table
+
+
+def test_a_count_verdict_that_one_seed_decides_is_undecided():
+    """Leave-one-seed-out on a count rule: every seed holding stays; one failing seed of ten flips partial to
+    reproduced when left out; a single seed is one seed; counts of something else (n not the seeds) and rules on
+    means are not checked."""
+    from pipeline_lib.claim_rules import rates_exceed, share_holds
+
+    def rule(v):
+        return v.rule
+
+    assert con.one_seed_decides(rule(share_holds(10, 10)), 10) is None
+    assert con.one_seed_decides(rule(share_holds(0, 10)), 10) is None
+    assert "gives reproduced (9 of 9)" in con.one_seed_decides(rule(share_holds(9, 10)), 10)
+    assert "rests on one seed" in con.one_seed_decides(rule(share_holds(1, 1)), 1)
+    assert con.one_seed_decides(rule(share_holds(9, 10)), 3) is None  # ten settings of three seeds
+    assert con.one_seed_decides(rule(rates_exceed(9, 10, 0, 10)), 10) is None  # far apart either way
+    assert con.one_seed_decides(rule(rates_exceed(6, 10, 1, 10)), 10)  # at the Wilson boundary
+    assert con.one_seed_decides({"kind": "exceeds", "args": {}}, 10) is None
+    ids = [r["id"] for r in ledger.collect({})][:2]
+    a, b = ids
+    score = {"measured": 0.9, "ci_low": 0.6, "ci_high": 0.98, "n_seeds": 10, "control": "",
+             "verdict": "partial", "rule": rule(share_holds(9, 10))}
+    full = {**score, "verdict": "reproduced", "rule": rule(share_holds(10, 10)), "measured": 1.0}
+    rows = {r["id"]: r for r in con.consolidate({"config": _ledger({a: score, b: full})}, {})}
+    assert rows[a]["verdict"] == "undecided" and "one seed decides it" in rows[a]["why"]
+    assert rows[b]["verdict"] == "reproduced"
+    # with an agreeing replicate the check reads both runs' counts: 18 of 20 left one out is 18 of 19, partial
+    rep = {"config": _ledger({a: score, b: full})}
+    rows = {r["id"]: r for r in con.consolidate({"config": _ledger({a: score, b: full})}, rep)}
+    assert rows[a]["verdict"] == "partial" and "one seed decides" not in rows[a]["why"]

@@ -16,6 +16,11 @@ still partial, or the rule does not pool (no interval, a literal or guard part, 
 estimates that differ between the runs), the claim is *undecided*, with the number of seeds at which the pooled
 interval would clear the rule's boundary where that can be computed. Where the two estimates differ beyond their
 noise, it is undecided too: the draws disagree, and more seeds of one draw cannot settle it.
+
+A count verdict (``share_holds``, ``rates_exceed``, counting seeds) that leaving out any one seed would change, or
+that rests on a single seed, is undecided as well (:func:`one_seed_decides`, on both runs' counts where a replicate
+agrees): one seed decides it, so one CPU's rounding in that seed's training can flip it. A rule on means is not
+checked so (its record holds the interval, not the seeds' values).
 """
 from __future__ import annotations
 
@@ -181,6 +186,43 @@ def decide(a: dict, b: dict) -> dict:
             "why": f"knife-edge: {labels}, estimates agree ({how}); pooled ({seeds}) still partial; {more}"}
 
 
+def _decided_on(d: dict, r: dict, replicate: dict | None) -> tuple[dict | None, int | None]:
+    """The rule record and seeds a consolidated verdict rests on: the pooled rule where the knife-edge was pooled;
+    both runs' counts summed where a replicate gave the same verdict (and the counts pool); else the shown row's."""
+    if d.get("pooled"):
+        return d["pooled"], d.get("n_seeds")
+    if replicate and replicate.get("verdict") == r.get("verdict") and r.get("n_seeds") and replicate.get("n_seeds"):
+        both = pooled(r.get("rule"), replicate.get("rule"))
+        if both is not None:
+            return both, r["n_seeds"] + replicate["n_seeds"]
+    return r.get("rule"), r.get("n_seeds")
+
+
+def one_seed_decides(rule: dict | None, n_seeds) -> str | None:
+    """Whether leaving out one seed changes a count verdict (``share_holds``, ``rates_exceed``) whose count is of
+    seeds (its n equals the row's seeds): the new verdict and counts, else None. A rule on means is not checked
+    here (its record holds the interval, not the seeds' values)."""
+    if not rule or rule.get("kind") not in ("share_holds", "rates_exceed") or not n_seeds:
+        return None
+    args = rule["args"]
+    k, n = int(args["k"]), int(args["n"])
+    if n != int(n_seeds):
+        return None
+    now = evaluate(rule)
+    if n == 1:
+        return f"it rests on one seed ({k} of 1)"
+    sides = [("k", "n", "")] + ([("k0", "n0", " of the control")] if rule["kind"] == "rates_exceed" else [])
+    for kk_, nn_, whose in sides:
+        k, n = int(args[kk_]), int(args[nn_])
+        for kk in (k - 1, k):  # leave out a seed that holds, then one that does not
+            if n > 1 and 0 <= kk and (kk < k or k < n):
+                moved = evaluate({"kind": rule["kind"], "args": {**args, kk_: kk, nn_: n - 1}})
+                if moved != now:
+                    which = "that holds" if kk < k else "that does not hold"
+                    return f"leaving out one seed{whose} {which} gives {moved} ({kk} of {n - 1})"
+    return None
+
+
 def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]],
                 rank: dict[str, tuple[int, int]] | None = None) -> list[dict]:
     """Per declared claim (every ledger holds every claim, in one order): the best evidence over ``ledgers``
@@ -213,6 +255,11 @@ def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]
                       key=lambda s: (s[1].get("n_seeds") or 0, -order.index(s[0])))
         others = [(o, od["verdict"]) for o, _, od in scored if o != c]
         why = [d["why"]] if d["why"] else []
+        rule, n = _decided_on(d, r, rep.get(c, {}).get(cid))
+        flip = one_seed_decides(rule, n) if d["verdict"] in ("reproduced", "partial", "not reproduced") else None
+        if flip:  # the label rests on one seed: as a knife-edge between two draws, neither label on its own
+            why.append(f"one seed decides it: {d['verdict']} here, {flip}")
+            d = {**d, "verdict": "undecided", "knife_edge": True}
         if any(v != d["verdict"] for _, v in others):
             why.append("configs differ: " + ", ".join(f"{o} {v}" for o, v in others if v != d["verdict"]))
         out.append({**r, "verdict": d["verdict"], "config": c, "why": "; ".join(why), "others": others,
@@ -259,7 +306,9 @@ def consolidated_markdown(rows: list[dict], configs: list[tuple], not_kept: list
              "pools (the row then shows the pooled estimate and both runs' seeds); where the pooled verdict is "
              "still partial or the rule does not pool, it is *undecided*, with the number of seeds that would "
              "decide it where that can be computed; where the two estimates differ beyond their noise it is "
-             "undecided too.", "",
+             "undecided too. A count verdict (a share of seeds, or two shares) that leaving out any one seed would "
+             "change, or that rests on one seed, is undecided as well: one seed, or one CPU's rounding in it, "
+             "decides it.", "",
              "| config | figures | kept from commit | its own ledger | cost of one clean run |", "|---|---:|---|---|---|"]
     lines += [_config_row(*c) for c in configs]
     if not_kept:
