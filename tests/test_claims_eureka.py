@@ -64,7 +64,9 @@ def _traj(eurekas, q_over_v=0.1, high=0.05, epochs=101, q_after=10.0):
     hist[..., 0] = 0.7
     hist[..., 10:] = high / 10
     hist[:, 0] = 1 / 20  # the first epoch: flat
+    loss = 2 * (1 - test) + 0.1  # flat where the accuracy is
     return xr.Dataset({"test_acc": (("seed", "epoch"), test), "train_acc": (("seed", "epoch"), test),
+                       "train_loss": (("seed", "epoch"), loss), "test_loss": (("seed", "epoch"), loss),
                        "grad_W_Q": (("seed", "epoch", "layer", "head"), q),
                        "grad_W_K": (("seed", "epoch", "layer", "head"), q),
                        "grad_W_V": (("seed", "epoch", "layer", "head"), v),
@@ -210,6 +212,9 @@ def test_plateau_and_jump_of_one_seed_and_the_shape_flips_at_its_conventions():
     assert acc.plateau_and_jump(_curve(None), e, LEVEL, 0.7) == (None, None, None)
     assert acc_rules.eureka_shaped(250, 50) and not acc_rules.eureka_shaped(250, 51)  # rapid: <= a fifth of the plateau
     assert acc_rules.eureka_shaped(200, 2) and not acc_rules.eureka_shaped(199, 1)  # hundreds: >= 200 epochs
+    flat, falling = np.full(101, 1.0), np.linspace(1.2, 1.0, 101)  # falling 0.002 per epoch: 1.08 at epoch 60
+    assert acc.loss_plateau(flat, flat, e, 60) == 60 and acc.loss_plateau(falling, flat, e, 60) == 27  # 0.054 / 0.002
+    assert acc.loss_plateau(flat, flat, e, None) is None
 
 
 def test_plateau_claim_reproduced_for_sudden_jumps_and_not_for_a_steady_ramp():
@@ -224,8 +229,19 @@ def test_plateau_claim_reproduced_for_sudden_jumps_and_not_for_a_steady_ramp():
     short = acc.eureka_accuracy_stats(_rows({"Softmax": _traj([150 + 5 * i for i in range(10)], epochs=long)}),
                                       {"reasoning": LEVEL}, {"reasoning": 0.7})
     assert acc_rules.score_claims(short, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "not reproduced"
+    # "after both training and validation loss saturated": an accuracy plateau over which the training loss
+    # keeps falling (a fifth over the run, memorising) is no saturation of both losses
+    drift = _traj([240 + 5 * i for i in range(8)] + [None, None], epochs=long)
+    drift["train_loss"][:] = drift["train_loss"].values * np.linspace(1.2, 1.0, long)
+    stats = acc.eureka_accuracy_stats(_rows({"Softmax": drift}), {"reasoning": LEVEL}, {"reasoning": 0.7})
+    score = acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
+    assert score["verdict"] == "not reproduced" and score["measured"] == 0.0
+    assert all(p < 200 for p in stats["reasoning"]["Softmax"]["loss_plateau_epochs"] if p is not None)
+    del stats["reasoning"]["Softmax"]["loss_plateau_epochs"]  # kept before the losses' plateau was recorded
+    assert acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "not run"
     ramp = _traj([None] * 10, epochs=long)
     ramp["test_acc"][:] = np.linspace(0, 1, long)  # a steady ramp: crosses 0.7 with no plateau before it
+    ramp["train_loss"][:] = ramp["test_loss"][:] = 2 * (1 - np.linspace(0, 1, long)) + 0.1
     stats = acc.eureka_accuracy_stats(_rows({"Softmax": ramp}), {"reasoning": LEVEL}, {"reasoning": 0.7})
     score = acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
     assert score["verdict"] == "not reproduced" and score["measured"] == 0.0

@@ -31,6 +31,7 @@ properties:
 ARMS = INTERVENTIONS  # label of each intervention arm, by the claim ids' key
 PLATEAU_BAND = 0.05  # on the plateau: test accuracy within this of the no-first-step level
 FAST_JUMP = 0.2  # a fast jump: at most this share of the plateau's epochs
+LOSS_BAND = 0.05  # saturated: train and test loss each within this share of their values where the jump starts
 TARGET_SHARE = 0.95  # the abstract's "95% of the baseline's accuracy"
 STEP_SHARE = 0.2  # ... "in 20% of the steps"
 
@@ -41,7 +42,8 @@ class Params:
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
-    rows = {exp: entry_arms(cfg, "eureka", exp, paths, ["train_acc", "test_acc"]) for exp in params.experiments}
+    rows = {exp: entry_arms(cfg, "eureka", exp, paths, ["train_acc", "test_acc", "train_loss", "test_loss"])
+            for exp in params.experiments}
     # the chance level comes from the dataset the first arm read (the train stage copies it into attrs)
     chance = {exp: float(next(iter(arms.values())).attrs.get("task_chance_without_step1", float("nan")))
               for exp, arms in rows.items()}
@@ -77,6 +79,10 @@ def eureka_accuracy_stats(rows: dict[str, dict[str, xr.Dataset]], chance: dict[s
                 per_seed = [plateau_and_jump(a, epochs, chance[exp], threshold[exp]) for a in acc]
                 for i, key in enumerate(("eureka_epoch", "plateau_epochs", "jump_epochs")):
                     s[key] = [p[i] for p in per_seed]
+                if "train_loss" in ds and "test_loss" in ds:  # "after both training and validation loss saturated"
+                    s["loss_plateau_epochs"] = [
+                        loss_plateau(tr, te, epochs, None if e is None or j is None else e - j)
+                        for tr, te, (e, _, j) in zip(ds.train_loss.values, ds.test_loss.values, per_seed)]
             stats[exp][label] = s
         stats[exp]["chance_without_step1"] = chance[exp]
     return stats
@@ -101,6 +107,22 @@ def plateau_and_jump(acc: np.ndarray, epochs: np.ndarray, level: float, threshol
     plateau = int(np.sum(np.abs(before - level) <= band))
     low = np.flatnonzero(before <= level + band)
     return eureka, plateau, (eureka - float(epochs[low[-1]]) if low.size else None)
+
+
+def loss_plateau(train_loss: np.ndarray, test_loss: np.ndarray, epochs: np.ndarray, start: float | None,
+                 band: float = LOSS_BAND) -> int | None:
+    """Epochs over which both losses had saturated before ``start`` (the epoch the jump starts from): the unbroken
+    stretch of epochs up to it whose train and test loss each lie within ``band`` (a share) of their values at
+    ``start``. None without a start, or where a loss there is not finite."""
+    if start is None:
+        return None
+    i = int(np.searchsorted(epochs, start))
+    tr, te = np.asarray(train_loss, dtype=float)[:i + 1], np.asarray(test_loss, dtype=float)[:i + 1]
+    if i >= len(epochs) or not (np.isfinite(tr[i]) and np.isfinite(te[i])):
+        return None
+    flat = (np.abs(tr - tr[i]) <= band * abs(tr[i])) & (np.abs(te - te[i]) <= band * abs(te[i]))
+    off = np.flatnonzero(~flat)
+    return int(epochs[i] - epochs[off[-1] + 1 if off.size else 0])
 
 
 def plot_eureka_accuracy(rows: dict[str, dict[str, xr.Dataset]], chance: dict[str, float],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import claims
-from ..figures.eureka_accuracy import ARMS, FAST_JUMP, STEP_SHARE, TARGET_SHARE, Params
+from ..figures.eureka_accuracy import ARMS, FAST_JUMP, LOSS_BAND, STEP_SHARE, TARGET_SHARE, Params
 from ..figures.eureka_arms import BASE, EXPERIMENTS
 
 # "after both training and validation loss saturated for hundreds of epochs": a plateau of at least two hundred
@@ -41,13 +41,17 @@ def plateau_score(arms: dict) -> dict:
     level = arms.get("chance_without_step1", float("nan"))
     if level is None or np.isnan(level):
         return claims.not_run("the no-first-step accuracy is not recorded in the trajectory")
+    if "loss_plateau_epochs" not in base:
+        return claims.not_run("the statistics predate the losses' plateau: rerun the figure")
     n_all = len(base["plateau_epochs"])
-    learned = [(p, j) for p, j, e in zip(base["plateau_epochs"], base["jump_epochs"], base["eureka_epoch"])
+    learned = [(p, j) for p, j, e in zip(base["loss_plateau_epochs"], base["jump_epochs"], base["eureka_epoch"])
                if e is not None]
     k = sum(eureka_shaped(p, j) for p, j in learned)
-    control = (f"{len(learned)} of {n_all} {BASE} seeds learned the intermediate task (a Eureka epoch); plateau "
-               f"level (no-first-step accuracy from the data) {level:.3f}; hundreds: >= {HUNDREDS} epochs, rapid: "
-               f"<= {FAST_JUMP:g} x the plateau")
+    control = (f"{len(learned)} of {n_all} {BASE} seeds learned the intermediate task (a Eureka epoch); saturated: "
+               f"train and test loss each within {LOSS_BAND:g} of their values where the jump starts (from the last "
+               f"epoch at the no-first-step accuracy {level:.3f} + the band); hundreds: >= {HUNDREDS} epochs, rapid: "
+               f"<= {FAST_JUMP:g} x the plateau; (plateau, jump) of the learned seeds: "
+               f"{[(p, None if j is None else round(j)) for p, j in learned]}")
     if base["last_epoch"] < HUNDREDS:
         return claims.score(float("nan"), (float("nan"),) * 2, n_all, control, claims.guard(
             "not run", f"the run is {base['last_epoch']} epochs: no plateau of hundreds of epochs fits in it"))
