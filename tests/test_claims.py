@@ -491,6 +491,30 @@ def test_the_full_reproductions_cost_is_measured_from_the_run(tmp_path):
         "| the full reproduction | no log of one invocation that ran every job: 4 jobs, 3,720 job-seconds")
 
 
+def test_a_runs_wall_time_comes_from_its_own_configs_log(tmp_path):
+    """Configs run in one working folder leave their logs side by side: the default, an overlay and the
+    default's replicate each take the wall time of their own invocation, never another's."""
+    from pipeline_lib.build.cost import run_cost
+
+    results = tmp_path / "results"
+    (results / "benchmarks" / "train").mkdir(parents=True)
+    head = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    (results / "benchmarks" / "train" / "a.tsv").write_text(head + "10\t0:00:10\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
+    log = tmp_path / ".snakemake" / "log"
+    log.mkdir(parents=True)
+    for day, command, steps, minutes in (("01", "snakemake --cores 2", 1, 10),
+                                         ("02", "snakemake --cores 2 --configfile config/cogo_cpu.yaml", 9, 20),
+                                         ("03", "snakemake --cores 2 --config replicate=true", 1, 30)):
+        (log / f"2026-01-{day}T000000.1.snakemake.log").write_text(
+            f"  Command: {command}\nProvided cores: 2\n{steps} of {steps} steps (100%) done\n"
+            f"Elapsed time: 0:{minutes}:00\n")
+    wall = {(c, r): run_cost(results, tmp_path, None, c, r)["wall_seconds"]
+            for c, r in (("config/config.yaml", False), ("config/cogo_cpu.yaml", False), ("config/config.yaml", True),
+                         ("config/own_circuit.yaml", False))}
+    assert wall == {("config/config.yaml", False): 600, ("config/cogo_cpu.yaml", False): 1200,
+                    ("config/config.yaml", True): 1800, ("config/own_circuit.yaml", False): None}
+
+
 def test_the_full_reproductions_cost_counts_the_default_configs_jobs_only(tmp_path):
     """An overlay run into the same results folder (its own runs, analyses and figures) is not the full
     reproduction: its benchmark files are left out of the README's cost."""

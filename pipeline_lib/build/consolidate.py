@@ -309,7 +309,7 @@ def consolidated_markdown(rows: list[dict], configs: list[tuple], not_kept: list
              "undecided too. A count verdict (a share of seeds, or two shares) that leaving out any one seed would "
              "change, or that rests on one seed, is undecided as well: one seed, or one CPU's rounding in it, "
              "decides it.", "",
-             "| config | figures | kept from commit | its own ledger | cost of one clean run |", "|---|---:|---|---|---|"]
+             "| config | figures | kept from commit | its own ledger | what its kept run cost (wall time from its own invocation's log) |", "|---|---:|---|---|---|"]
     lines += [_config_row(*c) for c in configs]
     if not_kept:
         lines += ["", "Published ledgers not in this one (scored before their statistics were kept; each says how "

@@ -13,12 +13,35 @@ from .codes import job_modules
 COST_BEGIN, COST_END = "<!-- run-cost: begin -->", "<!-- run-cost: end -->"
 
 
-def _finished_log(log_dir: Path) -> tuple[int, float, int] | None:
+DEFAULT_CONFIG = "config.yaml"  # the default config's file name: a run of it names no other --configfile
+
+
+def _ran(text: str, configfile: str | None, replicate: bool) -> bool:
+    """Whether a Snakemake log's command ran ``configfile`` (the default config: no other --configfile) and, with
+    ``replicate``, its replicate (``--config replicate=true``); any command where ``configfile`` is None."""
+    if configfile is None:
+        return True
+    command = re.search(r"^\s*Command: (.*)$", text, re.M)
+    if command is None:
+        return False
+    words = command.group(1).split()
+    if ("replicate=true" in words) != replicate:
+        return False
+    given = [Path(w).name for a, w in zip(words, words[1:]) if a == "--configfile"]
+    name = Path(configfile).name
+    return name in given if name != DEFAULT_CONFIG else all(g == DEFAULT_CONFIG for g in given)
+
+
+def _finished_log(log_dir: Path, configfile: str | None = None, replicate: bool = False) -> tuple[int, float, int] | None:
     """(steps, wall seconds, cores) of the Snakemake log in ``log_dir`` that finished the most steps with every
-    step done (the full run, not a later invocation that rebuilt one target; the newest of equals)."""
+    step done (the full run, not a later invocation that rebuilt one target; the newest of equals), among the
+    logs of runs of ``configfile`` (and of its replicate with ``replicate``): a folder shared by several configs
+    holds their logs side by side."""
     best: tuple[int, float, int] | None = None
     for path in sorted(log_dir.glob("*.snakemake.log")):
         text = path.read_text(errors="replace")
+        if not _ran(text, configfile, replicate):
+            continue
         done = re.search(r"^(\d+) of \1 steps \(100%\) done", text, re.M)
         elapsed = re.search(r"^Elapsed time: (?:(\d+) days?, )?(\d+):(\d+):(\d+(?:\.\d+)?)", text, re.M)
         cores = re.search(r"^Provided cores: (\d+)", text, re.M)
@@ -39,11 +62,13 @@ def config_benchmarks(cfg) -> set[str]:
     return out
 
 
-def run_cost(results: Path, workdir: Path, only: set[str] | None = None) -> dict:
+def run_cost(results: Path, workdir: Path, only: set[str] | None = None, configfile: str | None = None,
+             replicate: bool = False) -> dict:
     """``jobs``, ``job_seconds``, ``peak_rss_mb`` (the largest job's), ``results_mb`` and, where one
     invocation that ran at least as many steps as there are jobs left its log in ``<workdir>/.snakemake/log``,
     ``wall_seconds`` and ``cores`` (else None: the run was refreshed in pieces). ``only``: the benchmark files
-    counted (:func:`config_benchmarks`; default every one in the folder)."""
+    counted (:func:`config_benchmarks`; default every one in the folder); ``configfile`` and ``replicate``: whose
+    invocation's log counts (:func:`_finished_log`; default any)."""
     results = Path(results)
     files = sorted(p for p in (results / "benchmarks").rglob("*.tsv")
                    if only is None or p.relative_to(results / "benchmarks").as_posix() in only)
@@ -58,7 +83,7 @@ def run_cost(results: Path, workdir: Path, only: set[str] | None = None) -> dict
     size = sum(p.stat().st_size for p in results.rglob("*") if p.is_file()
                and "replication" not in p.relative_to(results).parts
                and (only is None or _output_of(p.relative_to(results), only)))
-    log = _finished_log(Path(workdir) / ".snakemake" / "log")
+    log = _finished_log(Path(workdir) / ".snakemake" / "log", configfile, replicate)
     if log is not None and log[0] < len(files):  # a run refreshed in pieces: no one invocation ran every job
         log = None
     return {"jobs": len(files), "job_seconds": seconds, "peak_rss_mb": rss, "results_mb": size / 1e6,

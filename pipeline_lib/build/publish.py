@@ -72,7 +72,7 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
         side = json.loads(path.read_text())
         figures[fig] = {"stats": side["stats"], "config_hash": side["provenance"]["config_hash"],
                         "code": side["provenance"]["code_hash"], "commit": side["provenance"]["git_commit"]}
-    cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg))
+    cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg), config, replicate)
     out = root / KEPT / f"{kept_name(config, replicate)}.json"
     _write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "figures": figures})
     return out
