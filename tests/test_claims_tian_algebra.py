@@ -46,7 +46,7 @@ def _run(opt=None, dataset="modadd_d23", model="quadratic_q512", seeds=(0, 1, 2,
 
 
 def fourier_ds(d=23, q_final=4, seeds=5, snaps=(0, 100, 1000, 5000), kind=0, q_init=9, factorable=1.0,
-               order_final=None, error=0.0005, solved=True) -> xr.Dataset:
+               order_final=None, error=0.0005, solved=True, leak=0.0) -> xr.Dataset:
     """A fourier artifact: every frequency of every seed with ``q_final`` nodes at the last snapshot (``q_init``
     before), of solution type ``kind``; ``q_final``, ``kind``, ``order_final`` may be per seed or (seed, freq)."""
     n, S, K, q = (d - 1) // 2, seeds, len(snaps), 8
@@ -70,10 +70,16 @@ def fourier_ds(d=23, q_final=4, seeds=5, snaps=(0, 100, 1000, 5000), kind=0, q_i
     for v in (q_k, order, err, fact, sol):  # the accuracy gate: unsolved seeds are not analysed
         v[~ok] = np.nan
     table = {c: np.where(ok, v, np.nan) for c, v in table.items()}
-    mags = {f"{m}_mag": (("seed", "freq0", "node"), np.zeros((S, n + 1, q), np.float32)) for m in "ABC"}
+    # nodes 0-3 carry frequencies 1-4 (magnitude 1) and ``leak`` on every other frequency k >= 1; the rest nothing
+    mag = np.zeros((S, n + 1, q), np.float32)
+    node_freq = np.full((S, q), -1)
+    for j in range(4):
+        mag[:, 1:, j] = np.asarray(leak, dtype=np.float32).reshape(-1, 1) if np.ndim(leak) else leak
+        mag[:, j + 1, j], node_freq[:, j] = 1.0, j + 1
+    mags = {f"{m}_mag": (("seed", "freq0", "node"), mag if m in "AB" else np.zeros_like(mag)) for m in "ABC"}
     data = {"order": (("seed", "snapshot", "freq"), order), "q_k": (("seed", "snapshot", "freq"), q_k),
             "fact_error": (("seed", "snapshot", "freq"), err), "factorable": (("seed", "snapshot", "freq"), fact),
-            "sol_type": (("seed", "snapshot", "freq"), sol), "node_freq": (("seed", "node"), np.full((S, q), -1)),
+            "sol_type": (("seed", "snapshot", "freq"), sol), "node_freq": (("seed", "node"), node_freq),
             "solved": (("seed",), ok.copy()), "final_train_acc": (("seed",), np.ones(S)),
             "final_test_acc": (("seed",), np.ones(S)), **mags,
             **{f"table_{c}": (("seed",), v) for c, v in table.items()}}
@@ -261,6 +267,24 @@ def fourier_stats(tmp_path, runs: dict) -> dict:
 
 
 GALORE = _run(_opt("galore_adam", lr=1e-2, rank=8, scale=0.25))
+
+
+def test_fourier_basis_claim_needs_each_node_nearly_one_mode(tmp_path):
+    """A node's share of its input power on its strongest frequency: 1 / (1 + (n - 1) leak^2) with ``leak`` on the
+    other n - 1 frequencies; one mode per node passes, power spread over the spectrum does not."""
+    one = fourier_ds(leak=0.1).isel(seed=0)
+    assert cogo_fourier.top_frequency_share(one) == pytest.approx(1 / (1 + 10 * 0.01), rel=1e-6)
+    pure = fourier_stats(tmp_path, {"a": ({}, _run())})
+    s = cogo_fourier_rules.score_claims(pure, None)["tian.cogo_fourier.nodes_one_frequency"]
+    assert s["verdict"] == "reproduced" and s["measured"] == pytest.approx(1.0) and "d = 23: 0.27" in s["control"]
+    spread = fourier_stats(tmp_path, {"a": ({"leak": 0.5}, _run())})  # 0.29 of the power on the top frequency
+    assert cogo_fourier_rules.score_claims(spread, None)["tian.cogo_fourier.nodes_one_frequency"]["verdict"] == \
+        "not reproduced"
+    mixed = fourier_stats(tmp_path, {"a": ({"leak": [0.0, 0.0, 0.5, 0.5, 0.0]}, _run())})
+    assert cogo_fourier_rules.score_claims(mixed, None)["tian.cogo_fourier.nodes_one_frequency"]["verdict"] != \
+        "reproduced"
+    del pure["runs"]["a"]["per_seed"]["top_frequency_share"]  # statistics kept before the share was recorded
+    assert cogo_fourier_rules.score_claims(pure, None)["tian.cogo_fourier.nodes_one_frequency"]["verdict"] == "not run"
 
 
 def test_order_claim_holds_only_when_every_seed_is_order_4_or_6(tmp_path):

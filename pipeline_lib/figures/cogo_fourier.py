@@ -58,7 +58,21 @@ def order_stats(an: xr.Dataset) -> dict:
             "frac_order_4_or_6": share(orders), "init_frac_order_4_or_6": share(init),
             "n_frequencies": int(len(orders)), "n_order_4_or_6": int(np.isin(orders, (4, 6)).sum()),
             "per_seed": {"seed": [int(s) for s in an.seed.values[ok]],
-                         "frac_order_4_or_6": [share(o[np.isfinite(o)]) for o in final]}}
+                         "frac_order_4_or_6": [share(o[np.isfinite(o)]) for o in final],
+                         "top_frequency_share": [top_frequency_share(an.sel(seed=s)) for s in an.seed.values[ok]]}}
+
+
+def top_frequency_share(one: xr.Dataset) -> float | None:
+    """One seed's median, over its nodes above the threshold (``node_freq`` >= 0), of the share of the node's input
+    power (|A|^2 + |B|^2 over the whole spectrum, the frequencies -k and k together) held by its strongest
+    frequency k >= 1: 1 for a node whose input weights are one Fourier mode. None without such a node."""
+    power = one.A_mag.values.astype(float) ** 2 + one.B_mag.values.astype(float) ** 2  # (freq0 0..n, node)
+    nodes = np.flatnonzero(one.node_freq.values >= 0)
+    if not len(nodes):
+        return None
+    p = power[:, nodes]
+    total = p[0] + 2 * p[1:].sum(0)  # a real weight vector: |A[-k]| = |A[k]|
+    return float(np.median(2 * p[1:].max(0) / total))
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
