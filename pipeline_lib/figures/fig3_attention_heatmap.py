@@ -136,18 +136,28 @@ def zeros_stats(cfg, run: str, paths, k: int) -> dict:
     return out
 
 
-def zeros_excess(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
-    """Per seed: over the probes with both zeros and non-zeros among the first k tokens, the mean of
-    (share of the first-k attention on the zero tokens) - (share of zeros among the first k).
-    ``att``: (seed, probe, position); ``tokens``: (probe, position). None where no probe qualifies."""
+def zero_shares(att: np.ndarray, tokens: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Over the probes with both zeros and non-zeros among the first k tokens: the share of the first-k attention
+    on the zero tokens (seed, probe) and the zeros' share of the first k (probe,). None where no probe qualifies.
+    ``att``: (seed, probe, position); ``tokens``: (probe, position)."""
     zero = np.asarray(tokens)[:, :k] == 0
     n0 = zero.sum(1)
     keep = (n0 > 0) & (n0 < k)
     if not keep.any():
-        return [None] * len(att)
+        return None
     a = np.asarray(att, dtype=float)[:, keep, :k]
-    excess = (a * zero[keep]).sum(-1) / a.sum(-1) - n0[keep] / k  # (seed, probe)
-    return json_floats(excess.mean(1))
+    return (a * zero[keep]).sum(-1) / a.sum(-1), n0[keep] / k
+
+
+def zeros_excess(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
+    """Per seed: over the probes with both zeros and non-zeros among the first k tokens, the mean of
+    (share of the first-k attention on the zero tokens) - (share of zeros among the first k). None where no
+    probe qualifies."""
+    shares = zero_shares(att, tokens, k)
+    if shares is None:
+        return [None] * len(att)
+    share, q = shares
+    return json_floats((share - q).mean(1))
 
 
 def value_focus(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
@@ -156,13 +166,10 @@ def value_focus(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
     of the first k: (a - q) / (1 - q) for the zeros, (q - a) / q for the ones, each 1 when all of it is on that
     value and 0 when it is spread as the tokens are; the seed's focus is the larger of the two means (the value it
     favours). None where no probe qualifies."""
-    zero = np.asarray(tokens)[:, :k] == 0
-    n0 = zero.sum(1)
-    keep = (n0 > 0) & (n0 < k)
-    if not keep.any():
+    shares = zero_shares(att, tokens, k)
+    if shares is None:
         return [None] * len(att)
-    a = np.asarray(att, dtype=float)[:, keep, :k]
-    share, q = (a * zero[keep]).sum(-1) / a.sum(-1), n0[keep] / k  # (seed, probe), (probe,)
+    share, q = shares
     return json_floats(np.maximum(((share - q) / (1 - q)).mean(1), ((q - share) / q).mean(1)))
 
 
