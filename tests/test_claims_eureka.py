@@ -163,15 +163,16 @@ def test_table1_rows_the_resnet_and_the_no_position_task_are_scored_against_soft
     assert table_rules.accuracy_score(arm(10, 10, [20.0] * 10, [0.95, 0.96] * 5), soft)["verdict"] == "reproduced"
     assert table_rules.accuracy_score(arm(10, 10, [20.0] * 10, [0.81] * 10), soft)["verdict"] == "not reproduced"
     assert table_rules.accuracy_score(arm(10, 10), arm(1, 10))["verdict"] == "not run"  # one Softmax Eureka seed
-    # the No-position task is harder: its pooled ratio below the main task's over the shared arms
-    main = {"Softmax": arm(7, 10), "NormSoftmax": arm(10, 10), "ResNet only here": arm(0, 10)}
-    hard = table_rules.harder_score(main, {"Softmax": arm(0, 4), "NormSoftmax": arm(1, 4)})
-    assert hard["verdict"] == "reproduced" and hard["measured"] == pytest.approx(1 / 8)
-    assert "17/20" in hard["control"]  # the arm only on the main task is not pooled
-    assert table_rules.harder_score(main, {"Softmax": arm(3, 4), "NormSoftmax": arm(4, 4)})["verdict"] == "not reproduced"
-    assert table_rules.harder_score(main, {})["verdict"] == "not run"
-    none_main = {"Softmax": arm(0, 10), "NormSoftmax": arm(0, 10)}  # nothing on the main task to be below
-    assert table_rules.harder_score(none_main, {"Softmax": arm(0, 4), "NormSoftmax": arm(0, 4)})["verdict"] == "not run"
+    # the No-position task is harder: Softmax's ratio there below its ratio on the main task (one arm: the arms
+    # share seeds and data, so pooling them would count a seed's draw more than once)
+    main = {"Softmax": arm(9, 10), "NormSoftmax": arm(10, 10)}
+    hard = table_rules.harder_score(main, {"Softmax": arm(0, 10), "NormSoftmax": arm(10, 10)})
+    assert hard["verdict"] == "reproduced" and hard["measured"] == 0.0 and "9/10" in hard["control"]
+    assert table_rules.harder_score(main, {"Softmax": arm(8, 10), "NormSoftmax": arm(0, 10)})["verdict"] == \
+        "not reproduced"  # NormSoftmax's drop is not counted: only Softmax is compared
+    assert table_rules.harder_score(main, {"NormSoftmax": arm(0, 4)})["verdict"] == "not run"
+    none_main = {"Softmax": arm(0, 10)}  # nothing on the main task to be below
+    assert table_rules.harder_score(none_main, {"Softmax": arm(0, 4)})["verdict"] == "not run"
     scores = table_rules.table1_scores({"digits": {"Softmax": soft, "WD 0.5": arm(0, 10)}})
     assert scores["eureka.table.digits_wd05_lowers_ratio"]["verdict"] == "partial"  # 0/10 vs 3/10
     assert scores["eureka.table.digits_tau_40_lowers_ratio"]["verdict"] == "not run"  # arm not drawn
@@ -451,9 +452,8 @@ def test_a_missing_arm_leaves_its_claims_not_run(module):
             continue  # not run whatever the arms (see above)
         assert (s["verdict"] == "not run") == bool(re.search(r"\.(reasoning|digits)_ht_", cid)), cid
     base_gone = RULES[module].score_claims(_default_stats(drop="Softmax")[module], None)
-    for cid, s in base_gone.items():  # every claim compares with Softmax, but a probe claim of another arm and
-        # the No-position task's pooled ratio (over whichever arms both tasks ran)
-        expected = (module != "eureka_probes" or "_softmax_" in cid) and cid != "eureka.table.digits_nopos_harder"
+    for cid, s in base_gone.items():  # every claim compares with Softmax, but a probe claim of another arm
+        expected = module != "eureka_probes" or "_softmax_" in cid
         assert (s["verdict"] == "not run") == expected, cid
 
 
