@@ -504,15 +504,20 @@ def test_a_runs_wall_time_comes_from_its_own_configs_log(tmp_path):
     log.mkdir(parents=True)
     for day, command, steps, minutes in (("01", "snakemake --cores 2", 1, 10),
                                          ("02", "snakemake --cores 2 --configfile config/cogo_cpu.yaml", 9, 20),
-                                         ("03", "snakemake --cores 2 --config replicate=true", 1, 30)):
+                                         ("03", "snakemake --cores 2 --config replicate=true", 1, 30),
+                                         ("04", "snakemake --configfile=/abs/config/shortest_path_long.yaml", 1, 40),
+                                         ("05", "snakemake --configfile config/config.yaml config/eureka_table1.yaml "
+                                                "--cores 2", 1, 50)):
         (log / f"2026-01-{day}T000000.1.snakemake.log").write_text(
             f"  Command: {command}\nProvided cores: 2\n{steps} of {steps} steps (100%) done\n"
             f"Elapsed time: 0:{minutes}:00\n")
     wall = {(c, r): run_cost(results, tmp_path, None, c, r)["wall_seconds"]
             for c, r in (("config/config.yaml", False), ("config/cogo_cpu.yaml", False), ("config/config.yaml", True),
-                         ("config/own_circuit.yaml", False))}
+                         ("config/own_circuit.yaml", False), ("config/shortest_path_long.yaml", False),
+                         ("config/eureka_table1.yaml", False))}
     assert wall == {("config/config.yaml", False): 600, ("config/cogo_cpu.yaml", False): 1200,
-                    ("config/config.yaml", True): 1800, ("config/own_circuit.yaml", False): None}
+                    ("config/config.yaml", True): 1800, ("config/own_circuit.yaml", False): None,
+                    ("config/shortest_path_long.yaml", False): 2400, ("config/eureka_table1.yaml", False): 3000}
 
 
 def test_the_full_reproductions_cost_counts_the_default_configs_jobs_only(tmp_path):

@@ -27,7 +27,13 @@ def _ran(text: str, configfile: str | None, replicate: bool) -> bool:
     words = command.group(1).split()
     if ("replicate=true" in words) != replicate:
         return False
-    given = [Path(w).name for a, w in zip(words, words[1:]) if a == "--configfile"]
+    given, taking = [], False
+    for w in words:  # --configfile A [B ...] or --configfile=A: every file it names
+        if w.startswith("--configfile="):
+            given.append(Path(w.split("=", 1)[1]).name)
+        taking = w == "--configfile" or (taking and not w.startswith("-"))
+        if taking and w != "--configfile":
+            given.append(Path(w).name)
     name = Path(configfile).name
     return name in given if name != DEFAULT_CONFIG else all(g == DEFAULT_CONFIG for g in given)
 
