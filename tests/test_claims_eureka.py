@@ -218,6 +218,32 @@ def test_plateau_and_jump_of_one_seed_and_the_shape_flips_at_its_conventions():
     assert acc.loss_plateau(flat, flat, e, None) is None
 
 
+def test_losses_leap_together_unless_the_training_loss_leaps_first():
+    """"the sudden leap occurs for both simultaneously": both losses halve within the accuracy's jump of each
+    other; a training loss that leaps 20 epochs before the test loss (grokking's order) does not."""
+    e = np.arange(101)
+    flat_then_drop = np.where(e < 60, 1.0, 0.1)
+    assert acc.loss_leap(flat_then_drop, e, 58) == 60 and acc.loss_leap(np.ones(101), e, 58) is None
+    assert acc.loss_leap(flat_then_drop, e, None) is None
+
+    def score(train_shift=0, test_lag=0):
+        traj = _traj([60] * 10)
+        loss = traj["test_loss"].values.copy()
+        traj["train_loss"] = (("seed", "epoch"), np.roll(loss, -train_shift, axis=1))  # _traj's losses share one array
+        traj["test_loss"] = (("seed", "epoch"), np.roll(loss, test_lag, axis=1))
+        stats = acc.eureka_accuracy_stats(_rows({"Softmax": traj}), {"reasoning": LEVEL}, {"reasoning": 0.7})
+        return acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_losses_leap_together"]
+
+    together = score()
+    assert together["verdict"] == "reproduced" and together["n_seeds"] == 10 and "(60.0, 60.0, 2)" in together["control"]
+    assert score(train_shift=20)["verdict"] == "not reproduced"  # the training loss leaps first
+    assert score(test_lag=2)["verdict"] == "reproduced"  # within the accuracy's two-epoch jump
+    assert score(test_lag=3)["verdict"] == "not reproduced"
+    assert score(train_shift=3)["verdict"] == "not reproduced"  # already below half where the jump starts: no leap
+    none = acc.eureka_accuracy_stats(_rows({"Softmax": _traj([None] * 10)}), {"reasoning": LEVEL}, {"reasoning": 0.7})
+    assert acc_rules.score_claims(none, None)["eureka.accuracy.reasoning_losses_leap_together"]["verdict"] == "not run"
+
+
 def test_plateau_claim_reproduced_for_sudden_jumps_and_not_for_a_steady_ramp():
     long = 401  # a run that can hold a plateau of hundreds of epochs
     rows = _rows({"Softmax": _traj([240 + 5 * i for i in range(8)] + [None, None], epochs=long)})
@@ -483,6 +509,7 @@ def test_trajectory_figures_build_and_score_from_written_runs(tmp_path):
     verdicts = {cid.split(".", 2)[2]: s["verdict"] for cid, s in scored.items() if s["verdict"] != "not run"}
     assert verdicts == {
                         "reasoning_normsoftmax_95pct_in_20pct_of_steps": "reproduced",  # 10 / 66 epochs
+                        "reasoning_losses_leap_together": "reproduced",  # _traj's two losses are one curve
                         "reasoning_softmax_qk_gradients_small": "reproduced",
                         "reasoning_normsoftmax_raises_qk_share": "reproduced",  # 0.4 against 0.1 of W_V's
                         "reasoning_softmax_mostly_tiny": "reproduced",

@@ -12,7 +12,7 @@ import pytest
 import xarray as xr
 
 from pipeline_lib.figures import style
-from pipeline_lib.figures.fig5_accuracy import fig5_stats, plot_fig5_accuracy
+from pipeline_lib.figures.fig5_accuracy import METRICS, fig5_stats, plot_fig5_accuracy
 from pipeline_lib.plumbing import registry
 from pipeline_lib.stats import success_counts, success_label, wilson_interval
 
@@ -73,7 +73,9 @@ def test_fig5_renders_and_reports_counts():
     assert stats["scratch"]["successes"] == 0 and stats["curriculum"]["successes"] == 2
     assert stats["curriculum"]["switch_epochs"] == [30]
     assert list(stats["curriculum"]) == ["successes", "seeds", "ci95", "threshold", "final_test_acc", "final_train_acc",
-                                         "switch_epochs", "epochs_to_threshold", "phase_start", "phase_epochs"]
+                                         "switch_epochs", "epochs_to_threshold", "phase_start", "phase_epochs",
+                                         "switch_change"]
+    assert "switch_change" not in stats["scratch"]  # no switch, no change across one
     # _arm's accuracy rises linearly over epochs 0..100: seed 0 (final 1.0) crosses 0.9 at epoch 90, 60 after the switch
     assert stats["curriculum"]["epochs_to_threshold"] == [60, 65, None] and stats["curriculum"]["phase_epochs"] == 70
     fig = plot_fig5_accuracy(arms, switches, 0.9, stats)
@@ -106,6 +108,31 @@ def test_fig5_soon_after_switch_compares_time_to_threshold_with_scratch():
     stats = fig5_stats({"curriculum": _arm([0.3] * 4 + [1.0] * 6), "scratch": _arm([0.3] * 10)}, {"curriculum": [50]},
                        threshold=0.9)
     assert "never: 101" in score_claims(stats, None)["circuits.fig5.curriculum_generalises_soon_after_switch"]["control"]
+
+
+def test_fig5_discontinuity_is_the_largest_one_epoch_change_of_each_curve():
+    """A drop at the switch larger than every other one-epoch change, in train and test accuracy, in every
+    seed: reproduced; a later learning jump larger than the drop makes that seed not show it."""
+    from pipeline_lib.scoring.fig5_accuracy import score_claims
+
+    def verdict(jumps_after, drop=0.7):
+        acc = np.full((len(jumps_after), 101), 1.0)
+        acc[:, 50:] = 1.0 - drop  # the switch at epoch 50: from 1 on the old task to 1 - drop on the new one
+        for seed, jump in enumerate(jumps_after):
+            acc[seed, 80:] = 1.0 - drop + jump  # a learning jump 30 epochs after the switch
+        arm = xr.Dataset({m: (("seed", "epoch"), acc.copy()) for m in METRICS},
+                         coords={"seed": np.arange(len(jumps_after)), "epoch": np.arange(101)})
+        stats = fig5_stats({"curriculum": arm}, {"curriculum": [50]}, threshold=0.9)
+        assert stats["curriculum"]["switch_change"]["test_acc"]["at_switch"][0] == pytest.approx(-drop)
+        return score_claims(stats, None)["circuits.fig5.discontinuity_at_switch"]
+
+    assert verdict([0.1] * 10)["verdict"] == "reproduced"
+    assert verdict([0.1] * 9 + [0.8])["verdict"] == "partial"  # one seed jumps more later than at the switch
+    assert verdict([0.8] * 10)["verdict"] == "not reproduced"
+    assert verdict([0.0] * 10, drop=0.0)["verdict"] == "not reproduced"  # a null: no change anywhere
+    arm = _arm([1.0] * 3)
+    assert score_claims(fig5_stats({"curriculum": arm}, {}, 0.9), None)[
+        "circuits.fig5.discontinuity_at_switch"]["verdict"] == "not run"  # no switch drawn
 
 
 def test_fig5_compares_each_arm_with_its_shared_draw_control():

@@ -32,6 +32,7 @@ ARMS = INTERVENTIONS  # label of each intervention arm, by the claim ids' key
 PLATEAU_BAND = 0.05  # on the plateau: test accuracy within this of the no-first-step level
 FAST_JUMP = 0.2  # a fast jump: at most this share of the plateau's epochs
 LOSS_BAND = 0.05  # saturated: train and test loss each within this share of their values where the jump starts
+LEAP_SHARE = 0.5  # a loss's leap: the first epoch after the jump's start at which it is below this share of its value there
 TARGET_SHARE = 0.95  # the abstract's "95% of the baseline's accuracy"
 STEP_SHARE = 0.2  # ... "in 20% of the steps"
 
@@ -83,6 +84,10 @@ def eureka_accuracy_stats(rows: dict[str, dict[str, xr.Dataset]], chance: dict[s
                     s["loss_plateau_epochs"] = [
                         loss_plateau(tr, te, epochs, None if e is None or j is None else e - j)
                         for tr, te, (e, _, j) in zip(ds.train_loss.values, ds.test_loss.values, per_seed)]
+                    for key, loss in (("train_loss_leap_epoch", ds.train_loss.values),
+                                      ("test_loss_leap_epoch", ds.test_loss.values)):
+                        s[key] = [loss_leap(values, epochs, None if e is None or j is None else e - j)
+                                  for values, (e, _, j) in zip(loss, per_seed)]
             stats[exp][label] = s
         stats[exp]["chance_without_step1"] = chance[exp]
     return stats
@@ -123,6 +128,20 @@ def loss_plateau(train_loss: np.ndarray, test_loss: np.ndarray, epochs: np.ndarr
     flat = (np.abs(tr - tr[i]) <= band * abs(tr[i])) & (np.abs(te - te[i]) <= band * abs(te[i]))
     off = np.flatnonzero(~flat)
     return int(epochs[i] - epochs[off[-1] + 1 if off.size else 0])
+
+
+def loss_leap(loss: np.ndarray, epochs: np.ndarray, start: float | None, share: float = LEAP_SHARE) -> float | None:
+    """The epoch of one loss's leap: the first epoch from ``start`` (the epoch the accuracy's jump starts from)
+    at which the loss is below ``share`` of its value at ``start``. None without a start, where the loss there is
+    not finite, or where it never falls that far."""
+    if start is None:
+        return None
+    i = int(np.searchsorted(epochs, start))
+    loss = np.asarray(loss, dtype=float)
+    if i >= len(epochs) or not np.isfinite(loss[i]):
+        return None
+    hit = np.flatnonzero(loss[i:] < share * loss[i])
+    return float(epochs[i + hit[0]]) if hit.size else None
 
 
 def plot_eureka_accuracy(rows: dict[str, dict[str, xr.Dataset]], chance: dict[str, float],

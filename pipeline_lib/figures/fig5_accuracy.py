@@ -87,7 +87,28 @@ def fig5_stats(arms: dict[str, xr.Dataset], switches: dict[str, list[int]], thre
                         "final_train_acc": [None if np.isnan(a) else float(a) for a in train],
                         "switch_epochs": switches.get(label, []),
                         **epochs_to_threshold(ds["test_acc"], (switches.get(label) or [None])[-1], threshold)}
+        if switches.get(label):
+            stats[label]["switch_change"] = {var: switch_change(ds[var], switches[label][-1])
+                                             for var in ("train_acc", "test_acc")}
     return stats
+
+
+def switch_change(acc: xr.DataArray, switch: int) -> dict:
+    """Per seed, the change of accuracy from the last epoch before the switch (on the old task) to the
+    switch epoch (the new task's first record) and, as its control, the largest absolute one-epoch change
+    anywhere else in the seed's curve."""
+    epochs = acc.epoch.values
+    at = int(np.flatnonzero(epochs == switch)[0])
+    steps = np.diff(acc.values, axis=1)  # steps[:, i] is epoch i + 1 minus epoch i
+    elsewhere = np.abs(np.delete(steps, at - 1, axis=1))
+    with np.errstate(invalid="ignore"):
+        largest = np.nanmax(np.where(np.isnan(elsewhere), -np.inf, elsewhere), axis=1)
+    return {"at_switch": _floats(steps[:, at - 1]), "largest_elsewhere": _floats(largest)}
+
+
+def _floats(values) -> list:
+    """JSON-ready floats: None where a seed has no number (NaN or no finite change)."""
+    return [float(v) if np.isfinite(v) else None for v in values]
 
 
 def epochs_to_threshold(test_acc: xr.DataArray, switch: int | None, threshold: float) -> dict:

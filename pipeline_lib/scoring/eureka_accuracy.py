@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import claims
-from ..figures.eureka_accuracy import ARMS, FAST_JUMP, LOSS_BAND, STEP_SHARE, TARGET_SHARE, Params
+from ..figures.eureka_accuracy import ARMS, FAST_JUMP, LEAP_SHARE, LOSS_BAND, STEP_SHARE, TARGET_SHARE, Params
 from ..figures.eureka_arms import BASE, EXPERIMENTS
 
 # "after both training and validation loss saturated for hundreds of epochs": a plateau of at least two hundred
@@ -19,6 +19,7 @@ def score_claims(stats: dict, params: Params) -> dict:
     for exp in EXPERIMENTS:
         arms = stats.get(exp, {})
         out[f"eureka.accuracy.{exp}_plateau_then_jump"] = plateau_score(arms)
+        out[f"eureka.accuracy.{exp}_losses_leap_together"] = leap_score(arms)
         for key, arm in ARMS.items():
             out[f"eureka.accuracy.{exp}_{key}_95pct_in_20pct_of_steps"] = speed_score(arms, arm)
     return out
@@ -58,6 +59,33 @@ def plateau_score(arms: dict) -> dict:
     if not learned:
         return claims.score(float("nan"), (float("nan"),) * 2, n_all, control, claims.guard(
             "not run", "no Softmax seed learned the intermediate task: no jump to time"))
+    p, lo, hi = claims.rate(k, len(learned))
+    return claims.score(p, (lo, hi), len(learned), control, claims.share_holds(k, len(learned)))
+
+
+def leap_score(arms: dict) -> dict:
+    """"the sudden leap occurs for both [validation and training loss] simultaneously": over the Softmax seeds
+    with a Eureka epoch, the share whose two losses leap (:func:`..figures.eureka_accuracy.loss_leap`) within the
+    test accuracy's own jump of each other (at least one epoch apart allowed); a loss that never leaps counts
+    against; share_holds. Not run where no seed learned."""
+    base = arms.get(BASE)
+    if base is None or "eureka_epoch" not in base:
+        return claims.not_run(f"arm {BASE!r} not drawn (or drawn without a Eureka threshold)")
+    if "train_loss_leap_epoch" not in base:
+        return claims.not_run("the statistics predate the losses' leap: rerun the figure")
+    learned = [(tr, te, max(j, 1.0)) for tr, te, j, e in zip(base["train_loss_leap_epoch"], base["test_loss_leap_epoch"],
+                                                           base["jump_epochs"], base["eureka_epoch"])
+               if e is not None and j is not None]
+    n_all = len(base["eureka_epoch"])
+    together = [tr is not None and te is not None and abs(tr - te) <= tol for tr, te, tol in learned]
+    control = (f"{len(learned)} of {n_all} {BASE} seeds learned the intermediate task (a Eureka epoch); a loss leaps at "
+               f"the first epoch from the jump's start at which it is below {LEAP_SHARE:g} of its value there; "
+               f"(train leap, test leap, allowed gap) of the learned seeds: "
+               f"{[(tr, te, round(tol)) for tr, te, tol in learned]}")
+    if not learned:
+        return claims.score(float("nan"), (float("nan"),) * 2, n_all, control, claims.guard(
+            "not run", "no Softmax seed learned the intermediate task: no leap to time"))
+    k = sum(together)
     p, lo, hi = claims.rate(k, len(learned))
     return claims.score(p, (lo, hi), len(learned), control, claims.share_holds(k, len(learned)))
 

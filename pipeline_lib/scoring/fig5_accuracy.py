@@ -18,6 +18,7 @@ def score_claims(stats: dict, params: Params) -> dict:
     out["circuits.fig5.curriculum_generalises_soon_after_switch"] = (
         faster("curriculum", "scratch", stats) if "curriculum" in stats and "scratch" in stats
         else claims.not_run("arms 'curriculum' and 'scratch' not both drawn"))
+    out["circuits.fig5.discontinuity_at_switch"] = discontinuity("curriculum", stats)
     if "scratch" in stats:
         s = stats["scratch"]
         thr = s["threshold"]
@@ -52,3 +53,25 @@ def faster(arm: str, control: str, stats: dict) -> dict:
         return claims.score(m, (lo, hi), a["seeds"], text, claims.guard(
             "not reproduced", f"no more than half of the {arm} seeds reach the threshold within its phase"))
     return claims.score(m, (lo, hi), a["seeds"], text, claims.below(m, hi, m0))
+
+
+def discontinuity(arm: str, stats: dict) -> dict:
+    """"The discontinuity" at the switch: a seed shows it when, in both its train and its test accuracy, the
+    one-epoch change across the switch is larger than every other one-epoch change of the same curve; the
+    sentence describes the curves of every seed (share_holds: all reproduced, a majority partial)."""
+    change = stats.get(arm, {}).get("switch_change")
+    if change is None:
+        return claims.not_run(f"arm {arm!r} with a switch not drawn")
+    shows = [[c is not None and e is not None and abs(c) > e
+              for c, e in zip(change[var]["at_switch"], change[var]["largest_elsewhere"])]
+             for var in ("train_acc", "test_acc")]
+    per_seed = [train and test for train, test in zip(*shows)]
+    k, n = sum(per_seed), len(per_seed)
+    p, lo, hi = claims.rate(k, n)
+    at = [abs(c) for c in change["test_acc"]["at_switch"] if c is not None]
+    other = [e for e in change["test_acc"]["largest_elsewhere"] if e is not None]
+    text = (f"{arm} seeds whose train and test accuracy change more across the switch than at any other epoch: "
+            f"{k} of {n}; test accuracy's change across the switch {min(at):.3f}-{max(at):.3f}, the largest "
+            f"elsewhere {min(other):.3f}-{max(other):.3f} (per seed)" if at and other else
+            f"{arm}: no seed with a finite change")
+    return claims.score(p, (lo, hi), n, text, claims.share_holds(k, n))
