@@ -196,6 +196,33 @@ def test_every_declared_claim_is_complete_unique_and_filed_under_its_figures_pap
         assert c["origin"] != "source" or c["quote"].strip(), cid
 
 
+# the words by which a statistic says when it reads (final, best, at a step, over training) or that no training
+# is involved; a statistic written "as <claim id> ..." reads as that claim's does
+WHEN = ("final", "last", "epoch", "step", "snapshot", "switch", "initiali", "untrained", "over training", "no training",
+        "end of training")
+
+
+def test_every_statistic_says_when_it_reads_and_the_ledger_prints_it(tmp_path, monkeypatch):
+    declared = declarations.declared_claims()
+
+    def says_when(cid: str, seen=()) -> bool:
+        text = declared[cid]["statistic"]
+        if any(w in text.lower() for w in WHEN):
+            return True
+        ref = text.split()[1].rstrip(":,") if text.startswith("as ") else None
+        return ref in declared and ref not in seen and says_when(ref, seen + (cid,))
+
+    silent = [cid for cid in declared if not says_when(cid)]
+    assert not silent, f"statistics that name no epoch (final, best, at a step) in pipeline_lib/declarations: {silent}"
+    fig = declared[next(iter(declared))]["figure"]
+    monkeypatch.setattr(ledger, "score_figure", lambda figure, stats, params: {})
+    ledger.run_claims({fig: _sidecar(tmp_path, fig)}, {fig: None}, str(tmp_path / "claims.csv"),
+                      str(tmp_path / "claims.md"), Paths(str(tmp_path)))
+    md = (tmp_path / "claims.md").read_text()
+    assert "| statistic (epoch, metric, set) |" in md
+    assert all(ledger.md_cell(c["statistic"]) in md for c in declared.values())
+
+
 def test_every_result_a_source_states_is_listed_with_the_claims_that_score_it():
     declared = declarations.declared_claims()
     docs = declarations.declaration_files()

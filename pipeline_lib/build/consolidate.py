@@ -319,11 +319,11 @@ def consolidated_markdown(rows: list[dict], configs: list[tuple], not_kept: list
         mine = [r for r in rows if r["paper"] == paper]
         c = counts(mine, "paper")[paper]
         lines += ["", f"## {paper}", "", ", ".join(f"{n} {v}" for v, n in c.items() if n) + ".", "",
-                  "| id | the source's words or the claim | landmark | verdict | config | measured [95% CI] | seeds | "
-                  "also scored by | why |", "|---|---|---|---|---|---|---:|---|---|"]
+                  "| id | the source's words or the claim | landmark | verdict | config | statistic (epoch, metric, set) | "
+                  "measured [95% CI] | seeds | also scored by | why |", "|---|---|---|---|---|---|---|---:|---|---|"]
         for r in mine:
             lines.append("| " + " | ".join(md_cell(x) for x in (
-                r["id"], source_words(r), r["landmark"], r["verdict"], r["config"], measured_text(r) if r["config"] != "-"
-                else "-", r.get("n_seeds") if r["config"] != "-" else "-",
+                r["id"], source_words(r), r["landmark"], r["verdict"], r["config"], r.get("statistic") or "-",
+                measured_text(r) if r["config"] != "-" else "-", r.get("n_seeds") if r["config"] != "-" else "-",
                 ", ".join(f"{o} ({v})" for o, v in r["others"]) or "-", r["why"] or "-")) + " |")
     return "\n".join(lines) + "\n"

@@ -139,14 +139,15 @@ def markdown(rows: list[dict], figures_dir: str | None = "figures", figure_summa
     lines += [f"| {g} | " + " | ".join(str(c[v]) for v in VERDICTS) + " |" for g, c in total.items()]
     for group in total:
         lines += ["", f"## {group}", "", "| id | the source's words (or the claim) | landmark | reference (as printed) | "
-                  "measured [95% CI] | seeds | control | verdict | beside the verdict | figure: statistics read |",
-                  "|---|---|---|---|---|---:|---|---|---|---|"]
+                  "statistic (epoch, metric, set) | measured [95% CI] | seeds | control | verdict | beside the verdict | "
+                  "figure: statistics read |", "|---|---|---|---|---|---|---:|---|---|---|---|"]
         for r in rows:
             if r["group"] == group:
                 link = _figure_link(r["figure"], figures_dir) + (
                     ": " + md_cell(r["reads"]) if r.get("reads") else "")
                 lines.append("| " + " | ".join(md_cell(x) for x in (r["id"], source_words(r), r["landmark"], r["reference"],
-                                                                  measured_text(r), r["n_seeds"], r["control"],
+                                                                  r.get("statistic") or "-", measured_text(r),
+                                                                  r["n_seeds"], r["control"],
                                                                   r["verdict"], r.get("caveats") or "-")) + f" | {link} |")
     if figure_summaries:
         lines += ["", "## What each figure measured", ""]
