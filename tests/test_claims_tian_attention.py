@@ -47,7 +47,7 @@ def cfg():
 # -- Scan&Snap, the logged run --------------------------------------------------------------------------------
 
 def _ss_stats(final_mass=0.40, final_top=0.17, loss_factor=1.0, t10=8.0, t90=30.0, seeds=10, setting=True,
-              settle=None):
+              settle=None, rho=0.99):
     ref = scan_snap_attention.REFERENCE["loss"]
     spread = np.linspace(-0.01, 0.01, seeds)
     return json.loads(json.dumps({"loss": {t: {"median": v * loss_factor, "per_seed": [v * loss_factor] * seeds, "reference": v}
@@ -56,6 +56,7 @@ def _ss_stats(final_mass=0.40, final_top=0.17, loss_factor=1.0, t10=8.0, t90=30.
             "top_distinct": {"initial": 0.0645, "final_per_seed": list(final_top + spread)},
             "common_mass_10_90_percent_steps": {"per_seed": [(t10, t90)] * seeds},
             "common_mass_settle_step": [t90 + 2 if settle is None else settle] * seeds,
+            "distinct_growth_order": {"per_seed": list(np.clip(rho + spread, -1, 1))},
             "theory_t0": 14.1, "seeds": seeds, "reference_setting": setting}))  # as kept: JSON
 
 
@@ -66,7 +67,7 @@ def _ss(**kw):
 def test_scan_snap_planted_effect_is_reproduced_and_a_null_is_not():
     v = _ss()
     assert all(x == "reproduced" for x in v.values()), v
-    null = _ss(final_mass=0.65, final_top=0.06, loss_factor=2.0, t10=20.0, t90=60.0)  # no scan, no snap
+    null = _ss(final_mass=0.65, final_top=0.06, loss_factor=2.0, t10=20.0, t90=60.0, rho=0.0)  # no scan, no snap
     assert set(null.values()) == {"not reproduced"}, null
 
 
@@ -85,6 +86,8 @@ def test_scan_snap_verdicts_flip_where_the_statistic_crosses_the_threshold():
     assert _ss(final_mass=0.45)[SS + "common_mass_final"] == "not reproduced"
     assert _ss(final_top=0.186)[SS + "top_distinct_final"] == "reproduced"  # 0.17 +- 10%
     assert _ss(final_top=0.19)[SS + "top_distinct_final"] == "not reproduced"
+    assert _ss(rho=0.92)[SS + "growth_ordered_by_frequency"] == "reproduced"
+    assert _ss(rho=0.88)[SS + "growth_ordered_by_frequency"] == "not reproduced"
 
 
 def test_scan_snap_references_are_not_run_off_the_logged_setting():
@@ -100,12 +103,19 @@ def _scan_snap_artifacts(paths, run="scan_snap", seeds=3, steps=101):
     mass = 0.645 - 0.25 * snap[None, :, None] * rng.uniform(0.9, 1.1, (seeds, 1, 2))
     top = 0.0645 + 0.11 * snap[None, :, None] * np.ones((seeds, 1, 2))
     c = rng.dirichlet(np.ones(34), size=(seeds, steps, 2))
+    growth = np.broadcast_to(np.arange(10.0), (seeds, 2, 10)).copy()
+    growth[0, :, :2] = [1.0, 0.0]
+    distinct = np.exp(growth[:, None] * snap[None, :, None, None]) / 10
     coords = {"seed": np.arange(seeds), "step": t, "class": [0, 1]}
     write_dataset(xr.Dataset({"c": (("seed", "step", "class", "token"), c),
                               "common_mass": (("seed", "step", "class"), mass),
                               "top_distinct": (("seed", "step", "class"), top),
-                              "distinct_entropy": (("seed", "step"), 2.15 - 0.2 * snap * np.ones((seeds, 1)))},
-                             coords={**coords, "token": np.arange(34)}), paths.analysis("scan_snap", run))
+                              "distinct_entropy": (("seed", "step"), 2.15 - 0.2 * snap * np.ones((seeds, 1))),
+                              # the distinct tokens' c: the more frequent (higher rank) grows more, but seed 0's
+                              # two least frequent swap places
+                              "distinct_c": (("seed", "step", "class", "rank"), distinct)},
+                             coords={**coords, "token": np.arange(34), "rank": np.arange(10)}),
+                  paths.analysis("scan_snap", run))
     loss = 3.526 * np.exp(-0.4 * t)[None, :] * np.ones((seeds, 1))
     traj = xr.Dataset({"train_loss": (("seed", "epoch"), loss)}, coords={"seed": np.arange(seeds), "epoch": t})
     traj.attrs["task_M"] = 34
@@ -122,6 +132,9 @@ def test_scan_snap_build_gives_the_per_seed_values_its_claims_read(tmp_path, cfg
     scores = scan_snap_attention_rules.score_claims(stats, params)
     assert scores[SS + "common_mass_falls"]["verdict"] in ("reproduced", "partial")
     assert scores[SS + "loss_matches_log"]["control"].startswith("untrained loss ln 34 = 3.526")
+    rho = stats["distinct_growth_order"]["per_seed"]  # one swapped pair of ten: 1 - 6 * 2 / 990
+    assert rho[0] == pytest.approx(1 - 12 / 990) and rho[1:] == pytest.approx([1.0, 1.0])
+    assert scores[SS + "growth_ordered_by_frequency"]["verdict"] == "reproduced"
 
 
 # -- Scan&Snap, the learning-rate sweep -----------------------------------------------------------------------

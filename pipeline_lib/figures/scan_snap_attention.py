@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import xarray as xr
 from matplotlib.figure import Figure
 
 from ..plumbing.store import read_dataset
@@ -108,6 +109,7 @@ def stats(cfg, an, traj, params: Params) -> dict:
                                                        float(np.nanmedian([t[1] for t in trans]))],
                                             "per_seed": trans},
         "common_mass_settle_step": [settle_step(mass.sel(seed=s).values, steps) for s in an.seed.values],
+        "distinct_growth_order": growth_order(an.distinct_c),
         "theory_t0": 2 * K * np.log(M) / lr_Y, "seeds": int(an.sizes["seed"]),
         "reference_setting": is_reference_setting(cfg, params.run),
     }
@@ -124,6 +126,20 @@ def stats(cfg, an, traj, params: Params) -> dict:
         f"(reference: changes between ~8 and ~30, frozen after ~40; theory t0 = 2K ln M / eta_Y = {out['theory_t0']:.1f})"
         + ("" if out["reference_setting"] else "; NOTE: not the talk's setting, the references are not comparable"))
     return out
+
+
+def growth_order(distinct_c: xr.DataArray) -> dict:
+    """Per seed and class, Spearman's rho between the distinct tokens' frequency rank (``rank`` 0: least
+    frequent) and the growth of their logits over training, z_l(last) - z_l(0): c_l is proportional to
+    P(l) exp(z_l), so log c_l(last) / c_l(0) is that growth up to a shift shared by the class's tokens, which
+    no rank changes. ``per_seed``: the mean over classes."""
+    from scipy.stats import spearmanr
+
+    growth = np.log(distinct_c.isel(step=-1).values / distinct_c.isel(step=0).values)  # (seed, class, rank)
+    order = np.arange(growth.shape[-1])
+    rho = np.array([[spearmanr(order, g).statistic for g in per_class] for per_class in growth])
+    return {"per_seed_class": [[float(r) for r in row] for row in rho],
+            "per_seed": [float(r) for r in np.nanmean(rho, axis=1)]}
 
 
 def plot(an, traj, params: Params) -> Figure:

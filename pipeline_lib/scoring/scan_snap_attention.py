@@ -13,7 +13,8 @@ def score_claims(stats: dict, params: Params) -> dict:
     n = stats["seeds"]
     ids = {c: f"tian.scan_snap_attention.{c}" for c in ("common_mass_falls", "top_distinct_rises", *REFERENCE_CLAIMS)}
     out = {ids["common_mass_falls"]: _moved(stats["common_mass"], n, claims.below),
-           ids["top_distinct_rises"]: _moved(stats["top_distinct"], n, claims.above)}
+           ids["top_distinct_rises"]: _moved(stats["top_distinct"], n, claims.above),
+           "tian.scan_snap_attention.growth_ordered_by_frequency": growth_ordered(stats)}
     if not stats["reference_setting"]:
         why = f"run {params.run!r} is not the logged setting of {LOG}: no reference to compare with"
         return out | {ids[c]: claims.not_run(why) for c in REFERENCE_CLAIMS}
@@ -34,6 +35,21 @@ def score_claims(stats: dict, params: Params) -> dict:
         ids["snap_ends_near_30"]: _near(t90, 30.0, REL_TOL * 30, n, scale),
         ids["frozen_after_40"]: claims.score(settle, (s_lo, s_hi), n, scale, claims.below(settle, s_hi, 40.0)),
     }
+
+
+ORDERED = 0.9  # "grows faster with larger P(l|m,n)": rank correlation of growth with frequency, nearly every pair in order
+
+
+def growth_ordered(stats: dict) -> dict:
+    """"z_ml(t) grows faster with larger P(l|m,n)": the median over seeds of Spearman's rho between the distinct
+    tokens' frequency and their logits' growth over training (mean over classes), against :data:`ORDERED`."""
+    if "distinct_growth_order" not in stats:
+        return claims.not_run("the statistics predate the growth order: rerun the figure")
+    rho = stats["distinct_growth_order"]["per_seed"]
+    m, lo, hi = claims.median_interval(rho)
+    text = (f"none: an ordering within each run (no ordering gives rho 0, sd 1/3 over 10 tokens); per seed "
+            f"{', '.join(f'{r:.3f}' for r in rho)}")
+    return claims.score(m, (lo, hi), len(rho), text, claims.above(m, lo, ORDERED))
 
 
 def _moved(s: dict, n: int, rule) -> dict:
