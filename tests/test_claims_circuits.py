@@ -245,23 +245,23 @@ def test_fig3_focus_counts_a_seed_that_attends_to_the_ones_and_needs_half_the_wa
 def test_value_focus_is_one_for_all_attention_on_one_value_and_zero_when_spread_as_the_tokens():
     tokens = np.array([[0, 1, 1, 0], [0, 0, 0, 1], [1, 1, 1, 0]])  # k=3: only probe 0 (one zero) qualifies
     even = np.full((3, 3, 4), 0.25)
-    assert fig3.value_focus(even, tokens, 3) == pytest.approx([0.0] * 3)
+    assert fig3.zero_measures(even, tokens, 3)["value_focus"] == pytest.approx([0.0] * 3)
     focused = even.copy()
     focused[0, 0, :3] = [0.75, 0.0, 0.0]  # all of the first-k attention on the zero
     focused[1, 0, :3] = [0.0, 0.375, 0.375]  # all of it on the ones
     focused[2, 0, :3] = [0.375, 0.1875, 0.1875]  # half on the zero (a third of the tokens): a quarter of the way
-    assert fig3.value_focus(focused, tokens, 3) == pytest.approx([1.0, 1.0, 0.25])
-    assert fig3.value_focus(even, tokens[1:], 3) == [None] * 3
+    assert fig3.zero_measures(focused, tokens, 3)["value_focus"] == pytest.approx([1.0, 1.0, 0.25])
+    assert fig3.zero_measures(even, tokens[1:], 3)["value_focus"] == [None] * 3
 
 
 def test_zeros_excess_is_zero_without_preference_and_skips_probes_without_both_kinds():
     tokens = np.array([[0, 1, 1, 0], [0, 0, 0, 1], [1, 1, 1, 0]])  # k=3: probes 0 (1 zero) qualify, 1 and 2 not
     even = np.full((2, 3, 4), 0.25)
-    assert fig3.zeros_excess(even, tokens, 3) == pytest.approx([0.0, 0.0])
+    assert fig3.zero_measures(even, tokens, 3)["zeros_excess"] == pytest.approx([0.0, 0.0])
     biased = even.copy()
     biased[:, 0, :3] = [0.5, 0.1, 0.1]  # the zero gets 0.5/0.7 of the first-k mass, a third of its positions
-    assert fig3.zeros_excess(biased, tokens, 3) == pytest.approx([0.5 / 0.7 - 1 / 3] * 2)
-    assert fig3.zeros_excess(even, tokens[1:], 3) == [None, None]
+    assert fig3.zero_measures(biased, tokens, 3)["zeros_excess"] == pytest.approx([0.5 / 0.7 - 1 / 3] * 2)
+    assert fig3.zero_measures(even, tokens[1:], 3)["zeros_excess"] == [None, None]
 
 
 def probe_entry(first, last, chance=0.38, seed=0):

@@ -382,10 +382,10 @@ def test_step1_probe_above_the_majority_rate_and_the_null_at_it():
 
 
 def test_probes_figure_records_each_probed_seeds_eureka_epoch_in_the_probes_order():
-    acc = xr.DataArray([[0.2, 0.3, 0.95], [0.2, 0.9, 0.99], [0.2, 0.2, 0.3]], dims=("seed", "epoch"),
-                       coords={"seed": [3, 5, 7], "epoch": [0, 10, 20]})
-    assert probes.eureka_epoch_per_seed(acc, [7, 3, 5], 0.8) == [None, 20.0, 10.0]
-    assert probes.eureka_epoch_per_seed(acc, [5], 0.95) == [20.0]
+    epochs = xr.DataArray([[20.0, 10.0, np.nan], [np.nan, 5.0, 6.0]], dims=("arm", "seed"),
+                          coords={"arm": ["Softmax", "HT"], "seed": [3, 5, 7]})  # the eureka analysis's
+    assert probes.eureka_epoch_per_seed(epochs, "Softmax", [7, 3, 5]) == [None, 20.0, 10.0]
+    assert probes.eureka_epoch_per_seed(epochs, "HT", [5]) == [5.0]
 
 
 def test_fig2_contrast_seeds_with_a_eureka_moment_decode_step1_better():

@@ -8,7 +8,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from ..analysis.eureka import eureka_epochs
+from ..plumbing.store import read_dataset
 from . import style
 from .eureka_arms import BASE, INTERVENTIONS
 from .reading import entry_arms, per_arm_summary
@@ -25,7 +25,7 @@ properties:
     description: "Names of entries of analyses.eureka."
     type: array
     minItems: 1
-    items: {type: string, x-ref: analysis/eureka, x-reads: [analysis/probes, trajectory]}
+    items: {type: string, x-ref: analysis/eureka, x-reads: [analysis/probes, artifact]}
 """
 
 
@@ -43,21 +43,18 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
             for exp in params.experiments}
     stats = probe_stats(rows)
     for exp in params.experiments:  # each probed seed's Eureka epoch (Fig. 2 contrasts runs with and without one)
-        threshold = cfg.analyses["eureka"][exp].threshold
-        trajectories = entry_arms(cfg, "eureka", exp, paths, ["test_acc"])
-        stats[exp]["eureka_epoch_per_seed"] = {
-            label: eureka_epoch_per_seed(trajectories[label].test_acc, ds.seed.values, threshold)
-            for label, ds in rows[exp].items()}
+        epochs = read_dataset(paths.analysis("eureka", exp), rule="eureka").eureka_epoch
+        stats[exp]["eureka_epoch_per_seed"] = {label: eureka_epoch_per_seed(epochs, label, ds.seed.values)
+                                               for label, ds in rows[exp].items()}
     stats["summary"] = per_arm_summary(stats, lambda s: "step-1 probe at the last snapshot " + ", ".join(
         f"{site} {v['median_last']:.2f}" for site, v in s.items()), skip=("chance", "eureka_epoch_per_seed"))
     return plot_eureka_probes(rows), stats
 
 
-def eureka_epoch_per_seed(test_acc: xr.DataArray, seeds, threshold: float) -> list:
-    """The Eureka epoch (first epoch with test accuracy above ``threshold``) of each of ``seeds``, in their
-    order; None for a seed without one."""
-    acc = test_acc.sel(seed=list(seeds)).transpose("seed", "epoch")
-    return [None if np.isnan(e) else float(e) for e in eureka_epochs(acc.values, acc.epoch.values, threshold)]
+def eureka_epoch_per_seed(epochs: xr.DataArray, label: str, seeds) -> list:
+    """The Eureka epoch of each of ``seeds`` of arm ``label``, in their order, from the ``eureka`` analysis's
+    ``eureka_epoch`` (arm, seed; NaN: never); None for a seed without one."""
+    return [None if np.isnan(e) else float(e) for e in epochs.sel(arm=label, seed=list(seeds)).values]
 
 
 def _sites(arms: dict[str, xr.Dataset]) -> list:

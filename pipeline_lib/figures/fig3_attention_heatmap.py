@@ -113,26 +113,28 @@ def _shown(att: xr.DataArray, seed: int | None, k: int, time: str) -> tuple[xr.D
 
 
 def zeros_stats(cfg, run: str, paths, k: int) -> dict:
-    """Per seed, :func:`zeros_excess` at epoch 0 of the arm's first phase, at the last recorded epoch of
-    its last-but-one phase (the switch; only for an arm of several phases) and at the end of the run,
-    each over that phase's own probe sequences; at the switch also the attention mass on the first k
-    (mean over the probes). Each phase's trajectory is read once."""
+    """Per seed, :func:`zero_measures` at epoch 0 of the arm's first phase and at the last recorded epoch of its
+    last-but-one phase (the switch; only for an arm of several phases), and the zeros' excess at the end of the
+    run, each over that phase's own probe sequences; at the switch also the attention mass on the first k (mean
+    over the probes). Each phase's trajectory is read once."""
     chain, seeds = cfg.lineage(run), list(cfg.runs[run].seeds)
     read = functools.cache(lambda r: read_dataset(paths.trajectory(r), rule="train").sel(seed=seeds))
 
     def attention(r: str, which: int) -> xr.DataArray:
         return recorded_attention(read(r)).isel(epoch=which).transpose("seed", "probe", "position")
 
-    def at(r: str, which: int, measure=None) -> list:
-        return (measure or zeros_excess)(attention(r, which).values, read(r).probe_x.values, k)
+    def at(r: str, which: int) -> dict[str, list]:
+        return zero_measures(attention(r, which).values, read(r).probe_x.values, k)
 
-    out = {"zeros_excess_start_per_seed": at(chain[0], 0), "value_focus_start_per_seed": at(chain[0], 0, value_focus)}
+    start = at(chain[0], 0)
+    out = {"zeros_excess_start_per_seed": start["zeros_excess"], "value_focus_start_per_seed": start["value_focus"]}
     if len(chain) > 1:
-        out["zeros_excess_switch_per_seed"] = at(chain[-2], -1)
-        out["value_focus_switch_per_seed"] = at(chain[-2], -1, value_focus)
+        switch = at(chain[-2], -1)
+        out["zeros_excess_switch_per_seed"] = switch["zeros_excess"]
+        out["value_focus_switch_per_seed"] = switch["value_focus"]
         first_k = attention(chain[-2], -1).mean("probe").isel(position=slice(0, k)).sum("position", skipna=False)
         out["first_k_mass_switch_per_seed"] = json_floats(first_k)
-    out["zeros_excess_end_per_seed"] = at(run, -1)
+    out["zeros_excess_end_per_seed"] = at(run, -1)["zeros_excess"]
     return out
 
 
@@ -149,28 +151,21 @@ def zero_shares(att: np.ndarray, tokens: np.ndarray, k: int) -> tuple[np.ndarray
     return (a * zero[keep]).sum(-1) / a.sum(-1), n0[keep] / k
 
 
-def zeros_excess(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
-    """Per seed: over the probes with both zeros and non-zeros among the first k tokens, the mean of
-    (share of the first-k attention on the zero tokens) - (share of zeros among the first k). None where no
-    probe qualifies."""
+def zero_measures(att: np.ndarray, tokens: np.ndarray, k: int) -> dict[str, list]:
+    """Per seed, both measures of the first-k attention on the zeros, from one :func:`zero_shares`, over the probes
+    with both zeros and non-zeros among the first k tokens (None where no probe qualifies), with a the share of the
+    first-k attention on the zeros and q the zeros' share of the first k, per probe:
+
+    - ``zeros_excess``: the mean of a - q;
+    - ``value_focus``: how fully the attention sits on the tokens of one value (0 or 1): (a - q) / (1 - q) for the
+      zeros, (q - a) / q for the ones, each 1 when all of it is on that value and 0 when it is spread as the tokens
+      are; the seed's focus is the larger of the two means (the value it favours)."""
     shares = zero_shares(att, tokens, k)
     if shares is None:
-        return [None] * len(att)
+        return {"zeros_excess": [None] * len(att), "value_focus": [None] * len(att)}
     share, q = shares
-    return json_floats((share - q).mean(1))
-
-
-def value_focus(att: np.ndarray, tokens: np.ndarray, k: int) -> list:
-    """Per seed: how fully the first-k attention sits on the tokens of one value (0 or 1), over the probes with both
-    among the first k. Per probe, with a the share of the first-k attention on the zeros and q the zeros' share
-    of the first k: (a - q) / (1 - q) for the zeros, (q - a) / q for the ones, each 1 when all of it is on that
-    value and 0 when it is spread as the tokens are; the seed's focus is the larger of the two means (the value it
-    favours). None where no probe qualifies."""
-    shares = zero_shares(att, tokens, k)
-    if shares is None:
-        return [None] * len(att)
-    share, q = shares
-    return json_floats(np.maximum(((share - q) / (1 - q)).mean(1), ((q - share) / q).mean(1)))
+    return {"zeros_excess": json_floats((share - q).mean(1)),
+            "value_focus": json_floats(np.maximum(((share - q) / (1 - q)).mean(1), ((q - share) / q).mean(1)))}
 
 
 def probe_stats(ds: xr.Dataset, traj: xr.Dataset) -> dict:

@@ -50,7 +50,7 @@ def _concentration(stats: dict) -> dict:
 
 
 # "focuses on the 0": at least half of the way from attention spread as the tokens are to all of the first-k
-# attention on one value (figures.fig3_attention_heatmap.value_focus); a level the project chose, the paper prints none
+# attention on one value (figures.fig3_attention_heatmap.zero_measures, its value_focus); a level the project chose, the paper prints none
 FOCUS = 0.5
 
 

@@ -19,6 +19,12 @@ def _by_seed(d: dict) -> dict:
     return {int(k): v for k, v in d.items()}
 
 
+def _of(d: dict, seeds: list[int]) -> list:
+    """The values of a per-seed mapping (:func:`_by_seed`) for ``seeds``, in their order."""
+    by_seed = _by_seed(d)
+    return [by_seed[x] for x in seeds]
+
+
 def learned_seeds(s: dict) -> list[int]:
     """The seeds of a run whose final train accuracy reaches LEARNED."""
     return [x for x, a in _by_seed(s["final_train_acc"]).items() if a is not None and a >= LEARNED]
@@ -67,13 +73,13 @@ def ordered_by_count(s: dict) -> dict:
     """z_A of the seeds that learned p=2 lies along one axis ordered by the count: |Spearman| of the
     first principal axis against the sum, against the same at the run's first snapshot (initialisation)."""
     learned = learned_seeds(s)
-    end = [_by_seed(s["order_per_seed"])[x] for x in learned]
-    start = [_by_seed(s["order_start_per_seed"])[x] for x in learned]
+    end = _of(s["order_per_seed"], learned)
+    start = _of(s["order_start_per_seed"], learned)
     if len([v for v in end if v is not None]) < 2:
         return claims.not_run(f"{len(learned)} seed(s) learned p=2: no interval")
     m, lo, hi = claims.mean_interval(end)
     m0, lo0, hi0 = claims.mean_interval(start)
-    pc1 = [_by_seed(s["pc1_share_per_seed"])[x] for x in learned]
+    pc1 = _of(s["pc1_share_per_seed"], learned)
     return claims.score(m, (lo, hi), len(learned), claims.fmt_interval("at initialisation", m0, lo0, hi0)
                         + f"; share of variance on the first axis, median {np.nanmedian(np.array(pc1, dtype=float)):.3f}",
                         claims.exceeds(m, lo, m0, hi0))
@@ -89,8 +95,8 @@ def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:
     if "purity_per_seed" not in s:
         return claims.not_run(f"the statistics of {run!r} predate per-seed purities: rerun the figure")
     learned, n_all, sums = learned_seeds(s), len(s["clusters_per_seed"]), s["distinct_sums"]
-    counts = [_by_seed(s["clusters_per_seed"])[x] for x in learned]
-    purity = [_by_seed(s["purity_per_seed"])[x] for x in learned]
+    counts = _of(s["clusters_per_seed"], learned)
+    purity = _of(s["purity_per_seed"], learned)
     k = sum(c == sums and q >= PURE for c, q in zip(counts, purity))
     control = (claims.fmt_rate(f"seeds that learned the task (train accuracy >= {LEARNED:g})", len(learned), n_all)
                + f"; one cluster per sum = {sums} clusters of sum purity >= {PURE:g}; the learned seeds' counts "
