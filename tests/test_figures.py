@@ -80,10 +80,19 @@ def test_fig5_renders_and_reports_counts():
     assert stats["curriculum"]["epochs_to_threshold"] == [60, 65, None] and stats["curriculum"]["phase_epochs"] == 70
     fig = plot_fig5_accuracy(arms, switches, 0.9, stats)
     ax_train, ax_test = fig.axes
-    # 3 thin seed lines + 1 median per arm, and the switch line of the curriculum arm
-    assert len(ax_test.lines) == 2 * 4 + 1
-    texts = " ".join(t.get_text() for t in fig.texts)
+    # 3 thin seed lines + 1 median per arm, the switch line of the curriculum arm and the success threshold
+    assert len(ax_test.lines) == 2 * 4 + 1 + 1 and len(ax_test.collections) == 2  # an interquartile band per arm
+    texts = " ".join(t.get_text() for t in ax_test.texts)
     assert "curriculum 2/3" in texts and "scratch 0/3" in texts
+    # one row per setting: the arms '<kind>, <setting>' share a row, and each kind keeps its colour in every row
+    arms |= {"scratch, paper code": _arm([0.3, 0.95]), "curriculum, paper code": _arm([1.0, 1.0])}
+    stats = fig5_stats(arms, switches, threshold=0.9)
+    fig = plot_fig5_accuracy(arms, switches, 0.9, stats)
+    assert len(fig.axes) == 4 and fig.axes[2].get_title(loc="left") == "paper code: train accuracy"
+    medians = [{ln.get_label(): ln.get_color() for ln in ax.lines if not ln.get_label().startswith("_")}
+               for ax in (fig.axes[0], fig.axes[2])]
+    assert medians[0] == medians[1] and len(set(medians[0].values())) == 2  # scratch and curriculum, both rows
+    assert "scratch 1/2" in " ".join(t.get_text() for t in fig.axes[3].texts)
 
 
 def test_fig5_soon_after_switch_compares_time_to_threshold_with_scratch():

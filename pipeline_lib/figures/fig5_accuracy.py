@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import matplotlib.lines
 import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
@@ -124,30 +125,56 @@ def epochs_to_threshold(test_acc: xr.DataArray, switch: int | None, threshold: f
     return {"epochs_to_threshold": out, "phase_start": start, "phase_epochs": int(epochs[-1]) - start}
 
 
+def settings(labels) -> dict[str, list[str]]:
+    """Setting -> its arms' labels, in order: a label '<kind>, <setting>' (e.g. 'scratch, paper code') belongs to
+    <setting>, a label without a comma to the main one ('')."""
+    out: dict[str, list[str]] = {}
+    for label in labels:
+        out.setdefault(label.partition(", ")[2], []).append(label)
+    return out
+
+
 def plot_fig5_accuracy(arms: dict[str, xr.Dataset], switches: dict[str, list[int]], threshold: float,
                        stats: dict) -> Figure:
-    """Train and test accuracy against epoch, one colour per arm: every seed thin, median bold.
+    """Train and test accuracy against epoch: one row per setting (:func:`settings`), its arms side by side in
+    the row's two panels, one colour per kind of arm (scratch, curriculum) in every row. Per arm every seed thin,
+    the interquartile band shaded and the median bold; the switch of a curriculum dashed; above each test panel
+    the row's success counts (``stats``: :func:`fig5_stats`) and the success threshold dotted in it.
 
     ``arms`` maps a label to a trajectory with ``train_acc``/``test_acc`` over (seed, epoch), phases
-    already concatenated; ``switches`` gives the epochs where an arm changed task (dashed lines);
-    ``stats`` (:func:`fig5_stats`) gives the success counts printed under the panels.
+    already concatenated; ``switches`` gives the epochs where an arm changed task.
     """
-    fig, axes = style.figure(ncols=2, width=3.6)
-    for (label, ds), color in zip(arms.items(), style.ARM_COLORS):
-        for ax, var in zip(axes[0], ("train_acc", "test_acc")):
-            style.seeds_and_median(ax, ds[var].epoch, ds[var], color, label=label)
-            for e in switches.get(label, []):
-                ax.axvline(e, color=color, ls="--", lw=1)
-                ax.annotate("switch", (e, 0.0), xytext=(3, 0), textcoords="offset points", color=color,
-                            fontsize=7, va="bottom")
-    for ax, title in zip(axes[0], ("train accuracy", "test accuracy")):
+    rows = settings(arms)
+    kinds = list(dict.fromkeys(label.partition(", ")[0] for label in arms))
+    color = {kind: c for kind, c in zip(kinds, style.ARM_COLORS)}
+    fig, axes = style.figure(ncols=2, nrows=len(rows), width=3.4, height=2.3)
+    for row, (setting, labels) in zip(axes, rows.items()):
+        for label in labels:
+            ds, c = arms[label], color[label.partition(", ")[0]]
+            for ax, var in zip(row, ("train_acc", "test_acc")):
+                da = ds[var]
+                for seed in da.seed.values:
+                    ax.plot(da.epoch, da.sel(seed=seed), color=c, lw=style.SEED_LW, alpha=0.25)
+                q1, q3 = da.quantile(0.25, "seed", skipna=True), da.quantile(0.75, "seed", skipna=True)
+                ax.fill_between(da.epoch, q1, q3, color=c, alpha=0.2, lw=0)
+                ax.plot(da.epoch, da.median("seed", skipna=True), color=c, lw=style.MEDIAN_LW,
+                        label=label.partition(", ")[0])
+                for e in switches.get(label, []):
+                    ax.axvline(e, color=c, ls="--", lw=1)
+                    ax.annotate("switch", (e, 0.0), xytext=(3, 0), textcoords="offset points", color=c, fontsize=7,
+                                va="bottom")
+        for ax, title in zip(row, ("train accuracy", "test accuracy")):
+            ax.set_title(f"{setting}: {title}" if setting else title, fontsize=9, loc="left")
+            ax.set_ylim(-0.02, 1.02)
+        row[0].set_ylabel("accuracy")
+        row[1].axhline(threshold, color="0.4", ls=":", lw=0.8)
+        counts = "\n".join(success_label(lbl.partition(", ")[0], stats[lbl]["successes"], stats[lbl]["seeds"])
+                           for lbl in labels if lbl in stats)
+        row[1].text(1.02, 0.5, f"final test acc.\n>= {threshold:g}:\n{counts}", transform=row[1].transAxes,
+                    fontsize=7, va="center", ha="left")
+    for ax in axes[-1]:
         ax.set_xlabel("epoch")
-        ax.set_title(title)
-        ax.set_ylim(-0.02, 1.02)
-    axes[0][0].set_ylabel("accuracy")
-    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", bbox_to_anchor=(0.5, 0.98),
-               ncol=len(arms))
-    counts = ";  ".join(success_label(lbl, s["successes"], s["seeds"]) for lbl, s in stats.items())
-    fig.text(0.5, -0.08, f"seeds with final test accuracy >= {threshold} [95% Wilson interval]:  {counts}",
-             ha="center", va="top", fontsize=8)
+    handles = [matplotlib.lines.Line2D([], [], color=color[k], lw=style.MEDIAN_LW, label=k) for k in kinds]
+    fig.legend(handles=handles, loc="outside upper center", ncol=len(kinds), frameon=False,
+               title="median bold, interquartile band shaded, every seed thin")
     return fig
