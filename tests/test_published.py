@@ -38,6 +38,8 @@ def test_rescoring_the_kept_statistics_of_a_run_gives_its_figures_own_verdicts(s
     (root / "config").mkdir()
     shutil.copy(work / "config" / "config.yaml", root / "config" / "config.yaml")
     kept = publish.keep(work / "results", root)
+    for fig in publish.README_FIGURES:  # the README's figure is the kept run's own drawing
+        assert (root / publish.README_IMG / f"{fig}.png").read_bytes() == (work / "results" / "figures" / f"{fig}.png").read_bytes()
     rows, _, rerun = publish.rescore(root, kept)
     scored = {}
     for figure_scores in json.loads((work / "results" / "claims.json").read_text())["claims"].values():

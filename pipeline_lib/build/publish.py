@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 from ..plumbing.config import load_config, read_config_file, standalone_files
@@ -27,6 +28,8 @@ from .lock import ROOT, read_lock
 KEPT = Path("docs") / "stats"
 README_BEGIN, README_END = "<!-- claims-counts: begin -->", "<!-- claims-counts: end -->"
 DEFAULT = "config/config.yaml"
+README_IMG = Path("docs") / "img"  # the figures the README shows, copied from the default's kept run
+README_FIGURES = ("fig5_accuracy",)
 
 
 def config_of(root: Path, path: str, replicate: bool = False):
@@ -75,6 +78,10 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
     cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg), config, replicate)
     out = root / KEPT / f"{kept_name(config, replicate)}.json"
     _write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "figures": figures})
+    if config == DEFAULT and not replicate:  # the README's figure: the default run's own drawing, kept with it
+        (root / README_IMG).mkdir(parents=True, exist_ok=True)
+        for fig in README_FIGURES:
+            shutil.copyfile(Path(results) / "figures" / f"{fig}.png", root / README_IMG / f"{fig}.png")
     return out
 
 
