@@ -443,8 +443,12 @@ def test_scan_snap_attention_reports_the_planted_mass_and_losses(paths, cfg):
     an = xr.Dataset({"common_mass": (("seed", "step", "class"), np.broadcast_to(mass[None, :, None], (S, 11, K)).copy()),
                      "top_distinct": (("seed", "step", "class"), np.broadcast_to(top[None, :, None], (S, 11, K)).copy()),
                      "distinct_entropy": (("seed", "step"), np.tile(np.linspace(1.0, 0.5, 11), (S, 1))),
-                     "c": (("seed", "step", "class", "token"), np.random.default_rng(0).random((S, 11, K, M)))},
-                    coords={"seed": [0, 1], "step": steps, "class": [0, 1], "token": np.arange(M)})
+                     "c": (("seed", "step", "class", "token"), np.random.default_rng(0).random((S, 11, K, M))),
+                     # three distinct tokens: the most frequent grows most (rank 2), the two others swap in class 1
+                     "distinct_c": (("seed", "step", "class", "rank"),
+                                    np.exp(np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 2.0]])[None, None] *
+                                           (steps / 100.0)[None, :, None, None]).repeat(S, 0) / 3)},
+                    coords={"seed": [0, 1], "step": steps, "class": [0, 1], "token": np.arange(M), "rank": np.arange(3)})
     epochs = np.arange(0, 101)
     traj = xr.Dataset({"train_loss": (("seed", "epoch"), np.tile(np.exp(-epochs / 50.0), (S, 1)))},
                       coords={"seed": [0, 1], "epoch": epochs})
@@ -457,6 +461,7 @@ def test_scan_snap_attention_reports_the_planted_mass_and_losses(paths, cfg):
     assert stats["distinct_entropy"] == {"initial": 1.0, "final_median": 0.5}
     assert all(stats["loss"][t]["median"] == pytest.approx(np.exp(-int(t) / 50.0)) for t in stats["loss"])
     assert stats["common_mass_10_90_percent_steps"]["median"] == [10.0, 10.0]  # the whole fall by the first record
+    assert stats["distinct_growth_order"]["per_seed"] == pytest.approx([0.75] * S)  # rho 1 and 0.5 (one swap of 3)
 
 
 def _llc(paths, cfg, run, epochs, values):

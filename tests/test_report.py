@@ -55,11 +55,12 @@ def test_native_report_files_every_figure_under_its_paper_with_caption_and_numbe
         ids = [cid for cid, c in declarations.declared_claims().items() if c["paper"] == paper]
         assert all(cid in caption for cid in ids), paper
     for fig in figures:
-        path = f"results/figures/{fig}.png"
         paper = registry.report_category(fig)
-        assert path in [p for sub in categories[paper].values() for p in sub], (fig, paper)
+        filed = [p for sub in categories[paper].values() for p in sub]
+        path = f"results/figures/{fig}.png"
+        assert path in filed, (fig, paper)
         entry = results[path]
-        assert entry["labels"] == {"figure": fig}
+        assert entry["labels"] == {"figure": fig, "view": "static"}
         caption = _text(entry["caption"])
         side = json.loads((work / "results" / "figures" / f"{fig}.json").read_text())
         assert "Measured: " + " ".join(side["stats"]["summary"].split()) in caption, fig
@@ -68,6 +69,21 @@ def test_native_report_files_every_figure_under_its_paper_with_caption_and_numbe
         if text.exists():  # the existing caption text, its first sentence at least
             assert " ".join(text.read_text().split())[:80] in caption, fig
         assert entry["data_uri"].startswith("data:image/png;") and ";base64," in entry["data_uri"]
+        if ".html" in registry.plugin("figure", fig).get("EXTRA_OUTPUTS", []):  # its interactive view beside it
+            view = f"results/figures/{fig}.html"
+            assert view in filed and results[view]["labels"] == {"figure": fig, "view": "interactive"}, (fig, paper)
+
+
+def test_each_view_of_the_test_config_renders_in_chromium_and_a_click_changes_it(smoke_run, tmp_path):
+    from test_views import click_an_arm
+
+    work, _ = smoke_run
+    views = sorted((work / "results" / "figures").glob("*.html"))
+    assert views, "the test config draws no interactive view"
+    for view in views:
+        seen = click_an_arm(view, None, tmp_path)
+        assert seen["errors"] == [], (view.name, seen["errors"])
+        assert 0 < seen["after"] < seen["before"], (view.name, seen)
 
 
 def test_native_report_has_no_restructuredtext_messages(native_report):

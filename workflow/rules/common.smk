@@ -103,13 +103,22 @@ def figure_paths(name):
 
 def figure_files(name):
     """A figure's outputs; its PNG goes into `snakemake --report` under its paper, with the
-    caption the figure job writes (text, measured numbers, provenance)."""
-    flag = dict(
-        caption=os.path.abspath(P.figure(name, ".rst")),
-        category=registry.report_category(name),
-        labels={"figure": name},
-    )
-    return [report(f, **flag) if f.endswith(".png") else f for f in figure_paths(name)]
+    caption the figure job writes (text, measured numbers, provenance), and so does its
+    interactive view (an HTML page) where the figure draws one."""
+
+    def flag(view):
+        return dict(
+            caption=os.path.abspath(P.figure(name, ".rst")),
+            category=registry.report_category(name),
+            labels={"figure": name, "view": view},
+        )
+
+    kinds = {".png": "static", ".html": "interactive"}
+    out = []
+    for f in figure_paths(name):
+        kind = kinds.get(os.path.splitext(f)[1])
+        out.append(report(f, **flag(kind)) if kind else f)
+    return out
 
 
 def claims_original():

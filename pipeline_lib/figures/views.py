@@ -1,0 +1,120 @@
+"""Interactive views beside the static figures: Vega-Lite charts built with altair, written as one
+self-contained HTML file each (the Vega, Vega-Lite and Vega-Embed libraries inlined from vl-convert's
+bundle, so a view opens without a server or a network) and filed in ``snakemake --report`` next to the
+figure's PNG. A figure module writes its view in ``build`` to ``outputs[".html"]`` (``EXTRA_OUTPUTS``).
+
+:func:`seed_bands` is the view of a figure's arms over training: per arm and set the median bold, the
+interquartile band shaded and every seed a thin line that a click picks out (double click: all again); a
+click on an arm in the legend shows that arm alone; switches dashed and each seed's transition marked.
+Epochs are thinned, log-spaced within each phase (:func:`thin_epochs`), to keep a view small.
+"""
+from __future__ import annotations
+
+import csv
+import functools
+import html
+import io
+import json
+
+import numpy as np
+import xarray as xr
+
+VIEW_EPOCHS = 80  # log-spaced epochs kept per curve (besides the epochs on either side of a switch)
+
+
+def thin_epochs(epochs: np.ndarray, keep: int = VIEW_EPOCHS, always=()) -> np.ndarray:
+    """Indices of about ``keep`` epochs per phase, log-spaced from the phase's start (its first and last epoch
+    among them): the phases are split at the epochs in ``always`` (a switch), whose epoch before stays too, so
+    both sides of the jump do. Sorted."""
+    n = len(epochs)
+    starts = [0] + [int(np.flatnonzero(epochs == e)[0]) for e in always if np.any(epochs == e)]
+    ends = starts[1:] + [n]
+    idx = [np.arange(start, end) if end - start <= keep else
+           np.unique(np.round(np.geomspace(1, end - start, keep)).astype(int) - 1 + start)
+           for start, end in zip(starts, ends) if end > start]
+    return np.unique(np.concatenate(idx + [np.array([max(s - 1, 0) for s in starts[1:]], dtype=int)]))
+
+
+def curve_rows(arms: dict[str, xr.Dataset], variables: dict[str, str], switches: dict[str, list[int]],
+               digits: int = 3) -> list[dict]:
+    """Long-form rows (arm, seed, set, epoch, value) of each arm's ``variables`` (variable -> the set's
+    label), on :func:`thin_epochs`; NaN values left out."""
+    rows = []
+    for label, ds in arms.items():
+        idx = thin_epochs(ds.epoch.values, always=switches.get(label, []))
+        epochs = ds.epoch.values[idx].tolist()
+        for var, set_label in variables.items():
+            values = np.round(ds[var].transpose("seed", "epoch").values[:, idx].astype(float), digits)
+            for seed, row in zip(ds.seed.values.tolist(), values):
+                rows += [{"arm": label, "seed": seed, "set": set_label, "epoch": e, "value": v}
+                         for e, v in zip(epochs, row.tolist()) if not np.isnan(v)]
+    return rows
+
+
+def seed_bands(rows: list[dict], value: str, marks: list[dict] = (), switches: list[dict] = (),
+               sets: list[str] | None = None):
+    """The seed-band chart of :func:`curve_rows`' rows, one panel per set: per arm the median and the
+    interquartile band over seeds and every seed thin, against epoch on a linear axis. ``marks``: points (arm, seed, set, epoch, value) drawn
+    on the seed lines (each seed's transition); ``switches``: (arm, epoch) drawn as dashed rules."""
+    import altair as alt
+
+    arm = alt.selection_point(fields=["arm"], bind="legend", name="arm")
+    seed = alt.selection_point(fields=["arm", "seed"], on="click", clear="dblclick", name="seed")
+    x = alt.X("epoch:Q", title="epoch")
+    y = alt.Y("value:Q", title=value, scale=alt.Scale(domain=[0, 1]) if value == "accuracy" else alt.Undefined)
+    color = alt.Color("arm:N", title="arm (click: this arm alone)")
+    # one dataset for every layer (a faceted layer chart needs it at the top), each layer its own kind of row
+    data = ([{**r, "kind": "curve"} for r in rows] + [{**m, "kind": "mark"} for m in marks]
+            + [{**r, "kind": "switch"} for r in switches])
+    base = alt.Chart(inline_csv(data, ("kind", "arm", "seed", "set", "epoch", "value")))
+    curves = base.transform_filter(alt.datum.kind == "curve")
+    band = curves.transform_aggregate(q1="q1(value)", q3="q3(value)", groupby=["arm", "set", "epoch"]).mark_area(
+        opacity=0.25).encode(x=x, y=alt.Y("q1:Q", title=value), y2="q3:Q", color=color)
+    lines = curves.mark_line(strokeWidth=0.8).encode(
+        x=x, y=y, color=color, detail="seed:N",
+        opacity=alt.condition(seed, alt.value(0.9), alt.value(0.15)),
+        tooltip=["arm:N", "seed:N", "epoch:Q", alt.Tooltip("value:Q", title=value, format=".3f")]).add_params(seed)
+    median = curves.transform_aggregate(median="median(value)", groupby=["arm", "set", "epoch"]).mark_line(
+        strokeWidth=2.5).encode(x=x, y=alt.Y("median:Q", title=value), color=color)
+    points = base.transform_filter(alt.datum.kind == "mark").mark_point(filled=True, size=30, shape="diamond").encode(
+        x=x, y=alt.Y("value:Q", title=value), color=color,
+        tooltip=["arm:N", "seed:N", alt.Tooltip("epoch:Q", title="transition epoch")])
+    rules = base.transform_filter(alt.datum.kind == "switch").mark_rule(strokeDash=[4, 3]).encode(
+        x=x, color=color, tooltip=["arm:N", alt.Tooltip("epoch:Q", title="switch")])
+    chart = alt.layer(band, lines, median, points, rules).transform_filter(arm).properties(width=360, height=240)
+    return chart.facet(column=alt.Column("set:N", title=None, sort=sets)).add_params(arm)
+
+
+def inline_csv(rows: list[dict], fields: tuple[str, ...]):
+    """The rows as inline CSV data (a third of the size of a JSON list of objects); a missing field is empty,
+    which Vega reads as null; ``seed``, ``epoch`` and ``value`` are parsed as numbers."""
+    import altair as alt
+
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fields, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    parse = {f: "number" for f in ("seed", "epoch", "value") if f in fields}
+    return alt.Data(values=out.getvalue(), format=alt.DataFormat(type="csv", parse=parse))
+
+
+@functools.cache
+def _bundle() -> str:
+    import vl_convert
+
+    return vl_convert.javascript_bundle()
+
+
+def write_view(chart, path: str, title: str, note: str = "") -> int:
+    """Write ``chart`` (an altair chart) as one self-contained HTML page at ``path``: its title, ``note`` (how
+    to use it) and the chart, the libraries inlined; ``window.viewReady`` resolves to the rendered Vega view
+    (the report's browser test drives it). Returns the file's size in bytes."""
+    spec = json.dumps(chart.to_dict(), separators=(",", ":")).replace("</", "<\\/")  # no "</script>" inside
+    page = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>\n'
+            f"<script>{_bundle()}</script></head>\n<body style=\"font-family: sans-serif\">\n"
+            f"<h3>{html.escape(title)}</h3><p>{html.escape(note)}</p><div id=\"view\"></div>\n"
+            f"<script>window.viewReady = vegaEmbed('#view', {spec}, {{actions: false, renderer: 'svg'}}).then(r => r.view);</script>\n"
+            "</body></html>\n")
+    with open(path, "w") as fh:
+        fh.write(page)
+    return len(page.encode())

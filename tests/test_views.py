@@ -1,0 +1,111 @@
+"""The interactive views (pipeline_lib.figures.views): thinning, their rows, a self-contained page, and a
+real headless Chromium that renders one and changes it on a click."""
+import html
+import json
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from pipeline_lib.figures import fig5_accuracy, views
+
+
+def test_thinning_keeps_each_phase_log_spaced_and_both_sides_of_a_switch():
+    epochs = np.arange(0, 10001)
+    idx = views.thin_epochs(epochs, keep=50, always=[3000])
+    kept = epochs[idx]
+    assert kept[0] == 0 and kept[-1] == 10000 and {2999, 3000, 3001} <= set(kept)
+    assert len(kept) <= 2 * 50 + 1 and np.all(np.diff(kept) > 0)
+    # log-spaced from each phase's start: dense after the switch, sparse late in it
+    assert np.sum((kept > 3000) & (kept <= 3100)) > np.sum((kept > 9000) & (kept <= 10000))
+    assert list(views.thin_epochs(np.arange(5), keep=50)) == [0, 1, 2, 3, 4]  # short runs keep every epoch
+
+
+def test_curve_rows_are_long_form_on_the_thinned_epochs_without_nans():
+    acc = np.array([[0.1, 0.5, np.nan], [0.2, 0.6, 0.9]])
+    ds = xr.Dataset({"test_acc": (("seed", "epoch"), acc)}, coords={"seed": [3, 4], "epoch": [0, 1, 2]})
+    rows = views.curve_rows({"arm": ds}, {"test_acc": "test"}, {})
+    assert len(rows) == 5 and {"arm": "arm", "seed": 4, "set": "test", "epoch": 2, "value": 0.9} in rows
+
+
+def _fig5_view(tmp_path, jump_epochs):
+    """Fig. 5's view of two arms of 4 seeds over 101 epochs (curriculum switching at 50)."""
+    e = np.arange(101)
+    acc = lambda jumps: np.stack([np.where(e >= j, 1.0, 0.25) for j in jumps])  # noqa: E731
+    arms = {label: xr.Dataset({m: (("seed", "epoch"), acc(jumps)) for m in fig5_accuracy.METRICS},
+                              coords={"seed": np.arange(4), "epoch": e}) for label, jumps in jump_epochs.items()}
+    switches = {"curriculum": [50]}
+    stats = fig5_accuracy.fig5_stats(arms, switches, 0.9)
+    path = tmp_path / "view.html"
+    size = fig5_accuracy.write_view(arms, switches, stats, str(path))
+    return path, size
+
+
+def test_a_view_is_one_self_contained_page(tmp_path):
+    path, size = _fig5_view(tmp_path, {"scratch": [200] * 4, "curriculum": [60, 61, 70, 200]})
+    page = path.read_text()
+    assert size == len(page.encode()) < 3_000_000
+    assert not re.search(r"<script[^>]+src=", page)  # no library fetched from anywhere: inlined
+    assert "vegaEmbed(" in page and "Fig. 5" in page
+    spec = json.loads(re.search(r"vegaEmbed\('#view', (\{.*\}), \{actions", page, re.S)[1].replace("<\\/", "</"))
+    assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+    data = spec["data"]["values"]
+    assert data.count("\nmark,") == 3  # three curriculum seeds reach 0.9 after the switch: three diamonds
+    assert data.count("\nswitch,") == 2  # the switch, in the train and in the test panel
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    pytest.skip("no Chromium on this machine (`.ci/run` installs Debian's chromium where it runs as root)")
+
+
+# Waits for the view, counts its lines, clicks one arm's entry in the legend, counts again; errors and
+# console errors are collected; the result is written into the page for --dump-dom.
+CLICK_AN_ARM = r"""<script>
+const seen = {errors: []};
+window.addEventListener('error', e => seen.errors.push(String(e.message)));
+const consoleError = console.error; console.error = (...a) => { seen.errors.push(a.join(' ')); consoleError(...a); };
+window.addEventListener('load', async () => {
+  try {
+    await window.viewReady;
+    const count = () => document.querySelectorAll('#view .mark-line path').length;
+    seen.legend = [...document.querySelectorAll('#view .role-legend-label text')].map(t => t.textContent);
+    seen.before = count();
+    const labels = [...document.querySelectorAll('#view .role-legend-label text')];
+    const entry = ARM === null ? labels[0] : labels.find(t => t.textContent === ARM);
+    entry.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+    await new Promise(r => setTimeout(r, 300));
+    seen.after = count();
+  } catch (e) { seen.errors.push(String(e)); }
+  const pre = document.createElement('pre'); pre.id = 'probe-result'; pre.textContent = JSON.stringify(seen);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def click_an_arm(view, arm: str | None, tmp_path) -> dict:
+    """What headless Chromium saw on ``view`` (an HTML file) before and after a click on ``arm`` in its legend
+    (None: its first entry)."""
+    page = view.read_text()
+    end = page.rfind("</body>")
+    probe = tmp_path / f"probe-{view.name}"
+    probe.write_text(page[:end] + CLICK_AN_ARM.replace("ARM", json.dumps(arm)) + page[end:])
+    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=30000",
+           f"--user-data-dir={tmp_path / ('profile-' + view.stem)}", "--dump-dom", probe.as_uri()]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    m = re.search(r'<pre id="probe-result">(.*?)</pre>', res.stdout, re.S)
+    assert m, res.stderr[-2000:]
+    return json.loads(html.unescape(m[1]))
+
+
+def test_a_view_renders_in_headless_chromium_and_a_click_on_an_arm_shows_it_alone(tmp_path):
+    path, _ = _fig5_view(tmp_path, {"scratch": [200] * 4, "curriculum": [60, 61, 70, 200]})
+    seen = click_an_arm(path, "curriculum", tmp_path)
+    assert seen["errors"] == [] and seen["legend"] == ["curriculum", "scratch"]
+    # per arm and panel: 4 seed lines and the median; after the click, the curriculum's alone
+    assert (seen["before"], seen["after"]) == (2 * 2 * 5, 2 * 5)
