@@ -67,7 +67,6 @@ def write_view(arms: dict[str, xr.Dataset], switches: dict[str, list[int]], stat
     """The seed-band view (:func:`.views.seed_bands`) of train and test accuracy per arm, each curriculum's
     switch dashed and each seed's transition (its first epoch at the success threshold after its last switch)
     marked on the test panel. Returns the file's size."""
-    rows = views.curve_rows(arms, {"train_acc": "train", "test_acc": "test"}, switches)
     marks = []
     for label, ds in arms.items():
         s = stats[label]
@@ -78,12 +77,16 @@ def write_view(arms: dict[str, xr.Dataset], switches: dict[str, list[int]], stat
                               "value": round(float(ds.test_acc.sel(seed=seed, epoch=epoch)), 4)})
     rules = [{"arm": label, "epoch": e, "set": part} for label, es in switches.items() for e in es
              for part in ("train", "test")]
-    chart = views.seed_bands(rows, "accuracy", marks, rules, sets=["train", "test"])
     threshold = next(iter(stats.values()))["threshold"]
-    return views.write_view(chart, path, "Fig. 5: train and test accuracy per arm over training", (
-        f"Per arm the median bold, the interquartile band shaded and every seed thin (epochs log-spaced within each phase); a click "
-        f"on a seed picks it out (double click: all again), a click on an arm in the legend shows it alone. Dashed: "
-        f"a curriculum's switch; diamonds: each seed's first epoch at test accuracy >= {threshold:g} after it."))
+
+    def chart(keep: int):
+        rows = views.curve_rows(arms, {"train_acc": "train", "test_acc": "test"}, switches, keep=keep)
+        return views.seed_bands(rows, "accuracy", marks, rules, sets=["train", "test"])
+
+    return views.write_fitting(chart, path, "Fig. 5: train and test accuracy per arm over training", (
+        "Per arm the median bold, the interquartile band shaded and every seed thin; a click on a seed picks it "
+        "out (double click: all again), a click on an arm in the legend shows it alone. Dashed: a curriculum's "
+        f"switch; diamonds: each seed's first epoch at test accuracy >= {threshold:g} after it."))
 
 
 def draw_control(stats: dict) -> dict:

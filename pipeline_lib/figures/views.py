@@ -19,7 +19,10 @@ import json
 import numpy as np
 import xarray as xr
 
-VIEW_EPOCHS = 80  # log-spaced epochs kept per curve (besides the epochs on either side of a switch)
+VIEW_EPOCHS = 80  # log-spaced epochs kept per phase of a curve at most (and the epoch before a switch)
+# the report embeds a view as a base64 data URI, which Chromium refuses beyond 2 MiB (2,097,152 characters): a
+# page stays under 3/4 of that, thinning its epochs further where it must (:func:`write_fitting`)
+MAX_VIEW_BYTES = 1_500_000
 
 
 def thin_epochs(epochs: np.ndarray, keep: int = VIEW_EPOCHS, always=()) -> np.ndarray:
@@ -36,12 +39,12 @@ def thin_epochs(epochs: np.ndarray, keep: int = VIEW_EPOCHS, always=()) -> np.nd
 
 
 def curve_rows(arms: dict[str, xr.Dataset], variables: dict[str, str], switches: dict[str, list[int]],
-               digits: int = 3) -> list[dict]:
+               digits: int = 3, keep: int = VIEW_EPOCHS) -> list[dict]:
     """Long-form rows (arm, seed, set, epoch, value) of each arm's ``variables`` (variable -> the set's
-    label), on :func:`thin_epochs`; NaN values left out."""
+    label), on :func:`thin_epochs` (``keep`` per phase); NaN values left out."""
     rows = []
     for label, ds in arms.items():
-        idx = thin_epochs(ds.epoch.values, always=switches.get(label, []))
+        idx = thin_epochs(ds.epoch.values, keep, always=switches.get(label, []))
         epochs = ds.epoch.values[idx].tolist()
         for var, set_label in variables.items():
             values = np.round(ds[var].transpose("seed", "epoch").values[:, idx].astype(float), digits)
@@ -64,10 +67,13 @@ def seed_bands(rows: list[dict], value: str, marks: list[dict] = (), switches: l
     y = alt.Y("value:Q", title=value, scale=alt.Scale(domain=[0, 1]) if value == "accuracy" else alt.Undefined)
     color = alt.Color("arm:N", title="arm (click: this arm alone)")
     # one dataset for every layer (a faceted layer chart needs it at the top), each layer its own kind of row
-    data = ([{**r, "kind": "curve"} for r in rows] + [{**m, "kind": "mark"} for m in marks]
-            + [{**r, "kind": "switch"} for r in switches])
-    base = alt.Chart(inline_csv(data, ("kind", "arm", "seed", "set", "epoch", "value")))
-    curves = base.transform_filter(alt.datum.kind == "curve")
+    # (c: curve, m: mark, s: switch), each arm by its number, its label computed from it (a smaller page)
+    labels = list(dict.fromkeys(r["arm"] for r in [*rows, *marks, *switches]))
+    number = {label: i for i, label in enumerate(labels)}
+    data = [{**r, "kind": kind, "a": number[r["arm"]]} for kind, part in (("c", rows), ("m", marks), ("s", switches))
+            for r in part]
+    base = alt.Chart(inline_csv(data, ("kind", "a", "seed", "set", "epoch", "value")))
+    curves = base.transform_filter(alt.datum.kind == "c")
     band = curves.transform_aggregate(q1="q1(value)", q3="q3(value)", groupby=["arm", "set", "epoch"]).mark_area(
         opacity=0.25).encode(x=x, y=alt.Y("q1:Q", title=value), y2="q3:Q", color=color)
     lines = curves.mark_line(strokeWidth=0.8).encode(
@@ -76,25 +82,26 @@ def seed_bands(rows: list[dict], value: str, marks: list[dict] = (), switches: l
         tooltip=["arm:N", "seed:N", "epoch:Q", alt.Tooltip("value:Q", title=value, format=".3f")]).add_params(seed)
     median = curves.transform_aggregate(median="median(value)", groupby=["arm", "set", "epoch"]).mark_line(
         strokeWidth=2.5).encode(x=x, y=alt.Y("median:Q", title=value), color=color)
-    points = base.transform_filter(alt.datum.kind == "mark").mark_point(filled=True, size=30, shape="diamond").encode(
+    points = base.transform_filter(alt.datum.kind == "m").mark_point(filled=True, size=30, shape="diamond").encode(
         x=x, y=alt.Y("value:Q", title=value), color=color,
         tooltip=["arm:N", "seed:N", alt.Tooltip("epoch:Q", title="transition epoch")])
-    rules = base.transform_filter(alt.datum.kind == "switch").mark_rule(strokeDash=[4, 3]).encode(
+    rules = base.transform_filter(alt.datum.kind == "s").mark_rule(strokeDash=[4, 3]).encode(
         x=x, color=color, tooltip=["arm:N", alt.Tooltip("epoch:Q", title="switch")])
-    chart = alt.layer(band, lines, median, points, rules).transform_filter(arm).properties(width=360, height=240)
+    chart = alt.layer(band, lines, median, points, rules).transform_calculate(
+        arm=f"{json.dumps(labels)}[datum.a]").transform_filter(arm).properties(width=360, height=240)
     return chart.facet(column=alt.Column("set:N", title=None, sort=sets)).add_params(arm)
 
 
 def inline_csv(rows: list[dict], fields: tuple[str, ...]):
     """The rows as inline CSV data (a third of the size of a JSON list of objects); a missing field is empty,
-    which Vega reads as null; ``seed``, ``epoch`` and ``value`` are parsed as numbers."""
+    which Vega reads as null; ``a`` (an arm's number), ``seed``, ``epoch`` and ``value`` are parsed as numbers."""
     import altair as alt
 
     out = io.StringIO()
     writer = csv.DictWriter(out, fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    parse = {f: "number" for f in ("seed", "epoch", "value") if f in fields}
+    parse = {f: "number" for f in ("a", "seed", "epoch", "value") if f in fields}
     return alt.Data(values=out.getvalue(), format=alt.DataFormat(type="csv", parse=parse))
 
 
@@ -118,3 +125,13 @@ def write_view(chart, path: str, title: str, note: str = "") -> int:
     with open(path, "w") as fh:
         fh.write(page)
     return len(page.encode())
+
+
+def write_fitting(chart_of, path: str, title: str, note: str = "", keep: int = VIEW_EPOCHS) -> int:
+    """:func:`write_view` of ``chart_of(keep)`` (a chart on ``keep`` epochs per phase), halving ``keep`` until the
+    page fits :data:`MAX_VIEW_BYTES`; the note says how many epochs it kept. Returns the page's size."""
+    while True:
+        size = write_view(chart_of(keep), path, title, f"{note} Up to {keep} epochs per phase, log-spaced.")
+        if size <= MAX_VIEW_BYTES or keep <= 5:
+            return size
+        keep //= 2
