@@ -88,7 +88,7 @@ def seed_bands(rows: list[dict], value: str, marks: list[dict] = (), switches: l
     rules = base.transform_filter(alt.datum.kind == "s").mark_rule(strokeDash=[4, 3]).encode(
         x=x, color=color, tooltip=["arm:N", alt.Tooltip("epoch:Q", title="switch")])
     chart = alt.layer(band, lines, median, points, rules).transform_calculate(
-        arm=f"{json.dumps(labels)}[datum.a]").transform_filter(arm).properties(width=360, height=240)
+        arm=f"{json.dumps(labels)}[datum.a]").transform_filter(arm).properties(width=300, height=220)
     return chart.facet(column=alt.Column("set:N", title=None, sort=sets)).add_params(arm)
 
 
