@@ -165,3 +165,8 @@ def test_a_count_verdict_that_one_seed_decides_is_undecided():
     rep = {"config": _ledger({a: score, b: full})}
     rows = {r["id"]: r for r in con.consolidate({"config": _ledger({a: score, b: full})}, rep)}
     assert rows[a]["verdict"] == "partial" and "one seed decides" not in rows[a]["why"]
+    # a verdict only the replicate gives (the original not run) rests on the replicate's seeds alone
+    one = {**full, "n_seeds": 1, "rule": rule(share_holds(1, 1))}
+    rows = {r["id"]: r for r in con.consolidate({"config": _ledger({})}, {"config": _ledger({a: one, b: score})})}
+    assert rows[a]["verdict"] == "undecided" and "rests on one seed" in rows[a]["why"]
+    assert rows[b]["verdict"] == "undecided" and "(9 of 9)" in rows[b]["why"]

@@ -191,6 +191,8 @@ def _decided_on(d: dict, r: dict, replicate: dict | None) -> tuple[dict | None, 
     both runs' counts summed where a replicate gave the same verdict (and the counts pool); else the shown row's."""
     if d.get("pooled"):
         return d["pooled"], d.get("n_seeds")
+    if d.get("from_replicate"):  # the replicate's row is the one shown: nothing to pool it with
+        return r.get("rule"), r.get("n_seeds")
     if replicate and replicate.get("verdict") == r.get("verdict") and r.get("n_seeds") and replicate.get("n_seeds"):
         both = pooled(r.get("rule"), replicate.get("rule"))
         if both is not None:
