@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from conftest import REPO
+from pipeline_lib import declarations
 from pipeline_lib.build import publish
 
 
@@ -83,3 +84,34 @@ def test_a_verified_refactor_restamps_only_statistics_its_old_code_computed(tmp_
     assert said == ["restamped 1 figure(s) of docs/stats/config.json"]
     assert {f: v["code"] for f, v in figures.items()} == {"fig5_accuracy": "new", "fig2_attention_graph": "older",
                                                           "fig6_interpolation": "old"}
+
+
+def _resolves(stats, path: str) -> bool:
+    """Whether a declared ``reads`` path names something in a figure's statistics: keys joined by dots (a key
+    may hold dots itself: the longest that fits first), ``*`` any key, a list any of its items."""
+    if path == "":
+        return True
+    if isinstance(stats, list):
+        return any(_resolves(x, path) for x in stats)
+    if not isinstance(stats, dict):
+        return False
+    head, _, rest = path.partition(".")
+    if head == "*":
+        return any(_resolves(v, rest) for v in stats.values())
+    return any(path == k or (path.startswith(k + ".") and _resolves(stats[k], path[len(k) + 1:]))
+               for k in sorted(stats, key=len, reverse=True))
+
+
+def test_every_statistic_a_claim_reads_is_in_the_kept_statistics_of_the_default():
+    """A claim's ``reads`` names the keys of its figure's statistics in the default config (whose labels the
+    declarations use); where the default scores the claim, each must be there, so a renamed statistic cannot
+    leave a stale name in the ledger's 'statistics read' column."""
+    assert _resolves({"a": {"b.c": [{"d": 1}]}}, "a.b.c.d") and not _resolves({"a": {"b": 1}}, "a.c")
+    for name in ("config", "config-replicate"):
+        kept = REPO / publish.KEPT / f"{name}.json"
+        doc = json.loads(kept.read_text())
+        rows, _, _ = publish.rescore(REPO, kept)
+        scored = {r["id"] for r in rows if r["verdict"] != "not run"}
+        stale = {cid: [r for r in c.get("reads", []) if not _resolves(doc["figures"][c["figure"]]["stats"], r)]
+                 for cid, c in declarations.declared_claims().items() if cid in scored}
+        assert not {c: r for c, r in stale.items() if r}, f"pipeline_lib/declarations: reads missing in {name}"

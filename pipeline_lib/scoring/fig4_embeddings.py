@@ -124,5 +124,6 @@ def every_setting(stats: dict, pairs: list, phase: str) -> dict:
                             claims.guard("not run", "no setting has a seed that learned the task"))
     ok = sum(v == "reproduced" for v in ran)
     p, lo, hi = claims.rate(ok, len(ran))
-    return claims.score(p, (lo, hi), len(ran), text + f" (over the {len(ran)} setting(s) where a seed learned)",
-                        claims.share_holds(ok, len(ran)))
+    seeds = sum(len(stats[pair[phase]]["clusters_per_seed"]) for label, pair in pairs if verdicts[label] != "not run")
+    return claims.score(p, (lo, hi), seeds, text + f" (over the {len(ran)} setting(s) where a seed learned, "
+                        f"{seeds} seeds in all)", claims.share_holds(ok, len(ran)))
