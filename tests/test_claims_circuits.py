@@ -184,7 +184,7 @@ def test_fig3_build_scores_planted_concentration_zeros_and_probes(tmp_path):
     assert len(stats["curriculum"]["first_k_mass_end_per_seed"]) == S
     assert stats["curriculum"]["first_k_mass_start"] == pytest.approx(0.5, abs=0.02)
     assert stats["probes"]["curriculum"]["first_snapshot"] == 10 and stats["probes"]["scratch"]["chance"] == pytest.approx(0.38)
-    assert "scratch" in stats and "zeros_excess_switch_per_seed" not in stats["scratch"]
+    assert "scratch" in stats and "favours_switch_per_seed" not in stats["scratch"]
     scores = fig3_rules.score_claims(stats, params)
     assert set(scores) == set(declared("fig3_attention_heatmap"))
     assert set(verdicts(scores).values()) == {"reproduced"}, verdicts(scores)
@@ -230,15 +230,15 @@ def test_fig3_focus_counts_a_seed_that_attends_to_the_ones_and_needs_half_the_wa
     favours, and the seeds choosing each are reported; "focuses" needs at least half of the way to all of the
     first-k attention on that value (a planted focus above it, one below it, and the untrained null)."""
     start = list(np.linspace(0.0, 0.04, 10))
-    cur = {"zeros_excess_switch_per_seed": [0.3] * 5 + [-0.3] * 5, "zeros_excess_start_per_seed": start,
+    cur = {"favours_switch_per_seed": ["zeros"] * 4 + ["ones"] * 6, "first_k_mass_switch_per_seed": [0.9] * 10,
            "value_focus_switch_per_seed": list(np.linspace(0.8, 0.9, 10)), "value_focus_start_per_seed": start}
     score = fig3_rules._zeros(cur)
-    assert score["verdict"] == "reproduced" and "5 / 5" in score["control"]
+    assert score["verdict"] == "reproduced" and "4 / 6" in score["control"]
     cur["value_focus_switch_per_seed"] = list(np.linspace(0.3, 0.45, 10))  # selective, but less than half-way
     assert fig3_rules._zeros(cur)["verdict"] == "not reproduced"
     cur["value_focus_switch_per_seed"] = start
     assert fig3_rules._zeros(cur)["verdict"] == "not reproduced"
-    del cur["value_focus_switch_per_seed"]  # statistics kept before the focus was recorded
+    del cur["favours_switch_per_seed"]  # statistics kept before the favoured value was recorded
     assert fig3_rules._zeros(cur)["verdict"] == "not run"
 
 
@@ -251,17 +251,8 @@ def test_value_focus_is_one_for_all_attention_on_one_value_and_zero_when_spread_
     focused[1, 0, :3] = [0.0, 0.375, 0.375]  # all of it on the ones
     focused[2, 0, :3] = [0.375, 0.1875, 0.1875]  # half on the zero (a third of the tokens): a quarter of the way
     assert fig3.zero_measures(focused, tokens, 3)["value_focus"] == pytest.approx([1.0, 1.0, 0.25])
+    assert fig3.zero_measures(focused, tokens, 3)["favours"] == ["zeros", "ones", "zeros"]
     assert fig3.zero_measures(even, tokens[1:], 3)["value_focus"] == [None] * 3
-
-
-def test_zeros_excess_is_zero_without_preference_and_skips_probes_without_both_kinds():
-    tokens = np.array([[0, 1, 1, 0], [0, 0, 0, 1], [1, 1, 1, 0]])  # k=3: probes 0 (1 zero) qualify, 1 and 2 not
-    even = np.full((2, 3, 4), 0.25)
-    assert fig3.zero_measures(even, tokens, 3)["zeros_excess"] == pytest.approx([0.0, 0.0])
-    biased = even.copy()
-    biased[:, 0, :3] = [0.5, 0.1, 0.1]  # the zero gets 0.5/0.7 of the first-k mass, a third of its positions
-    assert fig3.zero_measures(biased, tokens, 3)["zeros_excess"] == pytest.approx([0.5 / 0.7 - 1 / 3] * 2)
-    assert fig3.zero_measures(even, tokens[1:], 3)["zeros_excess"] == [None, None]
 
 
 def probe_entry(first, last, chance=0.38, seed=0):

@@ -113,10 +113,10 @@ def _shown(att: xr.DataArray, seed: int | None, k: int, time: str) -> tuple[xr.D
 
 
 def zeros_stats(cfg, run: str, paths, k: int) -> dict:
-    """Per seed, :func:`zero_measures` at epoch 0 of the arm's first phase and at the last recorded epoch of its
-    last-but-one phase (the switch; only for an arm of several phases), and the zeros' excess at the end of the
-    run, each over that phase's own probe sequences; at the switch also the attention mass on the first k (mean
-    over the probes). Each phase's trajectory is read once."""
+    """Per seed, :func:`zero_measures`' value focus at epoch 0 of the arm's first phase and, for an arm of several
+    phases, its focus and favoured value at the last recorded epoch of its last-but-one phase (the switch), each
+    over that phase's own probe sequences, with the attention mass on the first k there (mean over the probes).
+    Each phase's trajectory is read once."""
     chain, seeds = cfg.lineage(run), list(cfg.runs[run].seeds)
     read = functools.cache(lambda r: read_dataset(paths.trajectory(r), rule="train").sel(seed=seeds))
 
@@ -126,15 +126,13 @@ def zeros_stats(cfg, run: str, paths, k: int) -> dict:
     def at(r: str, which: int) -> dict[str, list]:
         return zero_measures(attention(r, which).values, read(r).probe_x.values, k)
 
-    start = at(chain[0], 0)
-    out = {"zeros_excess_start_per_seed": start["zeros_excess"], "value_focus_start_per_seed": start["value_focus"]}
+    out = {"value_focus_start_per_seed": at(chain[0], 0)["value_focus"]}
     if len(chain) > 1:
         switch = at(chain[-2], -1)
-        out["zeros_excess_switch_per_seed"] = switch["zeros_excess"]
         out["value_focus_switch_per_seed"] = switch["value_focus"]
+        out["favours_switch_per_seed"] = switch["favours"]
         first_k = attention(chain[-2], -1).mean("probe").isel(position=slice(0, k)).sum("position", skipna=False)
         out["first_k_mass_switch_per_seed"] = json_floats(first_k)
-    out["zeros_excess_end_per_seed"] = at(run, -1)["zeros_excess"]
     return out
 
 
@@ -152,20 +150,21 @@ def zero_shares(att: np.ndarray, tokens: np.ndarray, k: int) -> tuple[np.ndarray
 
 
 def zero_measures(att: np.ndarray, tokens: np.ndarray, k: int) -> dict[str, list]:
-    """Per seed, both measures of the first-k attention on the zeros, from one :func:`zero_shares`, over the probes
-    with both zeros and non-zeros among the first k tokens (None where no probe qualifies), with a the share of the
-    first-k attention on the zeros and q the zeros' share of the first k, per probe:
+    """Per seed, over the probes with both zeros and non-zeros among the first k tokens (None where no probe
+    qualifies), with a the share of the first-k attention on the zeros and q the zeros' share of the first k, per
+    probe (:func:`zero_shares`):
 
-    - ``zeros_excess``: the mean of a - q;
     - ``value_focus``: how fully the attention sits on the tokens of one value (0 or 1): (a - q) / (1 - q) for the
       zeros, (q - a) / q for the ones, each 1 when all of it is on that value and 0 when it is spread as the tokens
-      are; the seed's focus is the larger of the two means (the value it favours)."""
+      are; the seed's focus is the larger of the two means over the probes;
+    - ``favours``: the value whose mean that is ('zeros' or 'ones')."""
     shares = zero_shares(att, tokens, k)
     if shares is None:
-        return {"zeros_excess": [None] * len(att), "value_focus": [None] * len(att)}
+        return {"value_focus": [None] * len(att), "favours": [None] * len(att)}
     share, q = shares
-    return {"zeros_excess": json_floats((share - q).mean(1)),
-            "value_focus": json_floats(np.maximum(((share - q) / (1 - q)).mean(1), ((q - share) / q).mean(1)))}
+    zeros, ones = ((share - q) / (1 - q)).mean(1), ((q - share) / q).mean(1)
+    return {"value_focus": json_floats(np.maximum(zeros, ones)),
+            "favours": ["zeros" if z >= o else "ones" for z, o in zip(zeros, ones)]}
 
 
 def probe_stats(ds: xr.Dataset, traj: xr.Dataset) -> dict:

@@ -57,17 +57,16 @@ FOCUS = 0.5
 def _zeros(cur: dict | None) -> dict:
     if cur is None:
         return claims.not_run("arm 'curriculum' not drawn")
-    if "zeros_excess_switch_per_seed" not in cur:
+    if "first_k_mass_switch_per_seed" not in cur:
         return claims.not_run("arm 'curriculum' has a single phase: no p=2 phase before a switch")
-    if "value_focus_switch_per_seed" not in cur:
-        return claims.not_run("the statistics predate the value focus: rerun the figure")
-    sw = as_array(cur["zeros_excess_switch_per_seed"])
+    if "favours_switch_per_seed" not in cur:
+        return claims.not_run("the statistics predate the favoured value: rerun the figure")
     if not _paired(cur["value_focus_switch_per_seed"]):
         return claims.not_run("no probe sequence has both zeros and non-zeros among the first k")
     # focus on one value: attending to the zeros or to the ones solves the parity equally
     m, lo, hi = claims.mean_interval(cur["value_focus_switch_per_seed"])
     m0, lo0, hi0 = claims.mean_interval(cur["value_focus_start_per_seed"])
-    zeros, ones = int(np.sum(sw > 0)), int(np.sum(sw < 0))
+    zeros, ones = (cur["favours_switch_per_seed"].count(v) for v in ("zeros", "ones"))
     return claims.score(m, (lo, hi), _paired(cur["value_focus_switch_per_seed"]),
                         f"focus: >= {FOCUS:g}; " + claims.fmt_interval("epoch 0 (untrained)", m0, lo0, hi0)
                         + f"; seeds favouring the zeros / the ones at the switch: {zeros} / {ones}",
