@@ -545,6 +545,17 @@ def test_a_runs_wall_time_comes_from_its_own_configs_log(tmp_path):
     assert wall == {("config/config.yaml", False): 600, ("config/cogo_cpu.yaml", False): 1200,
                     ("config/config.yaml", True): 1800, ("config/own_circuit.yaml", False): None,
                     ("config/shortest_path_long.yaml", False): 2400, ("config/eureka_table1.yaml", False): 3000}
+    # the forms a command may take: a target after the config file, --config=..., True, --configfiles
+    from pipeline_lib.build.cost import _ran
+
+    def ran(command, config="config/config.yaml", replicate=False):
+        return _ran(f"  Command: {command}\n", config, replicate)
+
+    assert ran("snakemake --configfile config/config.yaml fig5_accuracy --cores 2")
+    assert ran("snakemake --config=replicate=true", replicate=True) and ran("snakemake --config replicate=True",
+                                                                             replicate=True)
+    assert ran("snakemake --configfiles config/cogo_cpu.yaml", "config/cogo_cpu.yaml")
+    assert not ran("snakemake --configfile config/cogo_cpu.yaml fig5_accuracy")
 
 
 def test_the_full_reproductions_cost_counts_the_default_configs_jobs_only(tmp_path):

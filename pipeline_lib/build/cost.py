@@ -25,14 +25,16 @@ def _ran(text: str, configfile: str | None, replicate: bool) -> bool:
     if command is None:
         return False
     words = command.group(1).split()
-    if ("replicate=true" in words) != replicate:
+    replicated = any(re.fullmatch(r"(?:--config=)?replicate=(?:true|1|yes)", w, re.I) for w in words)
+    if replicated != replicate:
         return False
     given, taking = [], False
-    for w in words:  # --configfile A [B ...] or --configfile=A: every file it names
-        if w.startswith("--configfile="):
-            given.append(Path(w.split("=", 1)[1]).name)
-        taking = w == "--configfile" or (taking and not w.startswith("-"))
-        if taking and w != "--configfile":
+    for w in words:  # --configfile(s) A [B ...] or --configfile=A: every config file it names (not a target)
+        flag, _, value = w.partition("=")
+        if flag in ("--configfile", "--configfiles") and value:
+            given.append(Path(value).name)
+        taking = flag in ("--configfile", "--configfiles") and not value or (taking and not w.startswith("-"))
+        if taking and not w.startswith("-") and w.endswith((".yaml", ".yml", ".json")):
             given.append(Path(w).name)
     name = Path(configfile).name
     return name in given if name != DEFAULT_CONFIG else all(g == DEFAULT_CONFIG for g in given)
