@@ -156,10 +156,11 @@ def printed_margin(reference_se: float, rounding: float) -> float:
     return Z95 * reference_se + rounding / 2
 
 
-def share_holds(k: int, n: int, low_share: float = 0.5) -> Verdict:
+def share_holds(k: int, n: int, low_share: float = 0.5, of: str = "seeds") -> Verdict:
     """A claim about every seed/run/case: all k of n reproduced; a share whose Wilson 95% interval lies above
-    ``low_share`` (a majority, shown: 9 of 10, 17 of 20) partial; otherwise not reproduced."""
-    args = dict(k=int(k), n=int(n), low_share=low_share)
+    ``low_share`` (a majority, shown: 9 of 10, 17 of 20) partial; otherwise not reproduced. ``of``: what the
+    count counts ('seeds', or e.g. 'runs', 'steps': only a count of seeds is checked seed by seed)."""
+    args = dict(k=int(k), n=int(n), low_share=low_share, of=of)
     if n == 0:
         return Verdict("not run", "share_holds", **args)
     if k == n:
@@ -170,15 +171,15 @@ def share_holds(k: int, n: int, low_share: float = 0.5) -> Verdict:
                    **args)
 
 
-def rates_exceed(k: int, n: int, k0: int, n0: int) -> Verdict:
+def rates_exceed(k: int, n: int, k0: int, n0: int, of: str = "seeds") -> Verdict:
     """The claim "a share of k/n exceeds the control's k0/n0": :func:`exceeds` on the shares with their Wilson
-    intervals, recorded as counts."""
+    intervals, recorded as counts (``of``: what they count, as :func:`share_holds`)."""
     from .stats import wilson_interval
 
     lo, _ = wilson_interval(int(k), int(n))
     _, hi0 = wilson_interval(int(k0), int(n0))
     v = exceeds(k / n, lo, k0 / n0, hi0)
-    return Verdict(str(v), "rates_exceed", k=int(k), n=int(n), k0=int(k0), n0=int(n0))
+    return Verdict(str(v), "rates_exceed", k=int(k), n=int(n), k0=int(k0), n0=int(n0), of=of)
 
 
 def guard(verdict: str, why: str) -> Verdict:

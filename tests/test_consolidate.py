@@ -117,7 +117,7 @@ def test_counts_pool_by_summing_and_a_share_that_stays_partial_is_undecided():
                    for k in (10, 9))
     assert (every["verdict"], most["verdict"]) == ("reproduced", "partial")
     d = con.decide(every, most)
-    assert d["pooled"]["args"] == {"k": 19, "n": 20, "low_share": 0.5}
+    assert d["pooled"]["args"] == {"k": 19, "n": 20, "low_share": 0.5, "of": "seeds"}
     assert d["verdict"] == "undecided" and "stays partial however many" in d["why"]  # k < n at any count
 
 
@@ -149,7 +149,7 @@ def test_a_count_verdict_that_one_seed_decides_is_undecided():
     assert con.one_seed_decides(rule(share_holds(0, 10)), 10) is None
     assert "gives reproduced (9 of 9)" in con.one_seed_decides(rule(share_holds(9, 10)), 10)
     assert "rests on one seed" in con.one_seed_decides(rule(share_holds(1, 1)), 1)
-    assert con.one_seed_decides(rule(share_holds(9, 10)), 3) is None  # ten settings of three seeds
+    assert con.one_seed_decides(rule(share_holds(9, 10, of="settings")), 30) is None  # a count of settings
     assert con.one_seed_decides(rule(rates_exceed(9, 10, 0, 10)), 10) is None  # far apart either way
     assert con.one_seed_decides(rule(rates_exceed(6, 10, 1, 10)), 10)  # at the Wilson boundary
     assert con.one_seed_decides({"kind": "exceeds", "args": {}}, 10) is None

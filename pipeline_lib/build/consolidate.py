@@ -202,18 +202,19 @@ def _decided_on(d: dict, r: dict, replicate: dict | None) -> tuple[dict | None, 
 
 def one_seed_decides(rule: dict | None, n_seeds) -> str | None:
     """Whether leaving out one seed changes a count verdict (``share_holds``, ``rates_exceed``) whose count is of
-    seeds (its n equals the row's seeds): the new verdict and counts, else None. A rule on means is not checked
-    here (its record holds the interval, not the seeds' values)."""
+    seeds (its record's ``of``: a count of runs, steps or settings is not checked): the new verdict and counts,
+    else None. A rule on means is not checked here (its record holds the interval, not the seeds' values)."""
     if not rule or rule.get("kind") not in ("share_holds", "rates_exceed") or not n_seeds:
         return None
     args = rule["args"]
-    k, n = int(args["k"]), int(args["n"])
-    if n != int(n_seeds):
+    if args.get("of", "seeds") != "seeds":
         return None
+    k, n = int(args["k"]), int(args["n"])
     now = evaluate(rule)
     if n == 1:
         return f"it rests on one seed ({k} of 1)"
-    sides = [("k", "n", "")] + ([("k0", "n0", " of the control")] if rule["kind"] == "rates_exceed" else [])
+    sides = ([("k", "n", " of the share claimed higher"), ("k0", "n0", " of the share claimed lower")]
+             if rule["kind"] == "rates_exceed" else [("k", "n", "")])
     for kk_, nn_, whose in sides:
         k, n = int(args[kk_]), int(args[nn_])
         for kk in (k - 1, k):  # leave out a seed that holds, then one that does not

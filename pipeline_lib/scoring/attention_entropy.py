@@ -27,7 +27,7 @@ def score_claims(stats: dict, params: Params) -> dict:
     seeds = min(len(s["final_per_seed"]) for s in runs.values())
     m, mlo, mhi = claims.median_interval([d[0] for d in drops.values()])
     return {"tian.attention_entropy.sparser_every_run": claims.score(p, (lo, hi), seeds, control,
-                                                                      claims.share_holds(k, n)),
+                                                                      claims.share_holds(k, n, of="runs")),
             "tian.attention_entropy.sparser_typical_run": claims.score(
                 m, (mlo, mhi), seeds, f"no change 0; start entropy, median over {n} runs {start:.3f}",
                 claims.above(m, mlo, 0.0))}

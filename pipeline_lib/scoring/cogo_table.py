@@ -73,7 +73,7 @@ def score_row(s: dict | None, d: int) -> dict:
     passed = [cell_check(s, c, *talk_value(REFERENCE[d][i]))[4] == "reproduced" for i, c in enumerate(TABLE)]
     k = sum(passed)
     return claims.score(k / len(TABLE), (float("nan"),) * 2, s["solved"],
-                        f"talk's d = {d} row; columns passing: {k}/{len(TABLE)}", claims.share_holds(k, len(TABLE)))
+                        f"talk's d = {d} row; columns passing: {k}/{len(TABLE)}", claims.share_holds(k, len(TABLE), of="columns"))
 
 
 def score_construction(stats: dict) -> dict:
@@ -104,4 +104,4 @@ def score_weight_decay(stats: dict) -> dict:
     n = len(groups)
     seeds = min(len(g[i]["per_seed"]["mean_order"]) for g in groups.values() for i in (0, -1))  # per compared run
     return claims.score(ok / n, (float("nan"),) * 2, seeds,
-                        f"mean order at the smallest vs the largest wd: {'; '.join(parts)}", claims.share_holds(ok, n))
+                        f"mean order at the smallest vs the largest wd: {'; '.join(parts)}", claims.share_holds(ok, n, of="(d, q) groups"))

@@ -126,4 +126,4 @@ def every_setting(stats: dict, pairs: list, phase: str) -> dict:
     p, lo, hi = claims.rate(ok, len(ran))
     seeds = sum(len(stats[pair[phase]]["clusters_per_seed"]) for label, pair in pairs if verdicts[label] != "not run")
     return claims.score(p, (lo, hi), seeds, text + f" (over the {len(ran)} setting(s) where a seed learned, "
-                        f"{seeds} seeds in all)", claims.share_holds(ok, len(ran)))
+                        f"{seeds} seeds in all)", claims.share_holds(ok, len(ran), of="settings"))

@@ -22,7 +22,7 @@ def score_low_rank(c: dict) -> dict:
                                                                      ranks.items())
                + "; at epoch 0 " + ", ".join(f"{p} {v:.3g}" for p, v in a["stable_rank_first"].items()))
     return claims.score(k / n if n else float("nan"), (float("nan"),) * 2, len(a["seeds"]), control,
-                        claims.share_holds(k, n))
+                        claims.share_holds(k, n, of="parameters"))
 
 
 def score_state(c: dict) -> dict:

@@ -80,4 +80,4 @@ def _loss_matches(loss: dict, n: int) -> dict:
     p, lo, hi = claims.rate(hits, len(steps))
     control = (f"untrained loss ln 34 = {np.log(34):.3f} (step 0 measured {loss['0']['median']:.4g}); "
                + ("; ".join(missed) if missed else "every step matches"))
-    return claims.score(p, (lo, hi), n, control, claims.share_holds(hits, len(steps)))
+    return claims.score(p, (lo, hi), n, control, claims.share_holds(hits, len(steps), of="steps"))

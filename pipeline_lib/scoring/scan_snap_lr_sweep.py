@@ -38,7 +38,7 @@ def _monotone(groups: list, control: str, panels: dict) -> dict:
     first = np.mean([v[0] for v, _ in series])
     init = np.mean([q["initial_entropy"] for q in panels.values()])
     return claims.score(p, (lo, hi), _seeds(panels), f"{control}: mean entropy {first:.3f}; untrained {init:.3f}; "
-                        + claims.fmt_rate("monotone series", k, len(series)), claims.share_holds(k, len(series)))
+                        + claims.fmt_rate("monotone series", k, len(series)), claims.share_holds(k, len(series), of="series"))
 
 
 def _match_release(panels: dict) -> dict:
@@ -55,7 +55,7 @@ def _match_release(panels: dict) -> dict:
     init = np.mean([q["initial_entropy"] for q in panels.values()])
     control = (f"none; untrained entropy {init:.3f}; mean difference {np.mean(diffs):+.3f}, mean |difference| "
                f"{np.mean(np.abs(diffs)):.3f} over {len(cells)} cells (z = {z:.2f})")
-    return claims.score(p, (lo, hi), _seeds(panels), control, claims.share_holds(k, len(cells)))
+    return claims.score(p, (lo, hi), _seeds(panels), control, claims.share_holds(k, len(cells), of="cells"))
 
 
 def _seeds(panels: dict) -> int | None:

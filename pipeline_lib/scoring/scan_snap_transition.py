@@ -27,7 +27,7 @@ def score_claims(stats: dict, params: Params) -> dict:
         control = (f"median seed-half difference {np.median([q['seed_half_difference'] for q in pairs]):.1f} steps "
                    f"against a median gap of {np.median([q['earlier_by'] for q in pairs]):.1f}; "
                    + claims.fmt_rate("pairs earlier beyond it", k, len(pairs)))
-        faster = claims.score(p, (lo, hi), n, control, claims.share_holds(k, len(pairs)))
+        faster = claims.score(p, (lo, hi), n, control, claims.share_holds(k, len(pairs), of="pairs"))
     else:
         faster = claims.not_run("no two cells share an eta_Y")
     return {"tian.scan_snap_transition.t0_inverse_eta_y": exponent,
