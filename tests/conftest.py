@@ -121,6 +121,14 @@ def pytest_sessionfinish(session):
 _SMOKE: dict = {}  # this process's view of the session's smoke run (pytest_collection_finish)
 
 
+def chromium_path() -> str:
+    """The browser, installed by `.ci/run` (a test never installs system packages); the test skips without one."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    pytest.skip("no Chromium on this machine (`.ci/run` installs Debian's chromium where it runs as root)")
+
+
 def load_yaml(path):
     with open(path) as fh:
         return yaml.safe_load(fh)

@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from conftest import load_yaml, snakemake
+from conftest import chromium_path, load_yaml, snakemake
 from pipeline_lib import declarations
 from pipeline_lib.plumbing import registry
 
@@ -114,14 +114,6 @@ def test_report_zip_and_a_report_of_missing_results_names_the_file(smoke_run, tm
 
 # -- a real browser -------------------------------------------------------------------------------
 
-def _chromium():
-    """The browser, installed by `.ci/run` (a test never installs system packages)."""
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    pytest.skip("no Chromium on this machine (`.ci/run` installs Debian's chromium where it runs as root)")
-
-
 # Drives the report as a user does (back to the results menu, a category, then each figure's view
 # and its info panel), then writes what it saw into the page for --dump-dom.
 PROBE = r"""<script>
@@ -168,7 +160,7 @@ def _headless(chromium, *args, timeout=120):
 
 
 def test_report_renders_with_its_images_in_headless_chromium(native_report, tmp_path):
-    chromium = _chromium()
+    chromium = chromium_path()
     work, out = native_report
     page = out.read_text()
     figures = load_yaml(work / "config" / "config.yaml")["figures"]

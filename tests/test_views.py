@@ -3,13 +3,12 @@ real headless Chromium that renders one and changes it on a click."""
 import html
 import json
 import re
-import shutil
 import subprocess
 
 import numpy as np
-import pytest
 import xarray as xr
 
+from conftest import chromium_path
 from pipeline_lib.figures import fig5_accuracy, views
 
 
@@ -57,13 +56,6 @@ def test_a_view_is_one_self_contained_page(tmp_path):
     assert data.count("\ns,") == 2  # the switch, in the train and in the test panel
 
 
-def _chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    pytest.skip("no Chromium on this machine (`.ci/run` installs Debian's chromium where it runs as root)")
-
-
 # Waits for the view, counts its lines, clicks one arm's entry in the legend, counts again; errors and
 # console errors are collected; the result is written into the page for --dump-dom.
 CLICK_AN_ARM = r"""<script>
@@ -95,7 +87,7 @@ def click_an_arm(view, arm: str | None, tmp_path) -> dict:
     end = page.rfind("</body>")
     probe = tmp_path / f"probe-{view.name}"
     probe.write_text(page[:end] + CLICK_AN_ARM.replace("ARM", json.dumps(arm)) + page[end:])
-    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=30000",
+    cmd = [chromium_path(), "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=30000",
            f"--user-data-dir={tmp_path / ('profile-' + view.stem)}", "--dump-dom", probe.as_uri()]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     m = re.search(r'<pre id="probe-result">(.*?)</pre>', res.stdout, re.S)
