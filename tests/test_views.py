@@ -101,3 +101,22 @@ def test_a_view_renders_in_headless_chromium_and_a_click_on_an_arm_shows_it_alon
     assert seen["errors"] == [] and seen["legend"] == ["curriculum", "scratch"]
     # per arm and panel: 4 seed lines and the median; after the click, the curriculum's alone
     assert (seen["before"], seen["after"]) == (2 * 2 * 5, 2 * 5)
+
+
+def test_the_eureka_view_has_a_panel_pair_per_experiment_and_marks_each_eureka_epoch(tmp_path):
+    from pipeline_lib.figures import eureka_accuracy
+
+    e = np.arange(60)
+    rows = {exp: {arm: xr.Dataset({v: (("seed", "epoch"), np.stack([np.where(e >= j, 1.0, 0.5) for j in jumps]))
+                                   for v in ("train_acc", "test_acc", "train_loss", "test_loss")},
+                                  coords={"seed": [0, 1], "epoch": e})
+                  for arm, jumps in (("Softmax", (40, 99)), ("NormSoftmax", (10, 20)))}
+            for exp in ("reasoning", "reasoning_lr5e4")}
+    stats = eureka_accuracy.eureka_accuracy_stats(rows, {x: 0.5 for x in rows}, {x: 0.7 for x in rows})
+    path = tmp_path / "eureka.html"
+    eureka_accuracy.write_view(rows, stats, {x: 0.7 for x in rows}, str(path))
+    page = path.read_text()
+    data = json.loads(re.search(r"vegaEmbed\('#view', (\{.*\}), \{actions", page, re.S)[1].replace("<\\/", "</"))
+    values = data["data"]["values"]
+    assert values.count("\nm,") == 2 * 3  # per experiment: Softmax's one seed that jumps, NormSoftmax's two
+    assert all(f"{x}: {part}" in values for x in rows for part in ("train", "test"))

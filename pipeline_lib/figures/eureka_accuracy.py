@@ -8,7 +8,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from . import style
+from . import style, views
 from .eureka_arms import BASE, INTERVENTIONS
 from .reading import entry_arms
 
@@ -31,6 +31,7 @@ properties:
 ARMS = INTERVENTIONS  # label of each intervention arm, by the claim ids' key
 PLATEAU_BAND = 0.05  # on the plateau: test accuracy within this of the no-first-step level
 FAST_JUMP = 0.2  # a fast jump: at most this share of the plateau's epochs
+EXTRA_OUTPUTS = [".html"]  # the interactive seed-band view (views.seed_bands)
 LOSS_BAND = 0.05  # saturated: train and test loss each within this share of their values where the jump starts
 LEAP_SHARE = 0.5  # a loss's leap: the first epoch after the jump's start at which it is below this share of its value there
 TARGET_SHARE = 0.95  # the abstract's "95% of the baseline's accuracy"
@@ -54,7 +55,31 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         f"{exp}: median final test accuracy " + ", ".join(f"{lbl} {s['median_final_test_acc']:.2f}"
                                                           for lbl, s in st.items() if lbl != "chance_without_step1")
         + f" (chance without step 1: {chance[exp]:.3f})" for exp, st in stats.items())
+    if ".html" in outputs:
+        write_view(rows, stats, threshold, outputs[".html"])
     return plot_eureka_accuracy(rows, chance, threshold), stats
+
+
+def write_view(rows: dict[str, dict[str, xr.Dataset]], stats: dict, threshold: dict[str, float], path: str) -> int:
+    """The seed-band view (:func:`.views.seed_bands`) of train and test accuracy per arm, one pair of panels per
+    experiment, each seed's Eureka epoch marked on its test panel. Returns the file's size."""
+    sets = [f"{exp}: {part}" for exp in rows for part in ("train", "test")]
+    marks = [{"arm": label, "seed": seed, "set": f"{exp}: test", "epoch": e,
+              "value": round(float(ds.test_acc.sel(seed=seed, epoch=e)), 3)}
+             for exp, arms in rows.items() for label, ds in arms.items()
+             for seed, e in zip(ds.seed.values.tolist(), stats[exp][label].get("eureka_epoch", [])) if e is not None]
+
+    def chart(keep: int):
+        curves = [r for exp, arms in rows.items()
+                  for r in views.curve_rows(arms, {"train_acc": f"{exp}: train", "test_acc": f"{exp}: test"}, {},
+                                            keep=keep)]
+        return views.seed_bands(curves, "accuracy", marks, sets=sets, columns=2)
+
+    return views.write_fitting(chart, path, "Eureka-moments: train and test accuracy per arm over training", (
+        "Per arm the median bold, the interquartile band shaded and every seed thin, one row per experiment; a "
+        "click on a seed picks it out (double click: all again), a click on an arm in the legend shows it alone. "
+        "Diamonds: each seed's Eureka epoch (test accuracy above "
+        + ", ".join(f"{t:g} in {e}" for e, t in threshold.items()) + ")."))
 
 
 def eureka_accuracy_stats(rows: dict[str, dict[str, xr.Dataset]], chance: dict[str, float],

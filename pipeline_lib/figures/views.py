@@ -55,10 +55,11 @@ def curve_rows(arms: dict[str, xr.Dataset], variables: dict[str, str], switches:
 
 
 def seed_bands(rows: list[dict], value: str, marks: list[dict] = (), switches: list[dict] = (),
-               sets: list[str] | None = None):
+               sets: list[str] | None = None, columns: int | None = None):
     """The seed-band chart of :func:`curve_rows`' rows, one panel per set: per arm the median and the
     interquartile band over seeds and every seed thin, against epoch on a linear axis. ``marks``: points (arm, seed, set, epoch, value) drawn
-    on the seed lines (each seed's transition); ``switches``: (arm, epoch) drawn as dashed rules."""
+    on the seed lines (each seed's transition); ``switches``: (arm, epoch) drawn as dashed rules; ``columns``: the
+    panels wrapped into rows of that many (default: one row)."""
     import altair as alt
 
     arm = alt.selection_point(fields=["arm"], bind="legend", name="arm")
@@ -89,6 +90,8 @@ def seed_bands(rows: list[dict], value: str, marks: list[dict] = (), switches: l
         x=x, color=color, tooltip=["arm:N", alt.Tooltip("epoch:Q", title="switch")])
     chart = alt.layer(band, lines, median, points, rules).transform_calculate(
         arm=f"{json.dumps(labels)}[datum.a]").transform_filter(arm).properties(width=300, height=220)
+    if columns:  # the panels wrapped into rows of ``columns``
+        return chart.facet(facet=alt.Facet("set:N", title=None, sort=sets), columns=columns).add_params(arm)
     return chart.facet(column=alt.Column("set:N", title=None, sort=sets)).add_params(arm)
 
 
