@@ -231,6 +231,11 @@ def test_eureka_figures_render_and_their_stats_name_every_arm():
     assert stats["reasoning"]["HT"]["median_final_test_acc"] == pytest.approx(float(np.median(final)))
     fig = acc.plot_eureka_accuracy(rows, {"reasoning": 0.2}, {"reasoning": 0.7})
     assert len(fig.axes[0].lines) == 2 * (2 + 1) + 2  # train and test: seeds and median; chance, threshold
+    # an arm keeps its colour in every row, even where the rows list different arms
+    two = {"reasoning": rows["reasoning"], "other": {"HT": rows["reasoning"]["HT"]}}
+    fig = acc.plot_eureka_accuracy(two, {"reasoning": 0.2, "other": 0.2}, 0.7)
+    ht_first_row, ht_second_row = fig.axes[1], fig.axes[2]
+    assert ht_first_row.lines[5].get_color() == ht_second_row.lines[5].get_color() != fig.axes[0].lines[5].get_color()
 
     stats = dist.distribution_stats(rows, 3)
     assert list(stats["reasoning"]["softmax"]) == ["0", "2", "7"]  # log-spaced, first and last included

@@ -172,14 +172,17 @@ def loss_leap(loss: np.ndarray, epochs: np.ndarray, start: float | None, share: 
 def plot_eureka_accuracy(rows: dict[str, dict[str, xr.Dataset]], chance: dict[str, float],
                          threshold: float | dict[str, float]) -> Figure:
     """``rows``: experiment -> arm label -> trajectory (train_acc, test_acc over seed, epoch). One row
-    of panels per experiment, one panel per arm; test accuracy in colour, train accuracy grey, the
+    of panels per experiment, one panel per arm; test accuracy in the arm's colour (one per arm label in every
+    row), train accuracy grey, the
     no-step-1 chance level dashed, the Eureka threshold (per experiment if a dict) dotted."""
     ncols = max(len(a) for a in rows.values())
+    labels = list(dict.fromkeys(label for arms in rows.values() for label in arms))
+    colors = {label: style.ARM_COLORS[i % len(style.ARM_COLORS)] for i, label in enumerate(labels)}  # one per arm
     fig, axes = style.figure(ncols=ncols, nrows=len(rows), width=2.6, height=2.2)
     for r, (exp, arms) in enumerate(rows.items()):
         thr = threshold[exp] if isinstance(threshold, dict) else threshold
-        for c, ((label, ds), color) in enumerate(zip(arms.items(), style.ARM_COLORS)):
-            ax = axes[r][c]
+        for c, (label, ds) in enumerate(arms.items()):
+            ax, color = axes[r][c], colors[label]
             for var, col in (("train_acc", "0.55"), ("test_acc", color)):
                 style.seeds_and_median(ax, ds[var].epoch, ds[var], col, label=var.replace("_acc", ""))
             ax.axhline(chance[exp], color="k", ls="--", lw=0.8)
@@ -190,7 +193,6 @@ def plot_eureka_accuracy(rows: dict[str, dict[str, xr.Dataset]], chance: dict[st
         for c in range(len(arms), ncols):
             axes[r][c].axis("off")
         axes[r][0].set_ylabel("accuracy")
-    axes[0][0].legend(loc="lower right", fontsize=7)
-    fig.text(0.5, -0.02, "dashed: chance without the first step (from the data); dotted: Eureka threshold",
-             ha="center", va="top", fontsize=8)
+    fig.text(0.5, -0.02, "test accuracy in the arm's colour (the same in every row), train accuracy grey; dashed: "
+             "chance without the first step (from the data); dotted: Eureka threshold", ha="center", va="top", fontsize=8)
     return fig
