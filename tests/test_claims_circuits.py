@@ -252,6 +252,9 @@ def test_value_focus_is_one_for_all_attention_on_one_value_and_zero_when_spread_
     focused[2, 0, :3] = [0.375, 0.1875, 0.1875]  # half on the zero (a third of the tokens): a quarter of the way
     assert fig3.zero_measures(focused, tokens, 3)["value_focus"] == pytest.approx([1.0, 1.0, 0.25])
     assert fig3.zero_measures(focused, tokens, 3)["favours"] == ["zeros", "ones", "zeros"]
+    silent = focused.copy()
+    silent[1] = np.nan  # a seed whose attention is not a number favours neither value
+    assert fig3.zero_measures(silent, tokens, 3)["favours"] == ["zeros", None, "zeros"]
     assert fig3.zero_measures(even, tokens[1:], 3)["value_focus"] == [None] * 3
 
 

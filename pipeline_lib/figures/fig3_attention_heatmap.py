@@ -157,14 +157,14 @@ def zero_measures(att: np.ndarray, tokens: np.ndarray, k: int) -> dict[str, list
     - ``value_focus``: how fully the attention sits on the tokens of one value (0 or 1): (a - q) / (1 - q) for the
       zeros, (q - a) / q for the ones, each 1 when all of it is on that value and 0 when it is spread as the tokens
       are; the seed's focus is the larger of the two means over the probes;
-    - ``favours``: the value whose mean that is ('zeros' or 'ones')."""
+    - ``favours``: the value whose mean that is ('zeros' or 'ones'; None where neither is a number)."""
     shares = zero_shares(att, tokens, k)
     if shares is None:
         return {"value_focus": [None] * len(att), "favours": [None] * len(att)}
     share, q = shares
     zeros, ones = ((share - q) / (1 - q)).mean(1), ((q - share) / q).mean(1)
     return {"value_focus": json_floats(np.maximum(zeros, ones)),
-            "favours": ["zeros" if z >= o else "ones" for z, o in zip(zeros, ones)]}
+            "favours": ["zeros" if z >= o else "ones" if o > z else None for z, o in zip(zeros, ones)]}
 
 
 def probe_stats(ds: xr.Dataset, traj: xr.Dataset) -> dict:
