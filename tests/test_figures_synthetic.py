@@ -514,3 +514,24 @@ def test_rate_difference_is_newcombes_hybrid_score_interval():
     assert (round(d, 4), round(lo, 4), round(hi, 4)) == (0.2, 0.0524, 0.3339)
     d, lo, hi = rate_difference(10, 10, 0, 10)
     assert d == 1.0 and 0.5 < lo < 1.0 and hi == 1.0
+
+
+def test_eureka_norm_cap_reports_the_planted_shares(paths, cfg):
+    from pipeline_lib.figures import eureka_norm_cap
+
+    arms = dict(cfg.analyses["eureka"]["reasoning"].arms)
+    snapshots = np.array([0, 1, 10, 100])
+    planted = {"Softmax": [0.0, 0.2, 0.6, 0.9], "HT": [0.0, 0.0, 0.0, 0.0], "NormSoftmax": [0.0, 0.1, 0.1, 0.4]}
+    for label, run in arms.items():
+        seeds = list(cfg.runs[run].seeds)
+        share = np.array([planted[label]] * len(seeds))
+        share[0] += 0.1 * (label != "HT")  # one seed apart, so that a median and a mean differ from seed 0's
+        write_dataset(xr.Dataset({"binds_mean": (("seed", "snapshot"), share)},
+                                 coords={"seed": seeds, "snapshot": snapshots}), paths.analysis("norm_cap", run))
+    stats = _build(eureka_norm_cap, eureka_norm_cap.Params(experiments=("reasoning",)), paths, cfg)["reasoning"]
+    n = len(cfg.runs[arms["Softmax"]].seeds)
+    assert stats["Softmax"]["final_per_seed"] == pytest.approx([1.0] + [0.9] * (n - 1))
+    assert stats["Softmax"]["final_median"] == pytest.approx(0.9 if n > 2 else 0.95)
+    assert stats["NormSoftmax"]["mean_per_seed"][1] == pytest.approx(0.15)
+    assert stats["HT"]["final_median"] == 0.0 and stats["HT"]["variant"] == cfg.runs[arms["HT"]].attention.variant
+    assert stats["Softmax"]["epochs"] == [0, 1, 10, 100]
