@@ -64,16 +64,21 @@ def cap_stats(rows: dict, variants: dict) -> dict:
 
 
 def plot(rows: dict) -> Figure:
+    labels = list(dict.fromkeys(label for arms in rows.values() for label in arms))  # one colour per arm, all panels
+    colors = {label: style.ARM_COLORS[i % len(style.ARM_COLORS)] for i, label in enumerate(labels)}
     fig, axes = style.figure(ncols=len(rows), width=3.6, height=2.8)
+    handles = {}
     for ax, (exp, arms) in zip(axes[0], rows.items()):
-        for i, (label, ds) in enumerate(arms.items()):
+        for label, ds in arms.items():
             x = ds.snapshot.values
             x_plot = np.where(x > 0, x, 0.5)  # log axis: epoch 0 drawn at 0.5
-            style.seeds_and_median(ax, x_plot, ds.binds_mean, style.ARM_COLORS[i % len(style.ARM_COLORS)], label=label)
+            style.seeds_and_median(ax, x_plot, ds.binds_mean, colors[label], label=label)
+            handles[label] = ax.get_lines()[-1]
         ax.set_xscale("log")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(exp, fontsize=8)
         ax.set_xlabel("epoch")
     axes[0, 0].set_ylabel("share of rows where\nmin(sigma, tau) = tau")
-    axes[0, -1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    axes[0, -1].legend([handles[lbl] for lbl in labels], labels, fontsize=6, loc="center left",
+                       bbox_to_anchor=(1.0, 0.5))
     return fig
