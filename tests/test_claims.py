@@ -515,7 +515,8 @@ def test_the_full_reproductions_cost_is_measured_from_the_run(tmp_path):
     (results / "benchmarks" / "train" / "d.tsv").write_text(head + "0.0\t0:00:00\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
     assert run_cost(results, tmp_path)["wall_seconds"] is None  # 3 steps, 4 jobs
     assert cost_row(run_cost(results, tmp_path)).startswith(
-        "| the full reproduction | no log of one invocation that ran every job: 4 jobs, 3,720 job-seconds")
+        "| the full reproduction | no log of one invocation that ran every job (the largest ran 3 steps in 66 minutes "
+        "on 2 cores; the jobs added since ran on their own): 4 jobs, 3,720 job-seconds")
 
 
 def test_a_runs_wall_time_comes_from_its_own_configs_log(tmp_path):

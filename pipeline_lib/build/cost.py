@@ -92,10 +92,13 @@ def run_cost(results: Path, workdir: Path, only: set[str] | None = None, configf
                and "replication" not in p.relative_to(results).parts
                and (only is None or _output_of(p.relative_to(results), only)))
     log = _finished_log(Path(workdir) / ".snakemake" / "log", configfile, replicate)
-    if log is not None and log[0] < len(files):  # a run refreshed in pieces: no one invocation ran every job
-        log = None
-    return {"jobs": len(files), "job_seconds": seconds, "peak_rss_mb": rss, "results_mb": size / 1e6,
-            "wall_seconds": log[1] if log else None, "cores": log[2] if log else None}
+    out = {"jobs": len(files), "job_seconds": seconds, "peak_rss_mb": rss, "results_mb": size / 1e6,
+           "wall_seconds": None, "cores": None}
+    if log is not None and log[0] < len(files):  # a run refreshed in pieces: no one invocation ran every job,
+        out["largest_invocation"] = {"steps": log[0], "wall_seconds": log[1], "cores": log[2]}  # say the largest's
+    elif log is not None:
+        out.update(wall_seconds=log[1], cores=log[2])
+    return out
 
 
 def _output_of(rel: Path, only: set[str]) -> bool:
@@ -116,10 +119,13 @@ def _output_of(rel: Path, only: set[str]) -> bool:
 
 
 def cost_text(cost: dict) -> str:
-    """A run's cost in words: the wall time of the one invocation that ran every job (where its log says it),
-    the jobs, their seconds, the largest job's memory and the results' size."""
+    """A run's cost in words: the wall time of the one invocation that ran every job (where its log says it; else
+    that of the largest invocation, with its steps), the jobs, their seconds, the largest job's memory and the results' size."""
+    largest = cost.get("largest_invocation")
     wall = (f"{cost['wall_seconds'] / 60:.0f} minutes on {cost['cores']} cores" if cost["wall_seconds"] is not None
-            else "no log of one invocation that ran every job")
+            else "no log of one invocation that ran every job" + (
+                f" (the largest ran {largest['steps']} steps in {largest['wall_seconds'] / 60:.0f} minutes on "
+                f"{largest['cores']} cores; the jobs added since ran on their own)" if largest else ""))
     return (f"{wall}: {cost['jobs']} jobs, {cost['job_seconds']:,.0f} job-seconds, the largest job "
             f"{cost['peak_rss_mb'] / 1e3:.2f} GB resident, {cost['results_mb']:,.0f} MB of results")
 
