@@ -535,3 +535,30 @@ def test_eureka_norm_cap_reports_the_planted_shares(paths, cfg):
     assert stats["NormSoftmax"]["mean_per_seed"][1] == pytest.approx(0.15)
     assert stats["HT"]["final_median"] == 0.0 and stats["HT"]["variant"] == cfg.runs[arms["HT"]].attention.variant
     assert stats["Softmax"]["epochs"] == [0, 1, 10, 100]
+
+
+def test_eureka_calibration_picks_the_ratio_closest_to_the_paper_s(paths):
+    from pipeline_lib.figures import eureka_calibration
+
+    planted = {"n1000": 1, "n2000": 6, "n4000": 8, "n8000": 10}  # Softmax seeds of 10 with a Eureka-moment
+    for name, k in planted.items():
+        write_dataset(xr.Dataset({"n_eureka": ("arm", [k, 0]), "n_seeds": ("arm", [10, 10]),
+                                  "last_epoch": ("arm", [300, 300])}, coords={"arm": ["Softmax", "HT"], "seed": np.arange(10)}),
+                      paths.analysis("eureka", name))
+    values = tuple({"value": int(n[1:]), "experiment": n} for n in planted)
+    block = {"knob": "n_train", "target": 0.7, "source": "Table 1", "default": 4000, "values": values}
+    stats = _build(eureka_calibration, eureka_calibration.Params(tasks=(("digits", block),)), paths)
+    # 6/10 and 8/10 are both 0.1 from 0.7: the tie goes to 4000, the default (2000 is as far from 0.7, farther from 4000)
+    assert stats["digits"]["picked"] == 4000 and stats["digits"]["picked_ratio"] == 0.8
+    assert [r["n_eureka"] for r in stats["digits"]["rows"]] == [1, 6, 8, 10]
+    assert stats["digits"]["rows"][0]["ci_low"] == pytest.approx(0.0179, abs=1e-3)  # Wilson 1/10
+    assert "picked n_train=4000" in stats["summary"]
+
+
+def test_calibration_pick_rule_ties_and_distance():
+    from pipeline_lib.figures.eureka_calibration import pick
+
+    rows = [{"value": v, "ratio": r} for v, r in ((16, 0.4), (32, 1.0), (64, 0.8))]
+    assert pick(rows, 0.6, 32)["value"] == 16  # 0.4 and 0.8 tie at 0.2; |log(16/32)| = |log(64/32)|: the smaller
+    assert pick(rows, 0.75, 32)["value"] == 64  # closest ratio wins over the default
+    assert pick(rows, 1.0, 64)["value"] == 32

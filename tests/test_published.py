@@ -115,3 +115,33 @@ def test_every_statistic_a_claim_reads_is_in_the_kept_statistics_of_the_default(
         stale = {cid: [r for r in c.get("reads", []) if not _resolves(doc["figures"][c["figure"]]["stats"], r)]
                  for cid, c in declarations.declared_claims().items() if cid in scored}
         assert not {c: r for c, r in stale.items() if r}, f"pipeline_lib/declarations: reads missing in {name}"
+
+
+def test_a_calibration_config_publishes_its_page_and_no_ledger(tmp_path):
+    """Kept statistics holding eureka_calibration: `publish` writes docs/<config>.md with every knob value's Softmax
+    ratio and the pick, no claims ledger for it, and leaves the consolidated ledger's verdicts as they were."""
+    from pipeline_lib.build.calibration import calibration_markdown
+
+    root = tmp_path / "checkout"
+    for part in ("pipeline_lib", "README.md", "docs", "config"):
+        (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
+    rows = [{"value": v, "experiment": f"digits_n{v}", "n_eureka": k, "n_seeds": 10, "ratio": k / 10, "ci_low": 0.1,
+             "ci_high": 0.9, "epochs": 300, "seeds": list(range(100, 110))} for v, k in ((1000, 1), (2000, 6), (4000, 10))]
+    stats = {"digits": {"knob": "n_train", "target": 0.7, "source": "Table 1 'ViT sqrt(d_k)' 7/10", "default": 4000.0,
+                        "rows": rows, "picked": 2000.0, "picked_experiment": "digits_n2000", "picked_ratio": 0.6},
+             "summary": "s"}
+    cap = {"digits_n2000": {"Softmax": {"final_median": 0.25}}, "summary": "s"}
+    kept = {"config": "config/eureka_calibration.yaml", "replicate": False,
+            "cost": {"jobs": 3, "job_seconds": 60.0, "peak_rss_mb": 500.0, "results_mb": 1.0, "wall_seconds": 1800.0,
+                     "cores": 2},
+            "figures": {"eureka_calibration": {"stats": stats}, "eureka_norm_cap": {"stats": cap}}}
+    (root / publish.KEPT / "eureka_calibration.json").write_text(json.dumps(kept))
+    before = publish.generated(REPO)[REPO / "docs" / "claims.md"].split("\n", 1)[1]
+    out = {p.relative_to(root).as_posix(): text for p, text in publish.generated(root).items()}
+    page = out["docs/eureka_calibration.md"]
+    assert page == out["docs/eureka_calibration.md"] and "docs/claims_eureka_calibration.md" not in out
+    assert "Picked: **n_train = 2000**" in page and "| 2000 (picked) | 6/10 = 0.60 | [0.10, 0.90] | 0.10 | 300 | 100-109 | 0.25 |" in page
+    assert "| 1000 | 1/10 = 0.10 |" in page and "30 minutes on 2 cores" in page
+    assert page.split("\n", 1)[1] == calibration_markdown(kept)
+    after = out["docs/claims.md"].split("\n", 1)[1]
+    assert after == before  # the verdicts and counts: a calibration adds none

@@ -20,6 +20,7 @@ from ..plumbing.config import load_config, read_config_file, standalone_files
 from ..plumbing.replicate import replicate_config
 from ..plumbing.values import slice_hash
 from ..stages.claims import collect, compare, coverage_markdown, markdown, replicate_markdown, scored, summaries
+from .calibration import calibration_markdown, is_calibration
 from .codes import job_code, job_code_or_none
 from .consolidate import consolidate, consolidated_markdown, counts_table
 from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost
@@ -220,7 +221,8 @@ def _not_kept(root: Path, written: set[Path]) -> dict[Path, str]:
 
 def generated(root: Path = ROOT) -> dict[Path, str]:
     """Every file ``publish`` writes, with its text, from the statistics kept in ``docs/stats``: each kept
-    config's ledger (:func:`ledger_path`) and its replicate's comparison, the consolidated ledger
+    config's ledger (:func:`ledger_path`) and its replicate's comparison (a calibration config: its page
+    ``docs/<config>.md`` instead, :mod:`.calibration`), the consolidated ledger
     ``docs/claims.md`` with its coverage table ``docs/claims_coverage.md``, the README's counts and cost rows, and
     the note opening each published ledger that is not re-scored."""
     root = Path(root)
@@ -232,6 +234,9 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
     code = _made_from(root)
     out, ledgers, replicates, rerun = {}, {}, {}, {}
     for name, path in paths.items():
+        if is_calibration(kept[name]):  # a calibration scores no claim: its page, not a ledger
+            out[root / "docs" / f"{name}.md"] = _head([path], root, code, {}) + calibration_markdown(kept[name])
+            continue
         rows, said, stale = rescore(root, path)
         if stale:
             rerun[name] = stale
