@@ -1,7 +1,8 @@
 """Attention entropy over training on the workflow's runs (Tian's "attention becomes sparse over
 training"): the normalised entropy of every attention (1 uniform, 0 one-hot), averaged over layers,
 heads, queries and fixed test inputs, at each weight snapshot; one panel per run, every seed thin,
-the median bold."""
+the median bold. Each panel's y axis spans its own values (read the ticks when comparing panels); the x axis
+is logarithmic where the snapshots span more than a decade."""
 from __future__ import annotations
 
 import math
@@ -43,11 +44,14 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         an = read_dataset(paths.analysis("attention_sparsity", run), rule="attention_sparsity")
         ent = an.mean_entropy
         x = an.snapshot.values
-        x_plot = np.where(x > 0, x, 0.5) if x.max() > 100 else x  # log axis: epoch 0 drawn at 0.5
+        log = x.max() > 100 and x.max() / max(x[x > 0].min(initial=x.max()), 0.5) > 20  # more than a decade
+        x_plot = np.where(x > 0, x, 0.5) if log else x  # log axis: epoch 0 drawn at 0.5
         style.seeds_and_median(ax, x_plot, ent, "k")
-        if x.max() > 100:
+        if log:
             ax.set_xscale("log")
-        ax.set_ylim(0, 1.02)
+        low, high = float(np.nanmin(ent.values)), float(np.nanmax(ent.values))
+        pad = max(0.05, 0.1 * (high - low))  # each panel spans its own values, so a drop of a few percent shows
+        ax.set_ylim(max(0.0, low - pad), min(1.02, high + pad))
         ax.set_title(run, fontsize=7)
         med = ent.median("seed").values
         stats[run] = {"initial_median": float(med[0]), "final_median": float(med[-1]),

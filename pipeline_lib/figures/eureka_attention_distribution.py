@@ -88,17 +88,25 @@ def plot_eureka_attention_distribution(rows: dict[str, dict[str, xr.Dataset]], n
     ncols = max(len(a) for a in rows.values())
     fig, axes = style.figure(ncols=ncols, nrows=len(rows), width=2.6, height=2.2)
     for r, (exp, arms) in enumerate(rows.items()):
+        picked = []
         for c, (label, ds) in enumerate(arms.items()):
             ax = axes[r][c]
             h = mean_histogram(ds)
             chosen = pick_epochs(h.epoch.values, n_epochs)
+            picked.append(chosen)
             colors = mpl.colormaps["viridis"](np.linspace(0, 0.9, len(chosen)))
             for e, col in zip(chosen, colors):
                 ax.plot(h.bin, h.sel(epoch=e), color=col, lw=1.2, label=f"epoch {e}")
             ax.set_yscale("log")
-            ax.set_title(f"{exp}: {label}", fontsize=8)
+            ax.set_title(f"{exp}\n{label}", fontsize=8)  # two lines: long names do not run into the next title
             ax.set_xlabel("attention weight")
-            ax.legend(fontsize=6)
+        if not all(p == picked[0] for p in picked):  # arms drew different epochs: a legend in each panel
+            for c in range(len(arms)):
+                axes[r][c].legend(fontsize=6)
+        elif len(arms) < ncols:  # one legend per row, in the row's first empty panel
+            axes[r][len(arms)].legend(*axes[r][0].get_legend_handles_labels(), fontsize=7, loc="center left")
+        else:  # a full row: beside its last panel
+            axes[r][-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         for c in range(len(arms), ncols):
             axes[r][c].axis("off")
         axes[r][0].set_ylabel("fraction of weights")

@@ -93,8 +93,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                     label=f"{arm} ({pair[arm]}): mean of {gr.sizes['param']} matrices")
             acc = st["final_test_acc"]
             ax_acc.scatter(np.full(len(acc), i) + np.linspace(-0.1, 0.1, len(acc)), acc, color=style.ARM_COLORS[i], s=14)
-            ticks.append(f"{arm}\n{pair[arm]}\nstate/seed: {st['state_elements_per_seed']:.0f} el.,\n"
-                         f"{st['state_bytes_per_seed'] / 1024:.1f} KiB")
+            ticks.append(f"{arm}\n{pair[arm]}\nstate per seed:\n{st['state_elements_per_seed']:.0f} el.\n"
+                         f"{st['state_bytes_per_seed'] / 1024:.1f} KiB")  # short lines: no label runs into the next
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("epoch")
@@ -107,7 +107,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
             stats[label]["matched"] = matched_stats(cfg, pair["matched"], paths, seeds)
             acc = stats[label]["matched"]["final_test_acc"]
             ax_acc.scatter(np.full(len(acc), 2) + np.linspace(-0.1, 0.1, len(acc)), acc, color=style.ARM_COLORS[2], s=14)
-            ticks.append(f"adam, lr x scale\n{pair['matched']}\n(matched step)")
+            ticks.append(f"adam,\nlr x scale\n{pair['matched']}\n(matched\nstep)")
         ax_acc.set_xticks(range(len(ticks)), ticks, fontsize=7)
         ax_acc.set_xlim(-0.6, len(ticks) - 0.4)
         a, g = stats[label]["adam"], stats[label]["galore"]
