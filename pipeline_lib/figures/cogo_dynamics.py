@@ -62,10 +62,12 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     ax2 = ax.twinx()
     mean_order = an.order.mean("freq")
     ax2.plot(x, mean_order.median("seed"), color=style.ARM_COLORS[3], lw=1.2, label="mean order (median)")
-    ax2.set_ylabel("mean order")
+    ax2.set_ylabel("mean order", color=style.ARM_COLORS[3])
+    ax2.tick_params(axis="y", colors=style.ARM_COLORS[3])
     ax.set_ylabel("share of frequencies")
-    ax.legend(fontsize=7, loc="upper left")
-    ax2.legend(fontsize=7, loc="lower right")
+    # one legend of both axes, above the panel: the twin axis is drawn over anything inside it
+    (h1, l1), (h2, l2) = ax.get_legend_handles_labels(), ax2.get_legend_handles_labels()
+    ax2.legend(h1 + h2, l1 + l2, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0))
     err = an.fact_error.mean("freq", skipna=True)
     ax = axes[0, 2]
     style.seeds_and_median(ax, x, err, style.ARM_COLORS[4], label="order-4/6 frequencies")

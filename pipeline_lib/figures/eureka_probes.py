@@ -89,21 +89,25 @@ def plot_eureka_probes(rows: dict[str, dict[str, xr.Dataset]], target: str = "st
     majority-class chance level dashed."""
     sites = {exp: _sites(arms) for exp, arms in rows.items()}
     ncols = max(len(s) for s in sites.values())
+    labels = list(dict.fromkeys(label for arms in rows.values() for label in arms))  # one colour per arm, all rows
+    colors = {label: style.ARM_COLORS[i % len(style.ARM_COLORS)] for i, label in enumerate(labels)}
     fig, axes = style.figure(ncols=ncols, nrows=len(rows), width=2.8, height=2.3)
     for r, (exp, arms) in enumerate(rows.items()):
         for c, site in enumerate(sites[exp]):
             ax = axes[r][c]
-            for (label, ds), color in zip(arms.items(), style.ARM_COLORS):
+            for label, ds in arms.items():
                 acc = ds.accuracy.sel(site=site, target=target)
                 # log axis: epoch 0 at 1
-                style.seeds_and_median(ax, acc.snapshot.values + 1, acc, color, label=label, lw=1.6)
-            ax.axhline(_chance(arms, target), color="k", ls="--", lw=0.8)
+                style.seeds_and_median(ax, acc.snapshot.values + 1, acc, colors[label], label=label, lw=1.6)
+            ax.axhline(_chance(arms, target), color="k", ls="--", lw=0.8,
+                       label="chance (majority class)" if (r, c) == (0, 0) else None)
             ax.set_xscale("log")
             ax.set_ylim(0.4, 1.02)
-            ax.set_title(f"{exp}: probe of {target} at {site}", fontsize=8)
+            ax.set_title(f"{exp}\nprobe of {target} at {site}", fontsize=8)
             ax.set_xlabel("epoch + 1")
         for c in range(len(sites[exp]), ncols):
             axes[r][c].axis("off")
         axes[r][0].set_ylabel("probe accuracy")
-    axes[0][0].legend(fontsize=7)
+    axes[0][-1].legend(*axes[0][0].get_legend_handles_labels(), fontsize=7, loc="upper left",
+                       bbox_to_anchor=(1.0, 1.0))  # beside the panels, never over the seeds' curves
     return fig

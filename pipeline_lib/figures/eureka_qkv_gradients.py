@@ -95,16 +95,20 @@ def plot_eureka_qkv_gradients(rows: dict[str, dict[str, xr.Dataset]]) -> Figure:
     """``rows``: experiment -> arm -> trajectory with grad_W_Q/K/V (seed, epoch, layer, head). One row
     per experiment, one panel per matrix; per arm the median over seeds (of the mean over layers and
     heads) bold with the seeds' interquartile band."""
+    labels = list(dict.fromkeys(label for arms in rows.values() for label in arms))  # one colour per arm, all rows
+    colors = {label: style.ARM_COLORS[i % len(style.ARM_COLORS)] for i, label in enumerate(labels)}
     fig, axes = style.figure(ncols=3, nrows=len(rows), width=3.0, height=2.4)
     for r, (exp, arms) in enumerate(rows.items()):
         for c, name in enumerate(MATRICES):
             ax = axes[r][c]
-            for (label, ds), color in zip(arms.items(), style.ARM_COLORS):
+            for label, ds in arms.items():
                 epochs, q = gradient_quartiles(ds, name)
-                ax.fill_between(epochs, q[0], q[2], color=color, alpha=0.2, lw=0)
-                ax.plot(epochs, q[1], color=color, lw=1.4, label=label)
+                ax.fill_between(epochs, q[0], q[2], color=colors[label], alpha=0.2, lw=0)
+                ax.plot(epochs, q[1], color=colors[label], lw=1.4, label=label)
             ax.set_yscale("log")
             ax.set_title(f"{exp}: mean |grad {name}|", fontsize=8)
             ax.set_xlabel("epoch")
-    axes[0][0].legend(fontsize=7)
+        axes[r][0].set_ylabel("mean |gradient|\n(median over seeds, IQR band)", fontsize=8)
+        # the legend beside each row's last panel, never over the curves
+        axes[r][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig

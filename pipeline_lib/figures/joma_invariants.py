@@ -71,22 +71,23 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                     label="its invariant" if n == 0 else None)
             ax.plot(step, shown["control"][i], color=style.ARM_COLORS[1], lw=0.7, ls="--", alpha=0.7,
                     label="the other form" if n == 0 else None)
-            ax.axvline(flow[i], color="0.5", lw=0.5, ls=":")
-        ax.axhline(SATISFIED, color="0.3", lw=0.6)
+            ax.axvline(flow[i], color="0.5", lw=0.5, ls=":", label="a seed's last flow step" if n == 0 else None)
+        ax.axhline(SATISFIED, color="0.3", lw=0.6, label=f"bar: {SATISFIED:g}")
         ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_ylabel("gap / largest movement so far")
         ax.set_title(f"{label.replace('_', ' X ')} attention, rho = 1", fontsize=8)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the curves, not over them
         own = violations(gap, moved, flow, step)
         ctrl = violations(an.control_gap.values, an.control_moved.values, flow, step)
         unscaled = violations(an.gap_rho1.values, moved, flow, step)
         ax = axes[row, 1]
         own_shown, unscaled_shown = (np.where(np.isfinite(v) & (v > 0), v, np.nan) for v in (own, unscaled))
         unscaled_shown = np.where(rho != 1.0, unscaled_shown, np.nan)  # at rho = 1 the two are one estimate
-        ax.scatter(rho, unscaled_shown, s=10, marker="x", color=style.ARM_COLORS[2], label="ignoring rho")
+        if np.isfinite(unscaled_shown).any():  # at rho = 1 alone there is nothing to ignore
+            ax.scatter(rho, unscaled_shown, s=10, marker="x", color=style.ARM_COLORS[2], label="ignoring rho")
         ax.scatter(rho, own_shown, s=10, color=style.ARM_COLORS[0], label="with rho")
-        ax.axhline(SATISFIED, color="0.3", lw=0.6)
+        ax.axhline(SATISFIED, color="0.3", lw=0.6, label=f"bar: {SATISFIED:g}")
         ax.set_xscale("log")
         ax.set_xticks(sorted(set(rho.tolist())), [f"{r:g}" for r in sorted(set(rho.tolist()))])
         ax.set_xticks([], minor=True)

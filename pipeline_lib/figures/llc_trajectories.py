@@ -141,6 +141,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     for j in range(len(panels), nrows * ncols):
         axes[j // ncols, j % ncols].set_visible(False)
     axes[0, 0].set_ylabel("LLC", fontsize=7)
+    _key(axes, len(panels), ncols, any(r["switches"] for r in stats["runs"].values()),
+         any(r["eureka_epochs"] for r in stats["runs"].values()), params.eureka_threshold)
     for key in ("eureka", "switch"):
         at, rnd = np.array(stats[key]["at"], dtype=float), np.array(stats[key]["random"], dtype=float)
         diff = at - rnd
@@ -167,4 +169,24 @@ def _mean(v: np.ndarray) -> float:
 def _fmt(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:.3g}"
 
+
+def _key(axes, n_panels: int, ncols: int, switches: bool, eureka: bool, threshold: float) -> None:
+    """What each mark means, in the first empty cell (beside the first row's last panel when none is empty)."""
+    from matplotlib.lines import Line2D
+
+    color = style.ARM_COLORS[0]
+    items = [(Line2D([], [], color=color, lw=style.SEED_LW, alpha=style.SEED_ALPHA), "one seed"),
+             (Line2D([], [], color=color, lw=style.MEDIAN_LW), "median over seeds")]
+    if switches:
+        items.append((Line2D([], [], color="k", ls=":", lw=0.8), "curriculum switch"))
+    if eureka:
+        items.append((Line2D([], [], color=style.ARM_COLORS[1], lw=1), f"a seed's Eureka epoch (test acc > {threshold:g})"))
+    handles, labels = zip(*items)
+    if n_panels < axes.size:
+        ax = axes[n_panels // ncols, n_panels % ncols]
+        ax.set_visible(True)
+        ax.axis("off")
+        ax.legend(handles, labels, fontsize=7, loc="center")
+    else:
+        axes[0, -1].legend(handles, labels, fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
