@@ -562,3 +562,17 @@ def test_calibration_pick_rule_ties_and_distance():
     assert pick(rows, 0.6, 32)["value"] == 16  # 0.4 and 0.8 tie at 0.2; |log(16/32)| = |log(64/32)|: the smaller
     assert pick(rows, 0.75, 32)["value"] == 64  # closest ratio wins over the default
     assert pick(rows, 1.0, 64)["value"] == 32
+
+
+def test_attention_atlas_reports_the_planted_attention(paths):
+    from test_views import _atlas
+
+    from pipeline_lib.figures import attention_atlas
+
+    write_dataset(_atlas(), paths.trajectory("r"))
+    stats = _build(attention_atlas, attention_atlas.Params(runs=("r",), threshold=0.9, n_epochs=3), paths,
+                   outputs={".html": paths.root + "/atlas.html"})
+    assert stats["r"]["recorded_epochs"] == [0, 1, 2, 5, 10, 20] and stats["r"]["transition_epoch"] == [5, 10]
+    assert stats["r"]["max_weight_first"] == pytest.approx(0.25) and stats["r"]["max_weight_last"] == pytest.approx(1.0)
+    assert stats["r"]["probes"] == 3 and stats["r"]["positions"] == 4 and "0.25 -> 1.00" in stats["summary"]
+    assert 0 < stats["view_bytes"] <= 1_500_000

@@ -120,3 +120,91 @@ def test_the_eureka_view_has_a_panel_pair_per_experiment_and_marks_each_eureka_e
     values = data["data"]["values"]
     assert values.count("\nm,") == 2 * 3  # per experiment: Softmax's one seed that jumps, NormSoftmax's two
     assert all(f"{x}: {part}" in values for x in rows for part in ("train", "test"))
+
+
+# the atlas: the rects' fills, then the slider moved to its last step through its own input element, then the seed
+# menu set to its last option; each read after the view has run
+MOVE_THE_SLIDER = r"""<script>
+const seen = {errors: []};
+window.addEventListener('error', e => seen.errors.push(String(e.message)));
+const consoleError = console.error; console.error = (...a) => { seen.errors.push(a.join(' ')); consoleError(...a); };
+const fills = () => [...document.querySelectorAll('#view .mark-rect path')].map(p => p.getAttribute('fill'))
+  .filter(f => f.startsWith('rgb('));  // the map's cells (the ticks are red, the legend a gradient)
+const text = () => [...document.querySelectorAll('#view .mark-text text')].map(t => t.textContent).join(' ');
+window.addEventListener('load', async () => {
+  try {
+    const view = await window.viewReady;
+    seen.before = fills(); seen.label_before = text();
+    const slider = document.querySelector('#view input[type=range]');
+    slider.value = slider.max; slider.dispatchEvent(new Event('input', {bubbles: true}));
+    await view.runAsync(); await new Promise(r => setTimeout(r, 300));
+    seen.after = fills(); seen.label_after = text();
+    const menu = [...document.querySelectorAll('#view select')].find(s => s.name === 'seed');
+    menu.value = menu.options[menu.options.length - 1].value; menu.dispatchEvent(new Event('change', {bubbles: true}));
+    await view.runAsync(); await new Promise(r => setTimeout(r, 300));
+    seen.other_seed = fills(); seen.label_seed = text();
+  } catch (e) { seen.errors.push(String(e)); }
+  const pre = document.createElement('pre'); pre.id = 'probe-result'; pre.textContent = JSON.stringify(seen);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def move_the_slider(view, tmp_path) -> dict:
+    """What headless Chromium saw on an atlas view before and after moving its epoch slider and its seed menu."""
+    page = view.read_text()
+    end = page.rfind("</body>")
+    probe = tmp_path / f"slide-{view.name}"
+    probe.write_text(page[:end] + MOVE_THE_SLIDER + page[end:])
+    cmd = [chromium_path(), "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=30000",
+           f"--user-data-dir={tmp_path / ('profile-slide-' + view.stem)}", "--dump-dom", probe.as_uri()]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    m = re.search(r'<pre id="probe-result">(.*?)</pre>', res.stdout, re.S)
+    assert m, res.stderr[-2000:]
+    return json.loads(html.unescape(m[1]))
+
+
+def _atlas(seeds=(0, 1), epochs=(0, 1, 2, 5, 10, 20)):
+    """A run's trajectory whose probe attention moves from uniform to one-hot on position (seed + probe) % 4
+    over the epochs, seed 1 a step ahead of seed 0 in its transition."""
+    E, P, Q = len(epochs), 3, 4
+    att = np.zeros((len(seeds), E, P, Q))
+    for i, s in enumerate(seeds):
+        for k in range(E):
+            t = k / (E - 1)
+            for p in range(P):
+                att[i, k, p] = (1 - t) / Q
+                att[i, k, p, (s + p) % Q] += t
+    acc = np.array([[0.5 if k < 3 + i else 1.0 for k in range(E)] for i in range(len(seeds))])
+    return xr.Dataset({"attention": (("seed", "epoch", "probe", "position"), att),
+                       "attention_recorded": ("epoch", np.ones(E, bool)),
+                       "probe_x": (("probe", "token_position"), np.arange(P * (Q - 1)).reshape(P, Q - 1)),
+                       "test_acc": (("seed", "epoch"), acc)},
+                      coords={"seed": list(seeds), "epoch": list(epochs)})
+
+
+def test_the_atlas_reads_tokens_and_transitions_and_fits():
+    from pipeline_lib.figures import attention_atlas
+
+    a = attention_atlas.read_atlas(_atlas(), threshold=0.9)
+    assert a.token.values[1].tolist() == ["CLS", "3", "4", "5"]  # CLS first: one more position than tokens
+    assert a.transition.values.tolist() == [5.0, 10.0]  # the first epoch with test accuracy above 0.9
+    cells, epochs, marks = attention_atlas.atlas_rows({"r": a}, keep=40)
+    assert len(cells) == 2 * 6 * 3  # seeds x kept epochs x probes
+    assert cells[-1]["w"] == "0 0 0 100" and cells[0]["w"] == "25 25 25 25"  # one-hot on (1 + 2) % 4 at the end
+    assert [(m["seed"], m["k"], m["epoch"]) for m in marks] == [(0, 3, 5), (1, 4, 10)]
+    assert [e["epoch"] for e in epochs] == [0, 1, 2, 5, 10, 20]
+
+
+def test_the_atlas_renders_in_headless_chromium_and_the_slider_and_seed_change_it(tmp_path):
+    from pipeline_lib.figures import attention_atlas
+
+    a = attention_atlas.read_atlas(_atlas(), threshold=0.9)
+    path = tmp_path / "attention_atlas.html"
+    attention_atlas.write_view({"r": a}, 0.9, str(path))
+    seen = move_the_slider(path, tmp_path)
+    assert seen["errors"] == []
+    assert len(seen["before"]) == 3 * 4 and len(set(seen["before"])) == 1  # epoch 0: uniform, one colour
+    assert len(seen["after"]) == 3 * 4 and len(set(seen["after"])) == 2  # last epoch: one-hot, two colours
+    assert seen["other_seed"] != seen["after"]  # seed 1's one-hot positions are shifted by one
+    assert "epoch 0 " in seen["label_before"] and "epoch 20 " in seen["label_after"] and "seed 1" in seen["label_seed"]
