@@ -46,6 +46,7 @@ def test_native_report_files_every_figure_under_its_paper_with_caption_and_numbe
                                "Tian — algebraic structure of solutions (CoGO, GaLore)",
                                "Tian — shortest-path transformer and the Spectral Line Navigator", "Claims",
                                "Every run",  # run_curves: every run's curves, under no paper
+                               "Across the sources — attention over training",  # attention_atlas: runs of any source
                                "Local learning coefficient"}  # llc_trajectories: the workflow's own claims
     papers = {c["paper"] for c in declarations.declared_claims().values()}
     assert set(categories["Claims"]) == papers  # one table per paper, under its name
