@@ -80,19 +80,25 @@ window.addEventListener('load', async () => {
 </script>"""
 
 
-def click_an_arm(view, arm: str | None, tmp_path) -> dict:
-    """What headless Chromium saw on ``view`` (an HTML file) before and after a click on ``arm`` in its legend
-    (None: its first entry)."""
+def _in_chromium(view, script: str, tmp_path, tag: str) -> dict:
+    """What headless Chromium saw on ``view`` (an HTML file) with ``script`` added before its end: the JSON the
+    script writes into ``<pre id="probe-result">``."""
     page = view.read_text()
     end = page.rfind("</body>")
-    probe = tmp_path / f"probe-{view.name}"
-    probe.write_text(page[:end] + CLICK_AN_ARM.replace("ARM", json.dumps(arm)) + page[end:])
+    probe = tmp_path / f"{tag}-{view.name}"
+    probe.write_text(page[:end] + script + page[end:])
     cmd = [chromium_path(), "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=30000",
-           f"--user-data-dir={tmp_path / ('profile-' + view.stem)}", "--dump-dom", probe.as_uri()]
+           f"--user-data-dir={tmp_path / ('profile-' + tag + '-' + view.stem)}", "--dump-dom", probe.as_uri()]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     m = re.search(r'<pre id="probe-result">(.*?)</pre>', res.stdout, re.S)
     assert m, res.stderr[-2000:]
     return json.loads(html.unescape(m[1]))
+
+
+def click_an_arm(view, arm: str | None, tmp_path) -> dict:
+    """What headless Chromium saw on ``view`` (an HTML file) before and after a click on ``arm`` in its legend
+    (None: its first entry)."""
+    return _in_chromium(view, CLICK_AN_ARM.replace("ARM", json.dumps(arm)), tmp_path, "probe")
 
 
 def test_a_view_renders_in_headless_chromium_and_a_click_on_an_arm_shows_it_alone(tmp_path):
@@ -152,16 +158,7 @@ window.addEventListener('load', async () => {
 
 def move_the_slider(view, tmp_path) -> dict:
     """What headless Chromium saw on an atlas view before and after moving its epoch slider and its seed menu."""
-    page = view.read_text()
-    end = page.rfind("</body>")
-    probe = tmp_path / f"slide-{view.name}"
-    probe.write_text(page[:end] + MOVE_THE_SLIDER + page[end:])
-    cmd = [chromium_path(), "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=30000",
-           f"--user-data-dir={tmp_path / ('profile-slide-' + view.stem)}", "--dump-dom", probe.as_uri()]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    m = re.search(r'<pre id="probe-result">(.*?)</pre>', res.stdout, re.S)
-    assert m, res.stderr[-2000:]
-    return json.loads(html.unescape(m[1]))
+    return _in_chromium(view, MOVE_THE_SLIDER, tmp_path, "slide")
 
 
 def _atlas(seeds=(0, 1), epochs=(0, 1, 2, 5, 10, 20)):

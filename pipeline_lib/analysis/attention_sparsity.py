@@ -54,21 +54,33 @@ def attention_layers(attention) -> list[torch.Tensor]:
     return list(attention)
 
 
-@torch.no_grad()
-def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
-    torch.set_num_threads(max(1, threads))
+def snapshot_layers(cfg, name: str, paths, n_inputs: int):
+    """The run's spec, its weight snapshots ``w``, the inputs' count and an iterator over the snapshots yielding
+    each one's :func:`attention_layers` on the first ``n_inputs`` test inputs: the run's model rebuilt at the
+    snapshot, under Heat Treatment at the temperature the trajectory records for its epoch."""
     spec = cfg.run_spec(name)
     w = read_dataset(paths.weights(name), rule="train")
     temperature = read_dataset(paths.trajectory(name), rule="train").temperature
     data = read_dataset(paths.dataset(spec.dataset), rule="dataset")
-    x = run_inputs(spec, dataset_split(data, "test")[0][: params.n_inputs])
+    x = run_inputs(spec, dataset_split(data, "test")[0][:n_inputs])
     model = build_run_model(spec, w.sizes["seed"])
     heat = spec.attention.schedule == "heat_treatment"
+
+    def layers():
+        for k, epoch in enumerate(w.snapshot.values):
+            model.load_arrays(snapshot_arrays(w, k))
+            model.beta = 1.0 / float(temperature.sel(epoch=epoch)) if heat else None
+            yield attention_layers(model.internals(x).attention)
+
+    return spec, w, len(x), layers()
+
+
+@torch.no_grad()
+def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
+    torch.set_num_threads(max(1, threads))
+    spec, w, n_x, snapshots = snapshot_layers(cfg, name, paths, params.n_inputs)
     per_snap = []
-    for k, epoch in enumerate(w.snapshot.values):
-        model.load_arrays(snapshot_arrays(w, k))
-        model.beta = 1.0 / float(temperature.sel(epoch=epoch)) if heat else None
-        layers = attention_layers(model.internals(x).attention)
+    for layers in snapshots:
         per_snap.append(torch.stack([normalised_entropy(a).mean(1) for a in layers], 1).numpy())  # (S, L, H, Q)
     ent = np.stack(per_snap, 1)  # (S, K, L, H, Q)
     out = xr.Dataset(
@@ -78,6 +90,6 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
                 "head": np.arange(ent.shape[3]), "query": np.arange(ent.shape[4]), **seed_coords(w)},
     )
     out["entropy"].attrs["description"] = ("entropy of the attention distribution / log(number of keys), mean over "
-                                           f"{len(x)} test inputs: 1 uniform, 0 one-hot")
+                                           f"{n_x} test inputs: 1 uniform, 0 one-hot")
     out["mean_entropy"].attrs["description"] = "entropy averaged over layers, heads and queries"
-    return out, {"run": name, "model_kind": spec.model_kind, "n_inputs": int(len(x))}
+    return out, {"run": name, "model_kind": spec.model_kind, "n_inputs": int(n_x)}

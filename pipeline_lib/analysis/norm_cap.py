@@ -26,10 +26,8 @@ import numpy as np
 import torch
 import xarray as xr
 
-from ..models import build_run_model, run_inputs
-from ..plumbing.store import read_dataset
-from ..selection import dataset_split, seed_coords, snapshot_arrays
-from .attention_sparsity import attention_layers
+from ..selection import seed_coords
+from .attention_sparsity import snapshot_layers
 
 NAME = "norm_cap"
 PER_RUN = True
@@ -67,19 +65,9 @@ def binds(att: torch.Tensor) -> torch.Tensor:
 @torch.no_grad()
 def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
     torch.set_num_threads(max(1, threads))
-    spec = cfg.run_spec(name)
-    w = read_dataset(paths.weights(name), rule="train")
-    temperature = read_dataset(paths.trajectory(name), rule="train").temperature
-    data = read_dataset(paths.dataset(spec.dataset), rule="dataset")
-    x = run_inputs(spec, dataset_split(data, "test")[0][: params.n_inputs])
-    model = build_run_model(spec, w.sizes["seed"])
-    heat = spec.attention.schedule == "heat_treatment"
-    per_snap = []
-    for k, epoch in enumerate(w.snapshot.values):
-        model.load_arrays(snapshot_arrays(w, k))
-        model.beta = 1.0 / float(temperature.sel(epoch=epoch)) if heat else None
-        layers = attention_layers(model.internals(x).attention)  # (S, B, H, Q, K) each
-        per_snap.append(torch.stack([binds(a).double().mean(dim=(1, 3)) for a in layers], 1).numpy())  # (S, L, H)
+    spec, w, n_x, snapshots = snapshot_layers(cfg, name, paths, params.n_inputs)
+    per_snap = [torch.stack([binds(a).double().mean(dim=(1, 3)) for a in layers], 1).numpy()  # (S, L, H)
+                for layers in snapshots]  # each layer (S, B, H, Q, K)
     share = np.stack(per_snap, 1)  # (S, K, L, H)
     out = xr.Dataset(
         {"binds": (("seed", "snapshot", "layer", "head"), share.astype(np.float32)),
@@ -88,8 +76,8 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
                 "head": np.arange(share.shape[3]), **seed_coords(w)},
     )
     out["binds"].attrs["description"] = (
-        f"share of attention rows (queries x {len(x)} test inputs) whose log-weights spread over the keys "
+        f"share of attention rows (queries x {n_x} test inputs) whose log-weights spread over the keys "
         "exceeds 1: NormSoftmax's cap min(sigma, tau) binds there (a Softmax run: NormSoftmax at its tau would)")
     out["binds_mean"].attrs["description"] = "binds averaged over layers and heads"
-    return out, {"run": name, "model_kind": spec.model_kind, "n_inputs": int(len(x)),
+    return out, {"run": name, "model_kind": spec.model_kind, "n_inputs": int(n_x),
                  "variant": spec.attention.variant}
