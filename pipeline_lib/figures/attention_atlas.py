@@ -12,6 +12,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
+from ..analysis.eureka import eureka_epochs
 from ..plumbing.store import read_dataset
 from ..stats import log_spaced_indices
 from . import style, views
@@ -76,8 +77,7 @@ def read_atlas(traj: xr.Dataset, threshold: float) -> xr.Dataset:
     n_pos, n_tok = att.sizes["position"], probe_x.shape[1]
     cls = n_pos == n_tok + 1
     tokens = np.array([[("CLS" if cls and p == 0 else str(int(row[p - cls]))) for p in range(n_pos)] for row in probe_x])
-    acc, epochs = traj.test_acc.values, traj.epoch.values
-    transition = np.array([float(epochs[np.argmax(a > threshold)]) if (a > threshold).any() else np.nan for a in acc])
+    transition = eureka_epochs(traj.test_acc.values, traj.epoch.values, threshold)
     return xr.Dataset({"attention": att, "token": (("probe", "position"), tokens),
                        "transition": ("seed", transition)})
 
@@ -113,14 +113,14 @@ def atlas_rows(atlases: dict[str, xr.Dataset], keep: int) -> tuple[list[dict], l
         nearest = {int(np.searchsorted(epochs, t)) for t in transitions}
         idx = sorted(set(views.thin_epochs(epochs, keep).tolist()) | {min(i, len(epochs) - 1) for i in nearest})
         w = np.rint(100 * a.attention.values[:, idx]).astype(int)  # (seed, k, probe, position)
-        for k, i in enumerate(idx):
-            epochs_rows.append({"key": f"{run}|{k}", "epoch": int(epochs[i])})
+        kept = epochs[idx]
+        epochs_rows += [{"key": f"{run}|{k}", "epoch": int(e)} for k, e in enumerate(kept)]
         for j, s in enumerate(a.seed.values):
             for k in range(len(idx)):
                 for p in range(w.shape[2]):
                     cells.append({"run": run, "seed": int(s), "k": k, "probe": p, "w": " ".join(map(str, w[j, k, p]))})
             if np.isfinite(a.transition.values[j]):
-                k = int(np.searchsorted(np.asarray(epochs)[idx], a.transition.values[j]))
+                k = int(np.searchsorted(kept, a.transition.values[j]))
                 marks.append({"run": run, "seed": int(s), "k": min(k, len(idx) - 1), "epoch": int(a.transition.values[j])})
     return cells, epochs_rows, marks
 

@@ -9,7 +9,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from . import style, views
-from .eureka_arms import BASE, INTERVENTIONS
+from .eureka_arms import BASE, INTERVENTIONS, arm_colors
 from .reading import entry_arms
 
 NAME = "eureka_accuracy"
@@ -176,8 +176,7 @@ def plot_eureka_accuracy(rows: dict[str, dict[str, xr.Dataset]], chance: dict[st
     row), train accuracy grey, the
     no-step-1 chance level dashed, the Eureka threshold (per experiment if a dict) dotted."""
     ncols = max(len(a) for a in rows.values())
-    labels = list(dict.fromkeys(label for arms in rows.values() for label in arms))
-    colors = {label: style.ARM_COLORS[i % len(style.ARM_COLORS)] for i, label in enumerate(labels)}  # one per arm
+    labels, colors = arm_colors(rows)  # one colour per arm, the same in every row
     fig, axes = style.figure(ncols=ncols, nrows=len(rows), width=2.6, height=2.2)
     for r, (exp, arms) in enumerate(rows.items()):
         thr = threshold[exp] if isinstance(threshold, dict) else threshold

@@ -17,3 +17,13 @@ ACCURACY = {"lowtemp": "Softmax tau=1/3", "normsoftmax": "NormSoftmax"}
 EXPERIMENTS = ["reasoning", "digits"]
 NOPOS = "digits_nopos"  # Table 1 right: the No-position task, the same arms' labels as "digits"
 RESNET = ("digits_resnet", "ResNet")  # the CNN control (Sec. 1): its experiment and arm
+
+
+def arm_colors(rows: dict) -> tuple[list[str], dict[str, str]]:
+    """The arm labels of ``rows`` (experiment -> arm label -> anything) in order of first appearance, and one
+    colour per label, the same in every row and panel."""
+    from .style import ARM_COLORS
+
+    labels = list(dict.fromkeys(label for arms in rows.values() for label in arms))
+    return labels, {label: ARM_COLORS[i % len(ARM_COLORS)] for i, label in enumerate(labels)}
+

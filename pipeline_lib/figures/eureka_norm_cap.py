@@ -11,6 +11,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from . import style
+from .eureka_arms import arm_colors
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_norm_cap"
@@ -64,8 +65,7 @@ def cap_stats(rows: dict, variants: dict) -> dict:
 
 
 def plot(rows: dict) -> Figure:
-    labels = list(dict.fromkeys(label for arms in rows.values() for label in arms))  # one colour per arm, all panels
-    colors = {label: style.ARM_COLORS[i % len(style.ARM_COLORS)] for i, label in enumerate(labels)}
+    labels, colors = arm_colors(rows)  # one colour per arm, the same in every row
     fig, axes = style.figure(ncols=len(rows), width=3.6, height=2.8)
     handles = {}
     for ax, (exp, arms) in zip(axes[0], rows.items()):

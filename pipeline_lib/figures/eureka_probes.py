@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from ..plumbing.store import read_dataset
 from . import style
-from .eureka_arms import BASE, INTERVENTIONS
+from .eureka_arms import BASE, INTERVENTIONS, arm_colors
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_probes"
@@ -89,8 +89,7 @@ def plot_eureka_probes(rows: dict[str, dict[str, xr.Dataset]], target: str = "st
     majority-class chance level dashed."""
     sites = {exp: _sites(arms) for exp, arms in rows.items()}
     ncols = max(len(s) for s in sites.values())
-    labels = list(dict.fromkeys(label for arms in rows.values() for label in arms))  # one colour per arm, all rows
-    colors = {label: style.ARM_COLORS[i % len(style.ARM_COLORS)] for i, label in enumerate(labels)}
+    labels, colors = arm_colors(rows)  # one colour per arm, the same in every row
     fig, axes = style.figure(ncols=ncols, nrows=len(rows), width=2.8, height=2.3)
     for r, (exp, arms) in enumerate(rows.items()):
         for c, site in enumerate(sites[exp]):

@@ -9,7 +9,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from . import style
-from .eureka_arms import INTERVENTIONS
+from .eureka_arms import INTERVENTIONS, arm_colors
 from .reading import entry_arms, per_arm_summary
 
 NAME = "eureka_qkv_gradients"
@@ -95,8 +95,7 @@ def plot_eureka_qkv_gradients(rows: dict[str, dict[str, xr.Dataset]]) -> Figure:
     """``rows``: experiment -> arm -> trajectory with grad_W_Q/K/V (seed, epoch, layer, head). One row
     per experiment, one panel per matrix; per arm the median over seeds (of the mean over layers and
     heads) bold with the seeds' interquartile band."""
-    labels = list(dict.fromkeys(label for arms in rows.values() for label in arms))  # one colour per arm, all rows
-    colors = {label: style.ARM_COLORS[i % len(style.ARM_COLORS)] for i, label in enumerate(labels)}
+    labels, colors = arm_colors(rows)  # one colour per arm, the same in every row
     fig, axes = style.figure(ncols=3, nrows=len(rows), width=3.0, height=2.4)
     for r, (exp, arms) in enumerate(rows.items()):
         for c, name in enumerate(MATRICES):
