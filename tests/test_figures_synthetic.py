@@ -576,3 +576,24 @@ def test_attention_atlas_reports_the_planted_attention(paths):
     assert stats["r"]["max_weight_first"] == pytest.approx(0.25) and stats["r"]["max_weight_last"] == pytest.approx(1.0)
     assert stats["r"]["probes"] == 3 and stats["r"]["positions"] == 4 and "0.25 -> 1.00" in stats["summary"]
     assert 0 < stats["view_bytes"] <= 1_500_000
+
+
+def test_cogo_algebra_reports_the_identities_and_the_claims_read_them_both_ways(monkeypatch):
+    from pipeline_lib import claims
+    from pipeline_lib import cogo_algebra as ca
+    from pipeline_lib.figures import cogo_algebra
+    from pipeline_lib.scoring import cogo_algebra as rules
+    params = cogo_algebra.Params(d=(5, 7), q=3, networks=2, seed=1)
+    stats = _build(cogo_algebra, params, None)
+    assert stats["loss_zero_mean_max"] < 1e-12 and stats["loss_with_mean_min"] > 1e-4
+    assert max(stats["add_max"], stats["mul_max"], stats["one_max"]) < 1e-12 and stats["token_kronecker_min"] > 0.1
+    scores = rules.score_claims(stats, params)
+    assert {s["verdict"] for s in scores.values()} == {"reproduced"}
+    for s in scores.values():
+        assert claims.crossings(s["rule"]) == ("reproduced", "not reproduced")
+    # a formula that misses, and a product that is not multiplicative: both claims fail
+    monkeypatch.setattr(ca, "loss_from_r", lambda net: ca.model_loss(net) * 1.001)
+    monkeypatch.setattr(ca, "mul", ca.token_kronecker)
+    bad = _build(cogo_algebra, params, None)
+    scores = rules.score_claims(bad, params)
+    assert {s["verdict"] for s in scores.values()} == {"not reproduced"}

@@ -1,0 +1,144 @@
+"""The algebra of Tian's CoGO slides on the two-layer quadratic network of modular addition
+(``models/quadratic_mlp.py``): the loss written in the Fourier terms r, and r as a ring homomorphism.
+
+A network z is its weights W_a, W_b (q x d) and W_c (d x q). Over frequencies k of Z_d:
+
+    z_a[k, j] = sum_m W_a[j, m] e^{2 pi i m k / d}        (z_b likewise: the slides' "(Scaled) Fourier Transform")
+    z_c[k, j] = (2 / d^2) sum_m W_c[m, j] e^{-2 pi i m k / d}
+
+    r[k1, k2, k]   = sum_j z_a[k1, j] z_b[k2, j] z_c[k, j]
+    r_p[k1, k2, k] = sum_j z_p[k1, j] z_p[k2, j] z_c[k, j]      (p = a, b)
+
+The slides print z_c with the same exponent as z_a and no scale; the opposite exponent and the factor 2/d^2
+are what the model's centred MSE, averaged over all d^2 pairs (a, b), gives when it is expanded in these terms
+(the derivation: the output's Fourier coefficient k != 0 of pair (a, b) is a sum of Fourier modes of (a, b):
+the mode (k1, k2) carries r[k1, k2, k], the modes (m, 0) and (0, m) carry half of sum_k' r_p[k', m - k', k]).
+Then, for networks whose embedding rows sum to zero (z_a[0, :] = z_b[0, :] = 0; the slides print no such
+condition), the loss is the slides' formula exactly:
+
+    l(z) = d^-1 sum_{k != 0} l_k(z) + 1 - 1/d,
+    l_k = -2 r[k,k,k] + sum_{k1,k2} |r[k1,k2,k]|^2 + 1/4 |sum_p sum_k' r_p[k',-k',k]|^2
+          + 1/4 sum_{m != 0} sum_p |sum_k' r_p[k', m-k', k]|^2
+
+(-2 r[k,k,k] summed over k and -k is real). The ring: z1 + z2 concatenates the hidden nodes; z1 * z2 is the
+Kronecker product along the hidden nodes taken per frequency (node (j1, j2) has z[k, (j1, j2)] =
+z1[k, j1] z2[k, j2] for a, b and c), which on the weights is the circular convolution of the two nodes' rows
+(of W_c's columns scaled by 2/d^2): a real network again. The unit 1 is one node with z = 1 at every
+frequency.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+
+class Net(NamedTuple):
+    W_a: np.ndarray  # (q, d)
+    W_b: np.ndarray  # (q, d)
+    W_c: np.ndarray  # (d, q)
+
+
+def _basis(d: int) -> np.ndarray:
+    m = np.arange(d)
+    return np.exp(2j * np.pi * np.outer(m, m) / d)  # [m, k]
+
+
+def z_terms(net: Net) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """z_a, z_b, z_c, each (d frequencies, q nodes)."""
+    d = net.W_a.shape[1]
+    E = _basis(d)
+    return (net.W_a @ E).T, (net.W_b @ E).T, (2.0 / d**2) * (net.W_c.T @ E.conj()).T
+
+
+def r_terms(net: Net) -> dict[str, np.ndarray]:
+    """r (k1, k2, k) and r_a, r_b (k1, k2, k), each (d, d, d) complex."""
+    za, zb, zc = z_terms(net)
+    return {"r": np.einsum("aj,bj,kj->abk", za, zb, zc), "r_a": np.einsum("aj,bj,kj->abk", za, za, zc),
+            "r_b": np.einsum("aj,bj,kj->abk", zb, zb, zc)}
+
+
+def loss_from_r(net: Net) -> float:
+    """The slides' l(z) = d^-1 sum_{k != 0} l_k(z) + 1 - 1/d, computed from the r terms alone."""
+    r = r_terms(net)
+    d = r["r"].shape[0]
+    k = np.arange(1, d)
+    kp = np.arange(d)
+    # s_p[m, k] = sum_k' r_p[k', m - k', k]
+    s = {p: r[p][kp[None, :], (np.arange(d)[:, None] - kp[None, :]) % d, :].sum(1) for p in ("r_a", "r_b")}
+    lk = (-2 * np.real(r["r"][k, k, k]) + (np.abs(r["r"][:, :, k]) ** 2).sum((0, 1))
+          + 0.25 * np.abs(s["r_a"][0, k] + s["r_b"][0, k]) ** 2
+          + 0.25 * sum((np.abs(s[p][1:, :][:, k]) ** 2).sum(0) for p in ("r_a", "r_b")))
+    return float(lk.sum() / d + 1 - 1 / d)
+
+
+def model_loss(net: Net) -> float:
+    """The model's own centred MSE (``quadratic_mlp``'s forward pass and loss, float64) over all d^2 pairs."""
+    from .models.quadratic_mlp import QuadraticMLP
+    q, d = net.W_a.shape
+    model = QuadraticMLP(1, d, q).double()
+    with torch.no_grad():
+        for name in ("W_a", "W_b", "W_c"):
+            getattr(model, name).copy_(torch.as_tensor(getattr(net, name))[None])
+        a, b = np.meshgrid(np.arange(d), np.arange(d), indexing="ij")
+        x = torch.as_tensor(np.stack([a.ravel(), b.ravel()], 1))
+        loss, _ = model.loss_acc(model.internals(x).logits, torch.as_tensor((a.ravel() + b.ravel()) % d))
+    return float(loss[0])
+
+
+def add(n1: Net, n2: Net) -> Net:
+    """z1 + z2: the hidden nodes of both."""
+    return Net(np.vstack([n1.W_a, n2.W_a]), np.vstack([n1.W_b, n2.W_b]), np.hstack([n1.W_c, n2.W_c]))
+
+
+def _conv_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Every row of x (q1, d) circularly convolved with every row of y (q2, d): (q1 * q2, d), row j1 * q2 + j2."""
+    f = np.fft.fft(x)[:, None, :] * np.fft.fft(y)[None, :, :]
+    return np.real(np.fft.ifft(f)).reshape(-1, x.shape[1])
+
+
+def mul(n1: Net, n2: Net) -> Net:
+    """z1 * z2: node (j1, j2) per frequency the product of nodes j1 and j2 (a circular convolution of weights)."""
+    d = n1.W_a.shape[1]
+    return Net(_conv_rows(n1.W_a, n2.W_a), _conv_rows(n1.W_b, n2.W_b),
+               (2.0 / d**2) * _conv_rows(n1.W_c.T, n2.W_c.T).T)
+
+
+def token_kronecker(n1: Net, n2: Net) -> Net:
+    """The Kronecker product along the hidden nodes taken on the token weights (node (j1, j2)'s row the
+    elementwise product of rows j1 and j2): the literal reading that r is *not* multiplicative for (a control)."""
+    def rows(x, y):
+        return (x[:, None, :] * y[None, :, :]).reshape(-1, x.shape[1])
+    return Net(rows(n1.W_a, n2.W_a), rows(n1.W_b, n2.W_b), rows(n1.W_c.T, n2.W_c.T).T)
+
+
+def one(d: int) -> Net:
+    """The unit: one node with z = 1 at every frequency."""
+    e0 = np.zeros((1, d))
+    e0[0, 0] = 1.0
+    return Net(e0, e0.copy(), (d**2 / 2.0) * e0.T)
+
+
+def random_net(rng: np.random.Generator, d: int, q: int, zero_mean: bool = True) -> Net:
+    """Weights N(0, 1/d) (W_c N(0, 1/q)); with ``zero_mean`` each embedding row has its mean removed."""
+    W_a, W_b = rng.normal(0, d**-0.5, (q, d)), rng.normal(0, d**-0.5, (q, d))
+    if zero_mean:
+        W_a, W_b = W_a - W_a.mean(1, keepdims=True), W_b - W_b.mean(1, keepdims=True)
+    return Net(W_a, W_b, rng.normal(0, q**-0.5, (d, q)))
+
+
+def relative_error(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> float:
+    """The largest |got - want| over every r term, relative to the largest |want|."""
+    return float(max(np.abs(got[n] - want[n]).max() for n in want) / max(np.abs(want[n]).max() for n in want))
+
+
+def homomorphism_errors(n1: Net, n2: Net) -> dict[str, float]:
+    """Relative errors of r(z1 + z2) = r(z1) + r(z2), r(z1 * z2) = r(z1) r(z2) and r(1) = 1, each r computed
+    from the constructed network's weights; and of the product for the token-weight Kronecker (a control)."""
+    r1, r2 = r_terms(n1), r_terms(n2)
+    d = n1.W_a.shape[1]
+    return {"add": relative_error(r_terms(add(n1, n2)), {n: r1[n] + r2[n] for n in r1}),
+            "mul": relative_error(r_terms(mul(n1, n2)), {n: r1[n] * r2[n] for n in r1}),
+            "one": relative_error(r_terms(one(d)), {n: np.ones_like(r1[n]) for n in r1}),
+            "token_kronecker": relative_error(r_terms(token_kronecker(n1, n2)), {n: r1[n] * r2[n] for n in r1})}

@@ -1,0 +1,60 @@
+"""CoGO's algebra (pipeline_lib/cogo_algebra.py): the slides' loss in the Fourier terms r against the model's own
+loss and r's ring homomorphism on constructed networks (the figure and its claims: tests/test_figures_synthetic.py)."""
+import numpy as np
+import pytest
+
+from pipeline_lib import cogo_algebra as ca
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(3)
+
+
+def test_the_fourier_terms_are_numpys_fft_with_the_stated_signs_and_scale(rng):
+    net = ca.random_net(rng, 7, 4)
+    za, zb, zc = ca.z_terms(net)
+    assert np.allclose(za, np.conj(np.fft.fft(net.W_a, axis=1)).T)  # exponent +2 pi i m k / d
+    assert np.allclose(zb, np.conj(np.fft.fft(net.W_b, axis=1)).T)
+    assert np.allclose(zc, 2 / 49 * np.fft.fft(net.W_c, axis=0))  # exponent -2 pi i m k / d, scale 2 / d^2
+    assert np.allclose(za[1:], np.conj(za[1:][::-1]))  # Hermitian: z_{a,k} = conj(z_{a,-k})
+    assert np.allclose(za[0], 0)  # zero-mean rows: no zero frequency
+
+
+@pytest.mark.parametrize("d,q", [(5, 1), (7, 6), (11, 3)])
+def test_the_slides_loss_equals_the_models_on_zero_mean_networks(rng, d, q):
+    net = ca.random_net(rng, d, q)
+    assert ca.loss_from_r(net) == pytest.approx(ca.model_loss(net), rel=1e-12)
+
+
+def test_the_model_loss_is_the_centred_mse_by_hand(rng):
+    d = 5
+    net = ca.random_net(rng, d, 2, zero_mean=False)
+    total = 0.0
+    for a in range(d):
+        for b in range(d):
+            o = net.W_c @ (net.W_a[:, a] + net.W_b[:, b]) ** 2
+            t = np.eye(d)[(a + b) % d] - 1 / d
+            total += ((o - o.mean() - t) ** 2).sum()
+    assert ca.model_loss(net) == pytest.approx(total / d**2, rel=1e-12)
+
+
+def test_the_formula_misses_when_the_rows_keep_their_mean(rng):
+    net = ca.random_net(rng, 7, 4, zero_mean=False)
+    assert abs(ca.loss_from_r(net) - ca.model_loss(net)) > 1e-4
+
+
+def test_zero_weights_have_the_constant_loss_1_minus_1_over_d():
+    d = 7
+    net = ca.Net(np.zeros((2, d)), np.zeros((2, d)), np.zeros((d, 2)))
+    assert ca.model_loss(net) == pytest.approx(1 - 1 / d) and ca.loss_from_r(net) == pytest.approx(1 - 1 / d)
+
+
+def test_r_is_a_ring_homomorphism_on_constructed_real_networks(rng):
+    n1, n2 = ca.random_net(rng, 11, 3), ca.random_net(rng, 11, 2)
+    errs = ca.homomorphism_errors(n1, n2)
+    assert errs["add"] < 1e-12 and errs["mul"] < 1e-12 and errs["one"] < 1e-12
+    assert errs["token_kronecker"] > 0.1  # the product on the token weights is not the ring's
+    prod = ca.mul(n1, n2)
+    assert prod.W_a.shape == (6, 11) and np.isrealobj(prod.W_a)
+    assert ca.loss_from_r(prod) == pytest.approx(ca.model_loss(prod), rel=1e-12)  # a real network of the model
