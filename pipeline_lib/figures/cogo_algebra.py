@@ -16,7 +16,7 @@ from .. import cogo_algebra as ca
 from . import style
 
 NAME = "cogo_algebra"
-PAPER = "Tian: CoGO (modular addition)"
+PAPER = "Tian: algebraic structure of solutions (CoGO, GaLore)"
 CONFIG = """
 description: CoGO's loss decomposition and ring homomorphism checked on random networks.
 properties:
