@@ -597,3 +597,26 @@ def test_cogo_algebra_reports_the_identities_and_the_claims_read_them_both_ways(
     bad = _build(cogo_algebra, params, None)
     scores = rules.score_claims(bad, params)
     assert {s["verdict"] for s in scores.values()} == {"not reproduced"}
+
+
+def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both_ways(monkeypatch):
+    from scipy.special import erfinv
+
+    from pipeline_lib import claims
+    from pipeline_lib.figures import joma_odes
+    from pipeline_lib.scoring import joma_odes as rules
+    params = joma_odes.Params(delta=(1.0, 0.5), v_salient=6.0, mu=(0.5, 2.0), delta_end=1e-6)
+    stats = _build(joma_odes, params, None)
+    lin, non = stats["linear"], stats["nonlinear"]
+    assert lin["t_blowup"] == pytest.approx(np.sqrt(np.pi / 2))  # int_0^inf exp(-v^2/2) dv / max Delta
+    assert lin["end"][1] == pytest.approx(np.sqrt(2) * erfinv(0.5), abs=1e-8) and lin["end"][0] == pytest.approx(6.0)
+    assert lin["sqrt2_invariant_spread"] < 1e-8 < 0.1 < lin["printed_invariant_spread"]
+    assert non["predicted"][1] == pytest.approx(np.exp((4 - 0.25) / 2))
+    assert non["deviation_end"] < non["deviation_half"] and non["deviation_end"] < 0.1
+    scores = rules.score_claims(stats, params)
+    assert {s["verdict"] for s in scores.values()} == {"reproduced"}
+    for s in scores.values():
+        assert claims.crossings(s["rule"])[1] == "not reproduced"
+    # a component that keeps growing, and rates that do not approach the printed ratio: both claims fail
+    bad = {"linear": {**lin, "others_max_gap": 0.5}, "nonlinear": {**non, "deviation_end": 0.3, "deviation_half": 0.2}}
+    assert {s["verdict"] for s in rules.score_claims(bad, params).values()} == {"not reproduced"}
