@@ -29,8 +29,19 @@ RULES = {name: importlib.import_module(f"pipeline_lib.scoring.{name}") for name 
 LEVEL = 0.55  # the planted no-first-step accuracy
 
 
-# the default config with config/eureka_table1.yaml added: the config whose figures score every Eureka claim
-DEFAULT = merged(load_yaml(REPO / "config" / "config.yaml"), load_yaml(REPO / "config" / "eureka_table1.yaml"))
+def _every_eureka_experiment() -> dict:
+    """The default config (the reasoning task) with config/eureka_table1.yaml's digits experiments added (a
+    complete config of its own): between them their figures score every Eureka claim."""
+    default, table1 = load_yaml(REPO / "config" / "config.yaml"), load_yaml(REPO / "config" / "eureka_table1.yaml")
+    out = merged(default, {k: v for k, v in table1.items() if k not in ("standalone", "results", "figures")})
+    for fig, block in table1["figures"].items():
+        if "experiments" in block and fig in default["figures"]:
+            out["figures"][fig] = {**default["figures"][fig], **block,
+                                   "experiments": [*default["figures"][fig]["experiments"], *block["experiments"]]}
+    return out
+
+
+DEFAULT = _every_eureka_experiment()
 EXPERIMENTS = {exp: [label for label in DEFAULT["analyses"]["eureka"][exp]["arms"]]
                for exp in DEFAULT["figures"]["eureka_table"]["experiments"] if exp in arms.EXPERIMENTS}
 # the table's experiments besides: the No-position task and the ResNet control (Table 1's own claims)

@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from conftest import REPO, SMOKE, load_yaml, merged
+from conftest import REPO, SMOKE, load_yaml
 from pipeline_lib.plumbing import registry
 from pipeline_lib.plumbing.config import ConfigError, load_config, load_config_file
 from pipeline_lib.plumbing.config_checks import model_records
