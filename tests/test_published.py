@@ -134,7 +134,8 @@ def test_a_calibration_config_publishes_its_page_and_no_ledger(tmp_path):
     kept = {"config": "config/eureka_calibration.yaml", "replicate": False,
             "cost": {"jobs": 3, "job_seconds": 60.0, "peak_rss_mb": 500.0, "results_mb": 1.0, "wall_seconds": 1800.0,
                      "cores": 2},
-            "figures": {"eureka_calibration": {"stats": stats}, "eureka_norm_cap": {"stats": cap}}}
+            "figures": {"eureka_calibration": {"stats": stats, "code": "old", "config_hash": "old"},
+                        "eureka_norm_cap": {"stats": cap, "code": "old", "config_hash": "old"}}}
     (root / publish.KEPT / "eureka_calibration.json").write_text(json.dumps(kept))
     before = publish.generated(REPO)[REPO / "docs" / "claims.md"].split("\n", 1)[1]
     out = {p.relative_to(root).as_posix(): text for p, text in publish.generated(root).items()}
@@ -142,6 +143,9 @@ def test_a_calibration_config_publishes_its_page_and_no_ledger(tmp_path):
     assert "docs/claims_eureka_calibration.md" not in out
     assert "Picked: **n_train = 2000**" in page and "| 2000 (picked) | 6/10 = 0.60 | [0.10, 0.90] | 0.10 | 300 | 100-109 | 0.25 |" in page
     assert "| 1000 | 1/10 = 0.10 |" in page and "30 minutes on 2 cores" in page
-    assert page.split("\n", 1)[1] == calibration_markdown(kept)
+    assert page.endswith(calibration_markdown(kept))
+    # kept by other code or settings than the checkout's: the page says which figures a rerun would change
+    assert "Statistics of 2 figure(s) of eureka_calibration were computed by other code or settings" in page
+    assert "eureka_calibration, eureka_norm_cap." in page
     after = out["docs/claims.md"].split("\n", 1)[1]
     assert after == before  # the verdicts and counts: a calibration adds none

@@ -129,11 +129,14 @@ def rescore(root: Path, kept_path: Path) -> tuple[list[dict], dict[str, str], li
     kept = json.loads(kept_path.read_text())
     cfg = config_of(root, kept["config"], kept.get("replicate", False))
     sides = scored({fig: {"stats": k["stats"]} for fig, k in kept["figures"].items()}, cfg.figures)
-    rerun = []
-    for fig, k in kept["figures"].items():
-        if k["code"] != job_code(cfg, f"figure {fig}") or k["config_hash"] != slice_hash(cfg.figure_slice(fig)):
-            rerun.append(fig)
-    return collect(sides), summaries(sides), rerun
+    return collect(sides), summaries(sides), stale_figures(kept, cfg)
+
+
+def stale_figures(kept: dict, cfg) -> list[str]:
+    """The kept figures whose code or config slice is not the checkout's (or that the config no longer draws)."""
+    return [fig for fig, k in kept["figures"].items()
+            if fig not in cfg.figures or k["code"] != job_code(cfg, f"figure {fig}")
+            or k["config_hash"] != slice_hash(cfg.figure_slice(fig))]
 
 
 SCORING = ("pipeline_lib.claims", "pipeline_lib.claim_rules", "pipeline_lib.caveats", "pipeline_lib.stages.claims",
@@ -235,7 +238,10 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
     out, ledgers, replicates, rerun = {}, {}, {}, {}
     for name, path in paths.items():
         if is_calibration(kept[name]):  # a calibration scores no claim: its page, not a ledger
-            out[root / "docs" / f"{name}.md"] = _head([path], root, code, {}) + calibration_markdown(kept[name])
+            cfg = config_of(root, kept[name]["config"], False)
+            stale = stale_figures(kept[name], cfg)
+            out[root / "docs" / f"{name}.md"] = (_head([path], root, code, {name: stale} if stale else {})
+                                                 + calibration_markdown(kept[name]))
             continue
         rows, said, stale = rescore(root, path)
         if stale:
