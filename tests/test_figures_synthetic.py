@@ -365,6 +365,21 @@ def test_cogo_table_reports_the_planted_columns_and_pools_a_split_group(paths, t
     assert len((tmp_path / "t.csv").read_text().splitlines()) == 3  # header, the run, the split group (no talk row at d=11)
 
 
+def test_cogo_table_prints_the_talks_row_once_per_d_after_our_rows(paths, tmp_path, cfg, monkeypatch):
+    from pipeline_lib.analysis.fourier import TABLE
+    from pipeline_lib.figures import cogo_table
+    monkeypatch.setitem(cogo_table.REFERENCE, 11, ["0"] * len(TABLE))  # as if the talk had a row at d = 11
+    a, b = "cogo_d11", "cogo_d11_split1"
+    q_k = np.array([[4, 6, 0, 2], [4, 4, 6, 6]])
+    write_dataset(_fourier_artifact([0, 1], 11, 512, {c: [10.0, 20.0] for c in TABLE}, q_k, [1, 1]),
+                  paths.analysis("fourier", a))
+    write_dataset(_fourier_artifact([2], 11, 512, {c: [30.0] for c in TABLE}, q_k[1:], [1]), paths.analysis("fourier", b))
+    outputs = {ext: str(tmp_path / f"t{ext}") for ext in (".csv", ".md")}
+    _build(cogo_table, cogo_table.Params(runs=(a,), split_groups=(("split", (a, b)),)), paths, cfg, outputs)
+    sources = [line.split(",")[0] for line in (tmp_path / "t.csv").read_text().splitlines()[1:]]
+    assert sources == [f"ours ({a})", "ours (split)", "talk"]
+
+
 def test_galore_lowrank_reports_the_planted_ranks_state_and_accuracies(paths, cfg):
     from pipeline_lib.figures import galore_lowrank
     pair = {"adam": "cogo_d7", "galore": "galore_d7", "matched": "cogo_d7_matched"}

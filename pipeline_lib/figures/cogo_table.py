@@ -134,7 +134,7 @@ def _pooled(paths, runs) -> xr.Dataset:
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
-    rows, stats = [], {"runs": {}}
+    by_d, at_talk_setting, stats = {}, {}, {"runs": {}}  # per d: our rows, then the talk's once
     entries = [(run, (run,)) for run in params.runs] + [(label, tuple(rs)) for label, rs in params.split_groups]
     for run, members in entries:
         an = _pooled(paths, members)
@@ -147,11 +147,9 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         wd = opt.weight_decay
         cells, numbers = run_row(an)
         solved = f"{int(an.solved.sum())}/{an.sizes['seed']}"
-        rows.append([f"ours ({run})", str(d), str(q), f"{wd:g}", solved, *cells])
+        by_d.setdefault(d, []).append([f"ours ({run})", str(d), str(q), f"{wd:g}", solved, *cells])
         talk_setting = q == TALK_SETTING["q"] and np.isclose(wd, TALK_SETTING["weight_decay"])
-        if d in REFERENCE:
-            rows.append(["talk" + ("" if talk_setting else " (other q/wd)"), str(d), "512", "5e-05", "5 seeds",
-                         *REFERENCE[d]])
+        at_talk_setting[d] = at_talk_setting.get(d, False) or bool(talk_setting)
         stats["runs"][run] = {"d": d, "q": q, "weight_decay": wd, "solved": int(an.solved.sum()),
                               "seeds": int(an.sizes["seed"]), "columns": numbers, "talk_setting": bool(talk_setting),
                               "reference": dict(zip(TABLE, REFERENCE[d])) if d in REFERENCE else None,
@@ -159,6 +157,9 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                               "per_seed": per_seed(an), "others_breakdown": others_breakdown(an),
                               "split_per_seed": len(members) > 1,
                               "members": list(members), "datasets": [cfg.runs[r].dataset for r in members]}
+    rows = [row for d, ours in by_d.items() for row in ours + (
+        [["talk" + ("" if at_talk_setting[d] else " (other q/wd)"), str(d), "512", "5e-05", "5 seeds", *REFERENCE[d]]]
+        if d in REFERENCE else [])]
     write_table(COLUMNS, rows, outputs)
     stats["summary"] = "; ".join(
         f"d={s['d']} ({s['solved']}/{s['seeds']} seeds solved): not order-4/6 {fmt(**s['columns']['pct_not_46'])}%, "
