@@ -129,8 +129,9 @@ def random_net(rng: np.random.Generator, d: int, q: int, zero_mean: bool = True)
 
 
 def relative_error(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> float:
-    """The largest |got - want| over every r term, relative to the largest |want|."""
-    return float(max(np.abs(got[n] - want[n]).max() for n in want) / max(np.abs(want[n]).max() for n in want))
+    """The largest |got - want| of each kind of r term (r, r_a, r_b) relative to that kind's largest |want|, the
+    largest of the three (so an error in the smallest kind is not hidden by the largest's scale)."""
+    return float(max(np.abs(got[n] - want[n]).max() / np.abs(want[n]).max() for n in want))
 
 
 def homomorphism_errors(n1: Net, n2: Net) -> dict[str, float]:

@@ -1,6 +1,7 @@
 """CoGO's algebra on random networks (Tian's talk, 'Structure of Loss Functions' and 'Ring Homomorphism'):
 left, the model's own centred MSE over all d^2 pairs against the slides' loss written in the Fourier terms r
-(networks whose embedding rows sum to zero on the diagonal; with the rows' means kept, the formula misses);
+(filled: networks whose embedding rows sum to zero, on the diagonal; open: the rows' means kept, where the formula
+misses);
 right, the relative error of each identity per network (pair): the loss formula, r(z1 + z2) = r(z1) + r(z2),
 r(z1 * z2) = r(z1) r(z2) and r(1) = 1, each r computed from the constructed network's weights, beside the
 product taken on the token weights, for which r is not multiplicative. No training: the identities are

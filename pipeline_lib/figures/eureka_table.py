@@ -3,7 +3,6 @@ from the analyses.eureka artifacts; drawn as a table and also written as CSV and
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,10 +48,11 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     stats = {"rows": [dict(zip(COLUMNS, r)) for r in rows], "arms": arm_stats(stats_ds)}
     for exp in params.experiments if cfg is not None else ():  # the width per head a fixed tau is read against
         for label, run in cfg.analyses["eureka"][exp].arms:
-            model = cfg.raw["models"][cfg.runs[run].model]
-            if "n_heads" in model and label in stats["arms"][exp]:
-                d_head = int(model["d"]) // int(model["n_heads"])
-                stats["arms"][exp][label].update(d_head=d_head, sqrt_d_head=round(math.sqrt(d_head), 4))
+            model = cfg.models[cfg.runs[run].model].params  # resolved: a default n_heads counts too
+            if hasattr(model, "n_heads") and label in stats["arms"][exp]:
+                d_head = int(model.d) // int(model.n_heads)
+                stats["arms"][exp][label].update(n_heads=int(model.n_heads), d_head=d_head,
+                                                 sqrt_d_head=round(math.sqrt(d_head), 4))
     stats["summary"] = "; ".join(f"{r[0]} {r[1]} (lr {r[3]}): Eureka {r[4]} {r[5]}, mean epoch {r[8]}" for r in rows)
     return table_figure(COLUMNS, rows), stats
 

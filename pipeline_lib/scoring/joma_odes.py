@@ -16,7 +16,8 @@ def score_linear(stats: dict) -> dict:
     return claims.score(gap, (gap, gap), None,
                         f"the salient component (Delta {max(lin['delta']):g}) reaches v = {lin['v_salient']:g} at "
                         f"t = {lin['t_end']:.6f}, its blow-up sqrt(pi/2)/Delta = {lin['t_blowup']:.6f} (relative gap "
-                        f"{late:.1e}); the others end at most at |v| = {lin['others_max_end']:.3f}; tolerance {GAP:g}",
+                        f"{late:.1e}); the others end at most at |v| = {lin['others_max_end']:.3f}, within "
+                        f"{lin['others_max_gap_to_limit']:.1e} of their finite limits; tolerance {GAP:g}",
                         verdict)
 
 
