@@ -629,6 +629,8 @@ def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both
     assert lin["t_blowup"] == pytest.approx(np.sqrt(np.pi / 2))  # int_0^inf exp(-v^2/2) dv / max Delta
     assert lin["end"][1] == pytest.approx(np.sqrt(2) * erfinv(0.5), abs=1e-8) and lin["end"][0] == pytest.approx(6.0)
     assert lin["sqrt2_invariant_spread"] < 1e-8 < 0.1 < lin["printed_invariant_spread"]
+    with pytest.raises(RuntimeError, match="did not reach v = 8"):  # closer to the blow-up than float64 resolves
+        joma_odes.linear(np.array([1.0, 0.5]), 8.0)
     assert non["predicted"][1] == pytest.approx(np.exp((4 - 0.25) / 2))
     assert non["deviation_end"] < non["deviation_half"] and non["deviation_end"] < 0.1
     scores = rules.score_claims(stats, params)

@@ -22,7 +22,7 @@ CONFIG = """
 description: JoMA's linear and nonlinear dynamics integrated as printed (salient divergence; Theorem 4's rate ratios).
 properties:
   delta: {description: "Delta_lm of the linear case, one per component (the largest is the most salient).", type: array, items: {type: number, exclusiveMinimum: 0}, minItems: 2, default: [1.0, 0.7, 0.4, 0.1]}
-  v_salient: {description: "The linear case is integrated until the most salient component reaches this value (its divergence; at least 5.5, where erfc(v / sqrt 2) < 1e-7 puts the time within 1e-7 of the blow-up; above 30 exp(v^2 / 2) overflows).", type: number, minimum: 5.5, maximum: 30, default: 8.0}
+  v_salient: {description: "The linear case is integrated until the most salient component reaches this value (its divergence; at least 5.5, where erfc(v / sqrt 2) < 1e-7 puts the time within 1e-7 of the blow-up; at most 7, beyond which the time left before the blow-up, erfc(v / sqrt 2) of it, nears float64 spacing and the solver stops short).", type: number, minimum: 5.5, maximum: 7, default: 6.0}
   mu: {description: "mu_j of the nonlinear case, one per component.", type: array, items: {type: number, exclusiveMinimum: 0}, minItems: 2, default: [0.5, 1.0, 1.5, 2.0, 2.5]}
   delta_end: {description: "The nonlinear case is integrated until the slowest component's delta falls to this.", type: number, exclusiveMinimum: 0, exclusiveMaximum: 1, default: 1.0e-6}
 """
@@ -32,7 +32,7 @@ RTOL = 1e-10
 @dataclass(frozen=True)
 class Params:
     delta: tuple[float, ...] = (1.0, 0.7, 0.4, 0.1)
-    v_salient: float = 8.0
+    v_salient: float = 6.0
     mu: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0, 2.5)
     delta_end: float = 1e-6
 
