@@ -237,10 +237,10 @@ def test_eureka_table_writes_the_planted_rows(paths, tmp_path, cfg):
                                 "lr": "0.002", "Eureka-ratio": "9/10 = 0.90", "95% CI": "[0.60, 0.98]",
                                 "acc. (Eureka seeds)": "-", "final acc. (all seeds)": "0.950", "mean Eureka epoch": "120",
                                 "no Eureka: plateau / memorise": "1 / 0"}
-    model = cfg.raw["models"][cfg.runs["r_softmax"].model]  # the test config's arm: its width per head
-    d_head = model["d"] // model["n_heads"]
+    model = cfg.run_spec("r_softmax").model_params  # the test config's arm: its width per head
+    d_head = model.d // model.n_heads
     assert stats["arms"]["reasoning"]["Softmax"] == {"n_seeds": 10, "n_eureka": 3, "eureka_epochs": [10.0, None],
-                                                     "n_plateau": 6, "n_memorise": 1, "lr": 2e-3, "d_head": d_head,
+                                                     "n_plateau": 6, "n_memorise": 1, "lr": 2e-3, "n_heads": model.n_heads, "d_head": d_head,
                                                      "sqrt_d_head": pytest.approx(d_head ** 0.5, abs=1e-4)}
     csv_lines = (tmp_path / "table.csv").read_text().splitlines()
     assert len(csv_lines) == 3 and csv_lines[1].startswith("reasoning,Softmax,softmax,0.002,3/10 = 0.30")

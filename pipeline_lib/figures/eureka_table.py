@@ -48,7 +48,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     stats = {"rows": [dict(zip(COLUMNS, r)) for r in rows], "arms": arm_stats(stats_ds)}
     for exp in params.experiments if cfg is not None else ():  # the width per head a fixed tau is read against
         for label, run in cfg.analyses["eureka"][exp].arms:
-            model = cfg.models[cfg.runs[run].model].params  # resolved: a default n_heads counts too
+            model = cfg.run_spec(run).model_params  # the model kind's Params: a default n_heads counts too
             if hasattr(model, "n_heads") and label in stats["arms"][exp]:
                 d_head = int(model.d) // int(model.n_heads)
                 stats["arms"][exp][label].update(n_heads=int(model.n_heads), d_head=d_head,
