@@ -201,7 +201,8 @@ def _not_kept(root: Path, written: set[Path]) -> dict[Path, str]:
         text = path.read_text()
         if text.startswith(STALE):
             text = text.split("\n\n", 1)[1]
-        again = (f"To publish it: `snakemake --cores all --configfile config/{name}.yaml`, then `python -m "
+        again = (f"The settings it describes are that run's, which the config may have changed since. To publish it: "
+                 f"`snakemake --cores all --configfile config/{name}.yaml`, then `python -m "
                  f"pipeline_lib publish --keep <its results folder> --config config/{name}.yaml`.")
         if replication:
             note = ("Not re-scored: this comparison was copied from a replicate's results folder before its "
