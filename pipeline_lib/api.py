@@ -13,7 +13,6 @@ as the coordinate ``phase`` (the switch's epoch belongs to the later phase, whic
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -58,25 +57,11 @@ def open_analysis(kind: str, name: str, results: str | Path = "results") -> xr.D
 def model_at(name: str, epoch: int | None = None, seed: int = 0, results: str | Path = "results"):
     """A torch model of run ``name`` (one seed) with its weights at the recorded snapshot ``epoch`` (None: the
     last), built from the config the run recorded in its artifact, so it needs no config file."""
-    from .models import build_run_model
-    from .plumbing.config import load_config
+    from . import snapshots
 
     weights = open_weights(name, results)
-    if seed not in weights.seed.values:
-        raise KeyError(f"run {name!r} has no seed {seed}; it has {weights.seed.values.tolist()}")
-    epochs = weights.snapshot.values.tolist()
-    epoch = epochs[-1] if epoch is None else epoch
-    if epoch not in epochs:
-        raise KeyError(f"run {name!r} recorded no weights at epoch {epoch}; recorded: {epochs}")
-    sliced = json.loads(weights.attrs["config_json"])  # the run's slice: run, model and dataset entries
-    run = dict(sliced["run"], init_from=None)
-    raw = {"datasets": {run["dataset"]: sliced["dataset"]}, "models": {run["model"]: sliced["model"]},
-           "runs": {name: run}, "device": "cpu"}
-    spec = load_config(raw).run_spec(name)
-    model = build_run_model(spec, 1)
-    at = weights.sel(snapshot=epoch, seed=[seed])
-    model.load_arrays({n: at[n].values for n in model.param_names()})
-    return model
+    epoch = int(weights.snapshot.values[-1]) if epoch is None else epoch
+    return snapshots.model_at(weights, snapshots.run_spec(weights, name), epoch, [seed])
 
 
 def runs(results: str | Path = "results") -> list[dict]:

@@ -186,11 +186,28 @@ def test_the_atlas_reads_tokens_and_transitions_and_fits():
     a = attention_atlas.read_atlas(_atlas(), threshold=0.9)
     assert a.token.values[1].tolist() == ["CLS", "3", "4", "5"]  # CLS first: one more position than tokens
     assert a.transition.values.tolist() == [5.0, 10.0]  # the first epoch with test accuracy above 0.9
-    cells, epochs, marks = attention_atlas.atlas_rows({"r": a}, keep=40)
+    cells, epochs, marks, counts = attention_atlas.atlas_rows({"r": a}, keep=40)
     assert len(cells) == 2 * 6 * 3  # seeds x kept epochs x probes
     assert cells[-1]["w"] == "0 0 0 100" and cells[0]["w"] == "25 25 25 25"  # one-hot on (1 + 2) % 4 at the end
     assert [(m["seed"], m["k"], m["epoch"]) for m in marks] == [(0, 3, 5), (1, 4, 10)]
     assert [e["epoch"] for e in epochs] == [0, 1, 2, 5, 10, 20]
+    assert counts == [{"key": "r|rec", "n": 6}]
+    # with heads: one view per layer's head, on the snapshots' epochs, each seed's transition kept among them
+    cells, epochs, marks, counts = attention_atlas.atlas_rows({"r": a}, keep=40, heads={"r": _heads()})
+    assert [c["key"] for c in counts] == ["r|rec", "r|1.1", "r|1.2"] and [c["n"] for c in counts] == [6, 3, 3]
+    assert len(cells) == 2 * 6 * 3 + 2 * (2 * 3 * 3)  # + heads x seeds x snapshots x probes
+    head2 = [c["w"] for c in cells if c["view"] == "1.2" and c["seed"] == 0 and c["probe"] == 0]
+    assert head2 == ["0 0 100 0"] * 3  # head 2 of the planted snapshots: one-hot on position 2
+    assert [e["epoch"] for e in epochs if e["key"].startswith("r|1.1|")] == [0, 10, 20]
+
+
+def _heads(seeds=(0, 1), epochs=(0, 10, 20)):
+    """Per-head attention of the atlas's run at three snapshots: head 1 uniform, head 2 one-hot on position 2."""
+    h = np.zeros((len(seeds), len(epochs), 1, 2, 3, 4))
+    h[:, :, 0, 0] = 0.25
+    h[:, :, 0, 1, :, 2] = 1.0
+    return xr.DataArray(h, dims=("seed", "epoch", "layer", "head", "probe", "position"),
+                        coords={"seed": list(seeds), "epoch": list(epochs)})
 
 
 def test_the_atlas_renders_in_headless_chromium_and_the_slider_and_seed_change_it(tmp_path):
@@ -205,3 +222,50 @@ def test_the_atlas_renders_in_headless_chromium_and_the_slider_and_seed_change_i
     assert len(seen["after"]) == 3 * 4 and len(set(seen["after"])) == 2  # last epoch: one-hot, two colours
     assert seen["other_seed"] != seen["after"]  # seed 1's one-hot positions are shifted by one
     assert "epoch 0 " in seen["label_before"] and "epoch 20 " in seen["label_after"] and "seed 1" in seen["label_seed"]
+
+
+def test_the_atlas_menu_of_heads_shows_a_head_recomputed_from_the_snapshots(tmp_path):
+    from pipeline_lib.figures import attention_atlas
+
+    a = attention_atlas.read_atlas(_atlas(), threshold=0.9)
+    path = tmp_path / "attention_atlas.html"
+    attention_atlas.write_view({"r": a}, 0.9, str(path), heads={"r": _heads()})
+    seen = choose_a_head(path, "1.2", tmp_path)
+    assert seen["errors"] == [] and seen["options"] == ["rec", "1.1", "1.2"]
+    assert len(set(seen["before"])) == 1 and len(set(seen["after"])) == 2  # recorded at epoch 0: uniform; head 2: one-hot
+    # the slider at its end (index 5) holds head 2's last snapshot (index 2, epoch 20)
+    assert "epoch 20 " in seen["label_end"] and len(seen["end"]) == 3 * 4
+
+
+# the atlas's attention menu: the rects' fills, then the menu set to a head, then the slider moved to its end
+CHOOSE_A_HEAD = r"""<script>
+const seen = {errors: []};
+window.addEventListener('error', e => seen.errors.push(String(e.message)));
+const consoleError = console.error; console.error = (...a) => { seen.errors.push(a.join(' ')); consoleError(...a); };
+const fills = () => [...document.querySelectorAll('#view .mark-rect path')].map(p => p.getAttribute('fill'))
+  .filter(f => f.startsWith('rgb('));
+const text = () => [...document.querySelectorAll('#view .mark-text text')].map(t => t.textContent).join(' ');
+window.addEventListener('load', async () => {
+  try {
+    const view = await window.viewReady;
+    seen.before = fills();
+    const menu = [...document.querySelectorAll('#view select')].find(s => s.name === 'view');
+    seen.options = [...menu.options].map(o => o.value);
+    menu.value = HEAD; menu.dispatchEvent(new Event('change', {bubbles: true}));
+    await view.runAsync(); await new Promise(r => setTimeout(r, 300));
+    seen.after = fills();
+    const slider = document.querySelector('#view input[type=range]');
+    slider.value = slider.max; slider.dispatchEvent(new Event('input', {bubbles: true}));
+    await view.runAsync(); await new Promise(r => setTimeout(r, 300));
+    seen.end = fills(); seen.label_end = text();
+  } catch (e) { seen.errors.push(String(e)); }
+  const pre = document.createElement('pre'); pre.id = 'probe-result'; pre.textContent = JSON.stringify(seen);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def choose_a_head(view, head: str, tmp_path) -> dict:
+    """What headless Chromium saw on an atlas view before and after choosing ``head`` in its attention menu, and
+    with the slider then moved to its end."""
+    return _in_chromium(view, CHOOSE_A_HEAD.replace("HEAD", json.dumps(head)), tmp_path, "head")

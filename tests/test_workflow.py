@@ -219,3 +219,28 @@ def test_adding_a_probed_run_plans_only_its_probe(smoke_run):
     plan = snakemake(work, "-n", configfile=edited)
     assert planned_jobs(plan) == {"probes": 1, "all": 1}
     assert "name=r_galore" in plan.stdout and "name=pretrain_p2" not in plan.stdout
+
+
+def test_the_atlas_recomputes_each_head_from_the_snapshots_as_the_run_recorded_it(smoke_run):
+    """The atlas's heads, recomputed from the weight snapshots, average (last layer, over heads) to the attention
+    the run recorded at the same epochs, under Heat Treatment too; without the epochs' temperatures they would not."""
+    from pipeline_lib import snapshots
+    from pipeline_lib.figures.reading import recorded_attention
+
+    work, _ = smoke_run
+    side = json.loads((work / "results" / "figures" / "attention_atlas.json").read_text())["stats"]
+    for run in ("r_softmax", "r_ht"):
+        heads = side[run]["heads"]
+        assert (heads["layers"], heads["heads"]) == (1, 2) and len(heads["snapshot_epochs"]) >= 3, heads
+        assert heads["recomputed_minus_recorded"] < 1e-6, (run, heads)
+    assert "heads" not in side["curriculum_p2_p4"]  # the circuit model: one query, no heads
+    run = work / "results" / "runs" / "r_ht"
+    with xr.open_dataset(run / "trajectory.h5", engine="h5netcdf") as traj, \
+         xr.open_dataset(run / "weights.h5", engine="h5netcdf") as weights:
+        traj, weights = traj.load(), weights.load()
+    tau = float(traj.temperature[-1])  # after the schedule, the default temperature
+    without = snapshots.head_attention(weights, traj.assign(temperature=traj.temperature * 0 + tau), "r_ht")
+    recorded = recorded_attention(traj)
+    common = sorted(set(without.epoch.values.tolist()) & set(recorded.epoch.values.tolist()))
+    miss = abs(without.isel(layer=-1).mean("head").sel(epoch=common) - recorded.sel(epoch=common)).max()
+    assert float(miss) > 1e-3
