@@ -135,22 +135,22 @@ def atlas_rows(atlases: dict[str, xr.Dataset], keep: int, heads: dict[str, xr.Da
                ) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
     """The view's four tables on about ``keep`` log-spaced epochs per run and attention (each seed's transition
     epoch kept too), the attention ``view`` being :data:`RECORDED` or a head's "<layer>.<head>" (from ``heads``):
-    ``cells``, one row per (run, view, seed, k, probe) with ``w`` the weights over the key positions in
-    hundredths, space-separated (a third of the size of one row per cell); ``epochs`` (key 'run|view|k', epoch);
+    ``cells``, one row per (run, view, seed, k, probe), the run as its index ``r`` in ``atlases``, with ``w`` the
+    weights over the key positions in hundredths, space-separated (a third of the size of one row per cell); ``epochs`` (key 'run|view|k', epoch);
     ``marks`` (run, view, seed, k of the transition, epoch); ``counts`` (key 'run|view', n: the kept epochs)."""
     cells, epochs_rows, marks, counts = [], [], [], []
-    for run, a in atlases.items():
+    for r, (run, a) in enumerate(atlases.items()):
         h = (heads or {}).get(run)
         maps = {RECORDED: a.attention.transpose("seed", "epoch", "probe", "position")}
         if h is not None:
             maps.update({f"{i + 1}.{j + 1}": h.isel(layer=i, head=j).transpose("seed", "epoch", "probe", "position")
                          for i in range(h.sizes["layer"]) for j in range(h.sizes["head"])})
         for view, att in maps.items():
-            _view_rows(run, view, att, a.transition.values, keep, cells, epochs_rows, marks, counts)
+            _view_rows(run, r, view, att, a.transition.values, keep, cells, epochs_rows, marks, counts)
     return cells, epochs_rows, marks, counts
 
 
-def _view_rows(run, view, att: xr.DataArray, transition: np.ndarray, keep: int, cells, epochs_rows, marks, counts):
+def _view_rows(run, r, view, att: xr.DataArray, transition: np.ndarray, keep: int, cells, epochs_rows, marks, counts):
     epochs = att.epoch.values
     nearest = {int(np.searchsorted(epochs, t)) for t in transition[np.isfinite(transition)]}
     idx = sorted(set(views.thin_epochs(epochs, keep).tolist()) | {min(i, len(epochs) - 1) for i in nearest})
@@ -161,7 +161,7 @@ def _view_rows(run, view, att: xr.DataArray, transition: np.ndarray, keep: int, 
     for j, s in enumerate(att.seed.values):
         for k in range(len(idx)):
             for p in range(w.shape[2]):
-                cells.append({"run": run, "view": view, "seed": int(s), "k": k, "probe": p,
+                cells.append({"r": r, "view": view, "seed": int(s), "k": k, "probe": p,
                               "w": " ".join(map(str, w[j, k, p]))})
         if np.isfinite(transition[j]):
             k = int(np.searchsorted(kept, transition[j]))
@@ -224,21 +224,21 @@ def _chart(atlases: dict[str, xr.Dataset], threshold: float, keep: int, heads: d
     seed = alt.param(name="seed", value=seeds[0], bind=alt.binding_select(options=seeds, name="seed "))
     view = alt.param(name="view", value=RECORDED, bind=alt.binding_select(
         options=view_codes, labels=[view_label(v) for v in view_codes], name="attention "))
-    table = views.inline_csv(cells, ("run", "view", "seed", "k", "probe", "w"))
+    table = views.inline_csv(cells, ("r", "view", "seed", "k", "probe", "w"))
     epoch_of = alt.LookupData(views.inline_csv(epochs_rows, ("key", "epoch")), key="key", fields=["epoch"])
     count_of = alt.LookupData(views.inline_csv(counts, ("key", "n")), key="key", fields=["n"])
     token_of = alt.LookupData(views.inline_csv(tokens_rows(atlases), ("key", "token")),
                               key="key", fields=["token"])
     # the slider's index, held at the last kept epoch of the chosen run and attention
     at = "min(k, toNumber(datum.n) - 1)"
-    chosen = (f"datum.run == run && datum.view == view && toNumber(datum.seed) == seed && toNumber(datum.k) == {at}")
-    heat = (alt.Chart(table).transform_filter("datum.run == run && datum.view == view")
-            .transform_calculate(rv="datum.run + '|' + datum.view").transform_lookup(lookup="rv", from_=count_of)
+    chosen = f"toNumber(datum.seed) == seed && toNumber(datum.k) == {at}"
+    heat = (alt.Chart(table).transform_filter(f"toNumber(datum.r) == indexof({runs!r}, run) && datum.view == view")
+            .transform_calculate(rv="run + '|' + datum.view").transform_lookup(lookup="rv", from_=count_of)
             .transform_filter(chosen)
             .transform_calculate(w="split(datum.w, ' ')").transform_flatten(["w"])
             .transform_window(position="row_number()", groupby=["probe"])
             .transform_calculate(position="datum.position - 1", value="toNumber(datum.w) / 100",
-                                 key="datum.run + '|' + datum.probe + '|' + (datum.position - 1)")
+                                 key="run + '|' + datum.probe + '|' + (datum.position - 1)")
             .transform_lookup(lookup="key", from_=token_of)
             .mark_rect().encode(
                 x=alt.X("position:O", title="key position"), y=alt.Y("probe:O", title="probe sequence"),
