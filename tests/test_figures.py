@@ -420,3 +420,27 @@ def test_run_curves_reads_every_run_of_the_config_and_a_run_added_later(smoke_ra
     assert grown - inputs == {str(cfg.paths.trajectory("my_new_run"))}
     smoke_raw["figures"]["run_curves"] = {"runs": ["scratch_p4"]}
     assert set(figure_inputs(load_config(smoke_raw), "run_curves")) == {str(cfg.paths.trajectory("scratch_p4"))}
+
+
+def test_a_table_figure_has_no_blank_band_around_its_table():
+    """Saved as the figure stage saves it (a tight bounding box, which keeps the whole axes), the table fills the
+    image: beyond its frame at most 0.25 inch is blank on each side (the saving's own padding of 0.1 inch, and the
+    table, measured at the figure's dpi, drawn a few percent narrower at the PNG's), for a short wide table and a
+    long narrow one (a centred table in an axes sized by its rows left 0.37 inch above and below one row)."""
+    import io
+
+    from matplotlib.image import imread
+
+    from pipeline_lib.figures.tables import table_figure
+
+    dpi = 150  # as the figure stage saves its PNG
+    for columns, rows, width in ((["a", "b"], [["1", "x"]], 13.0),
+                                 ([f"column {i}" for i in range(12)], [[str(i * j) for j in range(12)] for i in range(20)], 4.0)):
+        buf = io.BytesIO()
+        table_figure(columns, rows, width=width).savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+        img = imread(io.BytesIO(buf.getvalue()))[..., :3]
+        ink = (img < 0.9).any(axis=2)  # the frame and the text
+        for axis in (1, 0):
+            found = np.flatnonzero(ink.any(axis=axis))
+            bands = (found[0], ink.shape[1 - axis] - 1 - found[-1])  # blank before and after the frame
+            assert max(bands) <= 0.25 * dpi, (width, "rows" if axis == 1 else "columns", ink.shape, bands)
