@@ -228,7 +228,8 @@ def plot_fig3_attention_heatmap(arms: dict[str, xr.DataArray], k: int, switches:
         ax.set_xlabel("epoch (a column per step)")
         ax.set_ylabel("position")
         ax.set_title(label, fontsize=9)
-    for ax in (axes[1][len(steps):] if steps else []):
+    spare = list(axes[1][len(steps):]) if steps else []  # an empty slot: the colour scale and the key go there
+    for ax in spare:
         ax.axis("off")
     for ax, (label, att) in zip(axes[0], arms.items()):
         epochs = att.epoch.values
@@ -237,9 +238,18 @@ def plot_fig3_attention_heatmap(arms: dict[str, xr.DataArray], k: int, switches:
         ax.text(edges[-1], k - 0.5, f" k={k}", color="k", va="center", fontsize=7)
         for e in switches.get(label, []):
             ax.axvline(e, color="w", ls=":", lw=1.2)
+            ax.text(e, -0.5, "switch ", color="w", ha="right", va="top", fontsize=7)
         ax.set_xscale("symlog", linthresh=10)
         ax.set_xlabel("epoch")
         ax.set_title(label)
     axes[0][0].set_ylabel("position")
-    fig.colorbar(mesh, ax=axes.ravel().tolist(), label="attention", shrink=0.9)
+    if spare:  # in the empty slot, beside the panels it explains, not a canvas' width away
+        key = spare[0]
+        fig.colorbar(mesh, cax=key.inset_axes((0.05, 0.78, 0.9, 0.09)), orientation="horizontal",
+                     label="attention (one colour scale for every panel)")
+        key.text(0.05, 0.42, f"dashed: k = {k}; the positions below it\ndo not decide the label\n"
+                 "dotted: the switch from the run it\nstarts from (its weights, the new task)",
+                 transform=key.transAxes, va="top", fontsize=8)
+    else:
+        fig.colorbar(mesh, ax=axes.ravel().tolist(), label="attention", shrink=0.9)
     return fig

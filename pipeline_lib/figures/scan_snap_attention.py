@@ -150,16 +150,17 @@ def plot(an, traj, params: Params) -> Figure:
     support = np.flatnonzero(an.c.sel({"class": n}).max(("seed", "step")).values > 0)
     img = ax.imshow(c.values[:, support].T, aspect="auto", origin="lower", cmap="viridis",
                     extent=(an.step.values[0], an.step.values[-1], -0.5, len(support) - 0.5))
-    fig.colorbar(img, ax=ax, label="c")
+    fig.colorbar(img, ax=ax, label="c per token")
     ax.set_xlabel("step")
     ax.set_ylabel("token (common, then distinct)")
     ax.set_title(f"c over class {n}'s tokens (seed {params.seed})", fontsize=9)
     ax = axes[0, 1]
     style.seeds_and_median(ax, an.step, an.common_mass.sel({"class": n}), style.ARM_COLORS[0], label="common mass")
     style.seeds_and_median(ax, an.step, an.top_distinct.sel({"class": n}), style.ARM_COLORS[1], label="top distinct")
-    ax.axhline(REFERENCE["top_distinct"][1], color=style.ARM_COLORS[1], ls=":", lw=0.8)
+    ax.axhline(REFERENCE["top_distinct"][1], color=style.ARM_COLORS[1], ls=":", lw=0.8, label="reference final top")
     ax.axhspan(0.39, 0.43, color=style.ARM_COLORS[0], alpha=0.15, lw=0, label="reference final mass")
     ax.set_xlabel("step")
+    ax.set_ylabel("c (common: their sum; distinct: the top)")
     ax.legend(fontsize=7)
     ax = axes[0, 2]
     style.seeds_and_median(ax, an.step, an.distinct_entropy, "k", label="distinct entropy")

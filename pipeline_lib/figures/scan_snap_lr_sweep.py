@@ -105,10 +105,12 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
             cells.append({"lr_Z": a, "ratio": r, "mean": m, "std": s, "n": n, "reference": ref[a][j] if known else None,
                           "reference_std": ref_std[a][j] if known else None})
         init = float(an.distinct_entropy_init)
-        ax.axhline(init, color="0.5", ls="--", lw=0.8)
+        ax.axhline(init, color="0.5", ls="--", lw=0.8, label="at initialisation")
         ax.set_title(f"num_last = {num_last}", fontsize=9)
         ax.set_xlabel("lr_Z")
-        ax.set_ylabel("distinct-token entropy after the last step")
+        if ax is not axes[0, 0]:  # one entropy scale across the panels, so their heights compare
+            ax.sharey(axes[0, 0])
+            ax.tick_params(labelleft=False)
         stats[run] = {"num_last": num_last, "initial_entropy": init, "cells": cells, "reference_setting": bool(ref)}
         diffs = [c["mean"] - c["reference"] for c in cells if c["reference"] is not None]
         trend_lr = all(table[(lrs[-1], r)][0] < table[(lrs[0], r)][0] for r in ratios)
@@ -119,6 +121,9 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                      + (f", mean |measured - reference| {np.mean(np.abs(diffs)):.3f} over {len(diffs)} cells" if diffs else "")
                      + f"; larger lr_Z sparser at every ratio: {trend_lr}; largest vs smallest ratio {trend_ratio:+.3f}"
                      + f" (initial entropy {init:.3f})")
+    axes[0, 0].set_ylabel("distinct-token entropy after the last step")
+    if any(stats[run]["reference_setting"] for run in params.runs):  # what the open markers are
+        axes[0, 0].scatter([], [], facecolors="none", edgecolors="0.3", marker="o", s=28, label="released values")
     axes[0, 0].legend(fontsize=7)
     stats["summary"] = "; ".join(lines) + (" (open markers: the released values, luckmatters figure_6_data.pkl, where a "
                                            "run is its setting)")
