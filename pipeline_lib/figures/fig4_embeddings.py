@@ -158,8 +158,8 @@ def plot_fig4_embeddings(panels: list[dict], ncols: int | None = None) -> Figure
     for ax, panel in zip(axes.ravel(), panels):
         sc = ax.scatter(panel["z"][:, 0], panel["z"][:, 1], c=panel["color"], cmap="turbo", s=6,
                         vmin=np.min(panel["color"]), vmax=np.max(panel["color"]))
-        ax.set_title(panel["title"], fontsize=8)
-        ax.text(0.02, 0.98, f"{panel['clusters']} clusters", transform=ax.transAxes, va="top", fontsize=8)
+        # the cluster count in the title: a note inside the axes lay over the points where a cloud reached its corner
+        ax.set_title(f"{panel['title']}: {panel['clusters']} clusters", fontsize=8)
         ax.set_xlabel("z_A[0]")
         ax.set_ylabel("z_A[1]")
         fig.colorbar(sc, ax=ax, label="sum of the first k tokens", fraction=0.05)
