@@ -410,16 +410,23 @@ def test_fig2_contrast_seeds_with_a_eureka_moment_decode_step1_better():
     without = s["eureka.probes.reasoning_softmax_step1_not_decodable_without_eureka"]
     assert without["verdict"] == "reproduced" and without["n_seeds"] == 4
     assert without["measured"] == pytest.approx(np.mean([0.55, 0.6, 0.5, 0.58]))
-    assert "with a Eureka-moment (5, every arm)" in without["control"]
+    assert "the arm's seeds with a Eureka-moment (2)" in without["control"]  # Softmax's own, not HT's too
     with_ = s["eureka.probes.reasoning_ht_step1_decodable_with_eureka"]
-    assert with_["verdict"] == "reproduced" and with_["n_seeds"] == 3
+    assert with_["verdict"] == "not run"  # one HT seed without a Eureka-moment: no interval to compare with
+    stats["reasoning"]["HT"]["cls"]["last_per_seed"] += [0.5, 0.56]
+    stats["reasoning"]["eureka_epoch_per_seed"]["HT"] += [None, None]
+    with_ = probes_rules.score_claims(stats, None)["eureka.probes.reasoning_ht_step1_decodable_with_eureka"]
+    assert with_["verdict"] == "reproduced" and with_["n_seeds"] == 3 and "without a Eureka-moment (3)" in with_["control"]
+    # another arm's seeds do not enter the control: Softmax's with a Eureka-moment, decoding badly, change nothing
+    stats["reasoning"]["Softmax"]["cls"]["last_per_seed"][:2] = [0.3, 0.3]
+    assert probes_rules.score_claims(stats, None)["eureka.probes.reasoning_ht_step1_decodable_with_eureka"] == with_
     # the null: probe accuracy unrelated to the Eureka-moment
     stats["reasoning"]["Softmax"]["cls"]["last_per_seed"] = [0.6, 0.55, 0.58, 0.6, 0.55, 0.58]
-    stats["reasoning"]["HT"]["cls"]["last_per_seed"] = [0.57, 0.6, 0.56, 0.6]
+    stats["reasoning"]["HT"]["cls"]["last_per_seed"] = [0.57, 0.6, 0.56, 0.6, 0.58, 0.57]
     s = probes_rules.score_claims(stats, None)
     assert s["eureka.probes.reasoning_softmax_step1_not_decodable_without_eureka"]["verdict"] == "not reproduced"
     assert s["eureka.probes.reasoning_ht_step1_decodable_with_eureka"]["verdict"] == "not reproduced"
-    stats["reasoning"]["eureka_epoch_per_seed"] = {"Softmax": [None] * 6, "HT": [None] * 4}  # nobody had one
+    stats["reasoning"]["eureka_epoch_per_seed"] = {"Softmax": [None] * 6, "HT": [None] * 6}  # nobody had one
     s = probes_rules.score_claims(stats, None)
     assert s["eureka.probes.reasoning_softmax_step1_not_decodable_without_eureka"]["verdict"] == "not run"
     del stats["reasoning"]["eureka_epoch_per_seed"]  # kept statistics from before the epochs were recorded

@@ -36,8 +36,10 @@ def score_claims(stats: dict, params: Params) -> dict:
 
 def contrast(arms: dict, arm: str, with_eureka: bool, exp: str) -> dict:
     """The step-1 probe accuracy of ``arm``'s seeds with (``with_eureka``) or without a Eureka-moment against the
-    probed seeds of every arm of the experiment in the other group: above them (with) or below them (without),
-    t intervals disjoint (claims.exceeds); not run while either group has fewer than two seeds."""
+    same arm's seeds in the other group: above them (with) or below them (without), t intervals disjoint
+    (claims.exceeds); not run while either group has fewer than two seeds. One arm: the groups differ in the
+    Eureka-moment, not also in the intervention (seeds of every arm pooled would mix NormSoftmax's with the
+    Softmax's)."""
     epochs = arms.get("eureka_epoch_per_seed")
     if epochs is None:
         return claims.not_run("the statistics predate per-seed Eureka epochs: rerun the figure")
@@ -49,14 +51,13 @@ def contrast(arms: dict, arm: str, with_eureka: bool, exp: str) -> dict:
         return [a for a, e in zip(acc, epochs[label]) if a is not None and (e is not None) == has]
 
     own = split(arm, with_eureka)
-    others = [a for label in epochs if SITE in arms.get(label, {}) for a in split(label, not with_eureka)]
+    others = split(arm, not with_eureka)
     group, other = ("with", "without") if with_eureka else ("without", "with")
     if len(own) < 2 or len(others) < 2:
-        return claims.not_run(f"{len(own)} seed(s) of arm {arm!r} {group} a Eureka-moment and {len(others)} probed "
-                              f"seed(s) of experiment {exp!r} {other} one: no two intervals to compare")
+        return claims.not_run(f"{len(own)} seed(s) of arm {arm!r} of experiment {exp!r} {group} a Eureka-moment and "
+                              f"{len(others)} {other} one: no two intervals to compare")
     m, lo, hi = claims.mean_interval(own)
     m0, lo0, hi0 = claims.mean_interval(others)
-    control = claims.fmt_interval(f"the experiment's probed seeds {other} a Eureka-moment ({len(others)}, every arm)",
-                                  m0, lo0, hi0)
+    control = claims.fmt_interval(f"the arm's seeds {other} a Eureka-moment ({len(others)})", m0, lo0, hi0)
     verdict = claims.exceeds(m, lo, m0, hi0) if with_eureka else claims.exceeds(m0, lo0, m, hi)
     return claims.score(m, (lo, hi), len(own), control, verdict)
