@@ -442,7 +442,7 @@ def _default_stats(drop: str | None = None) -> dict:
     trajs = {exp: {lbl: _traj([40 + 10 * i + 3 * j for j in range(5)], q_over_v=0.1 + 0.1 * i, high=0.05 * (i + 1),
                               epochs=301)
                    for i, lbl in enumerate(labels) if lbl != drop} for exp, labels in EXPERIMENTS.items()}
-    probe_rows = {exp: {lbl: _probe([0.8, 0.85, 0.9]) for lbl in arms} for exp, arms in trajs.items()}
+    probe_rows = {exp: {lbl: _probe([0.6, 0.62, 0.9, 0.95]) for lbl in arms} for exp, arms in trajs.items()}
     thr = {exp: 0.7 for exp in EXPERIMENTS}
     table_trajs = {exp: {lbl: trajs.get(exp, {}).get(lbl) or _traj([40 + 3 * j for j in range(5)])
                          for lbl in labels if lbl != drop} for exp, labels in TABLE_EXPERIMENTS.items()}
@@ -457,12 +457,11 @@ def _default_stats(drop: str | None = None) -> dict:
 
 
 def _with_eureka_epochs(stats: dict) -> dict:
-    """Probe statistics with each seed's Eureka epoch: Softmax's first two seeds without one, the other arms'
-    first two with one, so that both of Fig. 2's groups hold two seeds or more."""
+    """Probe statistics (four seeds per arm) with each seed's Eureka epoch: in every arm two seeds with one and two
+    without, so that both of Fig. 2's groups, each within one arm, hold two seeds."""
     for exp, arms_ in stats.items():
         labels = [lbl for lbl in arms_ if lbl != "chance"]
-        arms_["eureka_epoch_per_seed"] = {lbl: ([None, None, 40.0] if lbl == arms.BASE else [30.0, 35.0, None])
-                                          for lbl in labels}
+        arms_["eureka_epoch_per_seed"] = {lbl: [None, None, 40.0, 45.0] for lbl in labels}
     return stats
 
 
