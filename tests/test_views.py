@@ -128,32 +128,42 @@ def test_the_eureka_view_has_a_panel_pair_per_experiment_and_marks_each_eureka_e
     assert all(f"{x}: {part}" in values for x in rows for part in ("train", "test"))
 
 
-# the atlas: the rects' fills, then the slider moved to its last step through its own input element, then the seed
-# menu set to its last option; each read after the view has run
-MOVE_THE_SLIDER = r"""<script>
+def _atlas_script(steps: str) -> str:
+    """A script for an atlas view: ``steps`` (JavaScript run once the view is ready, with ``view``, ``seen``,
+    ``fills()``: the map's cell colours, ``text()``: its label, and ``settle()``: the view run again) record what
+    they see into ``seen``, which the page then shows in ``<pre id="probe-result">``, with any error."""
+    return r"""<script>
 const seen = {errors: []};
 window.addEventListener('error', e => seen.errors.push(String(e.message)));
 const consoleError = console.error; console.error = (...a) => { seen.errors.push(a.join(' ')); consoleError(...a); };
 const fills = () => [...document.querySelectorAll('#view .mark-rect path')].map(p => p.getAttribute('fill'))
   .filter(f => f.startsWith('rgb('));  // the map's cells (the ticks are red, the legend a gradient)
 const text = () => [...document.querySelectorAll('#view .mark-text text')].map(t => t.textContent).join(' ');
+const menu = name => [...document.querySelectorAll('#view select')].find(s => s.name === name);
 window.addEventListener('load', async () => {
   try {
     const view = await window.viewReady;
-    seen.before = fills(); seen.label_before = text();
-    const slider = document.querySelector('#view input[type=range]');
-    slider.value = slider.max; slider.dispatchEvent(new Event('input', {bubbles: true}));
-    await view.runAsync(); await new Promise(r => setTimeout(r, 300));
-    seen.after = fills(); seen.label_after = text();
-    const menu = [...document.querySelectorAll('#view select')].find(s => s.name === 'seed');
-    menu.value = menu.options[menu.options.length - 1].value; menu.dispatchEvent(new Event('change', {bubbles: true}));
-    await view.runAsync(); await new Promise(r => setTimeout(r, 300));
-    seen.other_seed = fills(); seen.label_seed = text();
+    const settle = async () => { await view.runAsync(); await new Promise(r => setTimeout(r, 300)); };
+""" + steps + r"""
   } catch (e) { seen.errors.push(String(e)); }
   const pre = document.createElement('pre'); pre.id = 'probe-result'; pre.textContent = JSON.stringify(seen);
   document.body.appendChild(pre);
 });
 </script>"""
+
+
+# the atlas: the rects' fills, then the slider moved to its last step through its own input element, then the seed
+# menu set to its last option; each read after the view has run
+MOVE_THE_SLIDER = _atlas_script(r"""
+    seen.before = fills(); seen.label_before = text();
+    const slider = document.querySelector('#view input[type=range]');
+    slider.value = slider.max; slider.dispatchEvent(new Event('input', {bubbles: true}));
+    await settle();
+    seen.after = fills(); seen.label_after = text();
+    const seeds = menu('seed');
+    seeds.value = seeds.options[seeds.options.length - 1].value; seeds.dispatchEvent(new Event('change', {bubbles: true}));
+    await settle();
+    seen.other_seed = fills(); seen.label_seed = text();""")
 
 
 def move_the_slider(view, tmp_path) -> dict:
@@ -238,31 +248,17 @@ def test_the_atlas_menu_of_heads_shows_a_head_recomputed_from_the_snapshots(tmp_
 
 
 # the atlas's attention menu: the rects' fills, then the menu set to a head, then the slider moved to its end
-CHOOSE_A_HEAD = r"""<script>
-const seen = {errors: []};
-window.addEventListener('error', e => seen.errors.push(String(e.message)));
-const consoleError = console.error; console.error = (...a) => { seen.errors.push(a.join(' ')); consoleError(...a); };
-const fills = () => [...document.querySelectorAll('#view .mark-rect path')].map(p => p.getAttribute('fill'))
-  .filter(f => f.startsWith('rgb('));
-const text = () => [...document.querySelectorAll('#view .mark-text text')].map(t => t.textContent).join(' ');
-window.addEventListener('load', async () => {
-  try {
-    const view = await window.viewReady;
+CHOOSE_A_HEAD = _atlas_script(r"""
     seen.before = fills();
-    const menu = [...document.querySelectorAll('#view select')].find(s => s.name === 'view');
-    seen.options = [...menu.options].map(o => o.value);
-    menu.value = HEAD; menu.dispatchEvent(new Event('change', {bubbles: true}));
-    await view.runAsync(); await new Promise(r => setTimeout(r, 300));
+    const views = menu('view');
+    seen.options = [...views.options].map(o => o.value);
+    views.value = HEAD; views.dispatchEvent(new Event('change', {bubbles: true}));
+    await settle();
     seen.after = fills();
     const slider = document.querySelector('#view input[type=range]');
     slider.value = slider.max; slider.dispatchEvent(new Event('input', {bubbles: true}));
-    await view.runAsync(); await new Promise(r => setTimeout(r, 300));
-    seen.end = fills(); seen.label_end = text();
-  } catch (e) { seen.errors.push(String(e)); }
-  const pre = document.createElement('pre'); pre.id = 'probe-result'; pre.textContent = JSON.stringify(seen);
-  document.body.appendChild(pre);
-});
-</script>"""
+    await settle();
+    seen.end = fills(); seen.label_end = text();""")
 
 
 def choose_a_head(view, head: str, tmp_path) -> dict:
