@@ -107,6 +107,9 @@ def plot_eureka_qkv_gradients(rows: dict[str, dict[str, xr.Dataset]]) -> Figure:
             ax.set_yscale("log")
             ax.set_title(f"{exp}: mean |grad {name}|", fontsize=8)
             ax.set_xlabel("epoch")
+            if c:  # one gradient scale per row: the claims compare W_Q's and W_K's gradients with W_V's
+                ax.sharey(axes[r][0])
+        axes[r][0].autoscale_view()  # the shared scale over the row's three panels' data
         axes[r][0].set_ylabel("mean |gradient|\n(median over seeds, IQR band)", fontsize=8)
         # the legend beside each row's last panel, never over the curves
         axes[r][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))

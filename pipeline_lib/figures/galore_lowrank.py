@@ -95,6 +95,10 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
             ax_acc.scatter(np.full(len(acc), i) + np.linspace(-0.1, 0.1, len(acc)), acc, color=style.ARM_COLORS[i], s=14)
             ticks.append(f"{arm}\n{pair[arm]}\nstate per seed:\n{st['state_elements_per_seed']:.0f} el.\n"
                          f"{st['state_bytes_per_seed'] / 1024:.1f} KiB")  # short lines: no label runs into the next
+        ranks = sorted({int(r) for r in gr.max_rank.values})  # the matrices' full ranks, as the caption says
+        for j, rank in enumerate(ranks):
+            ax.axhline(rank, color="0.5", ls=":", lw=0.8,
+                       label=f"full rank min(m, n): {', '.join(map(str, ranks))}" if j == 0 else None)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("epoch")

@@ -50,9 +50,9 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         style.seeds_and_median(loss_ax, epochs, traj.test_loss, style.ARM_COLORS[1], label="test")
         loss_ax.plot(epochs, traj.train_loss.median("seed"), color=style.ARM_COLORS[1], ls="--", lw=1, label="train")
         drawn = np.concatenate([traj.test_loss.values.ravel(), traj.train_loss.median("seed").values])
-        positive = drawn[np.isfinite(drawn)]
+        positive = drawn[np.isfinite(drawn) & (drawn > 0)]  # a loss of exactly 0 (float underflow) is left off a log axis
         # log where the losses span more than a decade (with less, a log axis has no labelled tick at all)
-        if positive.size and positive.min() > 0 and positive.max() / positive.min() > 10:
+        if positive.size and positive.max() / positive.min() > 10:
             loss_ax.set_yscale("log")
             loss_ax.yaxis.set_minor_formatter(NullFormatter())  # labels at the decades only
         for ax, what in ((acc_ax, "accuracy"), (loss_ax, "loss")):
