@@ -29,6 +29,8 @@ properties:
   threshold: {description: "Correlation the talk reports exceeding (the share above it is stated).", type: number, default: 0.9}
 """
 COLORS = {"trained": "#d62728", "untrained": "#7f7f7f", "gaussian": "#1f77b4", "endpoint_sum": "#2ca02c"}
+LABELS = {"trained": "trained", "untrained": "untrained (same architecture)", "gaussian": "null: Gaussian vectors",
+          "endpoint_sum": "null: sums of Gaussian endpoint vectors"}  # the legend's words for each source
 TALK_CORR = 0.9  # the talk's correlation (the claims use it whatever the figure's threshold)
 
 
@@ -49,17 +51,18 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         for k in range(K):
             v = np.concatenate([a.max_corr.sel(source=source).isel(component=k).values.ravel() for a in ans])
             v = v[np.isfinite(v)]
-            axes[0, k].hist(v, bins=bins, histtype="step", color=color, lw=1.5, density=True, label=source)
+            axes[0, k].hist(v, bins=bins, histtype="step", color=color, lw=1.5, density=True, label=LABELS[source])
             st[f"u{k + 1}"] = {"n": int(len(v)), "median": float(np.median(v)) if len(v) else float("nan"),
                                "frac_above": float((v > params.threshold).mean()) if len(v) else float("nan")}
         c = np.concatenate([a.principal_cos.sel(source=source).values.ravel() for a in ans])
         c = c[np.isfinite(c)]
-        axes[0, K].hist(c, bins=bins, histtype="step", color=color, lw=1.5, density=True, label=source)
+        axes[0, K].hist(c, bins=bins, histtype="step", color=color, lw=1.5, density=True, label=LABELS[source])
         st["principal_cos"] = {"n": int(len(c)), "median": float(np.median(c)) if len(c) else float("nan")}
         st["per_graph"] = per_graph(ans, source)
         stats["sources"][source] = st
     for k in range(K):
-        axes[0, k].axvline(params.threshold, color="k", ls="--", lw=0.8)
+        axes[0, k].axvline(params.threshold, color="k", ls="--", lw=0.8,
+                           label=f"threshold {params.threshold:g}" if k == 0 else None)
         axes[0, k].set_xlabel(f"max |corr(u_{k + 1}, PC)|", fontsize=8)
     axes[0, 0].set_ylabel("density (graphs x seeds)")
     axes[0, K].set_xlabel("cos principal angles", fontsize=8)

@@ -97,7 +97,8 @@ def plot_eureka_probes(rows: dict[str, dict[str, xr.Dataset]], target: str = "st
             for label, ds in arms.items():
                 acc = ds.accuracy.sel(site=site, target=target)
                 # log axis: epoch 0 at 1
-                style.seeds_and_median(ax, acc.snapshot.values + 1, acc, colors[label], label=label, lw=1.6)
+                median = style.seeds_and_median(ax, acc.snapshot.values + 1, acc, colors[label], label=label, lw=1.6)
+                ax.plot(acc.snapshot.values + 1, median, "o", color=colors[label], ms=3)  # the probed snapshots
             ax.axhline(_chance(arms, target), color="k", ls="--", lw=0.8,
                        label="chance (majority class)" if (r, c) == (0, 0) else None)
             ax.set_xscale("log")

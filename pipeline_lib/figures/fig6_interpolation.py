@@ -99,9 +99,9 @@ def plot_fig6_interpolation(ds: xr.Dataset, label_a: str, label_b: str) -> Figur
             ax.text(t, 1.0, f" {lbl}", transform=ax.get_xaxis_transform(), fontsize=7, va="top")
         b = ds[f"barrier_{split}"].values
         ax.set_title(f"{split} loss; barrier median {np.median(b):.3g}", fontsize=9)
-        ax.set_xlabel("t")
+        ax.set_xlabel(f"t (0: {label_a}, 1: {label_b})")
+        ax.set_ylabel(f"{split} loss")
         values = loss.values[np.isfinite(loss.values)]
         if values.size and values.min() > 0 and values.max() / values.min() > 10:
             ax.set_yscale("log")  # only when the loss spans more than a decade
-    axes[0][0].set_ylabel("loss")
     return fig
