@@ -274,7 +274,7 @@ def test_eureka_probes_stats_put_chance_after_the_arms():
     med = rows["reasoning"]["HT"].accuracy.sel(site="mlp_out", target="step1").median("seed")
     assert stats["reasoning"]["HT"]["mlp_out"]["median_last"] == pytest.approx(float(med[-1]))
     fig = plot_eureka_probes(rows)
-    assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 2 * (3 + 1) + 1
+    assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 2 * (3 + 1 + 1) + 1  # per arm: seeds, median, its snapshot markers
 
 
 def test_builds_read_their_inputs_through_paths(tmp_path):
