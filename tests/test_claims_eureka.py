@@ -417,8 +417,9 @@ def test_fig2_contrast_seeds_with_a_eureka_moment_decode_step1_better():
     stats["reasoning"]["eureka_epoch_per_seed"]["HT"] += [None, None]
     with_ = probes_rules.score_claims(stats, None)["eureka.probes.reasoning_ht_step1_decodable_with_eureka"]
     assert with_["verdict"] == "reproduced" and with_["n_seeds"] == 3 and "without a Eureka-moment (3)" in with_["control"]
-    # another arm's seeds do not enter the control: Softmax's with a Eureka-moment, decoding badly, change nothing
-    stats["reasoning"]["Softmax"]["cls"]["last_per_seed"][:2] = [0.3, 0.3]
+    # another arm's seeds do not enter the control: Softmax's without a Eureka-moment (the group HT's control is
+    # drawn from), set to decode perfectly, change nothing (pooled across arms, they would close the gap)
+    stats["reasoning"]["Softmax"]["cls"]["last_per_seed"][2:] = [1.0, 1.0, 1.0, 1.0]
     assert probes_rules.score_claims(stats, None)["eureka.probes.reasoning_ht_step1_decodable_with_eureka"] == with_
     # the null: probe accuracy unrelated to the Eureka-moment
     stats["reasoning"]["Softmax"]["cls"]["last_per_seed"] = [0.6, 0.55, 0.58, 0.6, 0.55, 0.58]

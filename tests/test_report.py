@@ -180,9 +180,11 @@ def test_report_renders_with_its_images_in_headless_chromium(native_report, tmp_
     for fig in figures:
         path = f"results/figures/{fig}.png"
         complete, width, height = seen["images"][path]
-        # the image the browser decoded is the figure's PNG at its own size (a table figure is short: no fixed bar)
+        # the image the browser decoded is the figure's PNG, and not a collapsed one (a table figure of one row is
+        # about 70 px high at 150 dpi, so no bar of a plot's height)
         png = (work / path).read_bytes()
         assert complete and (width, height) == struct.unpack(">II", png[16:24]), (fig, seen["images"][path])
+        assert width > 300 and height > 50, (fig, seen["images"][path])
         paper = registry.report_category(fig)
         assert fig in seen["categories"][paper], (fig, paper)
         summary = json.loads((work / "results" / "figures" / f"{fig}.json").read_text())["stats"]["summary"]

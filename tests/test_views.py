@@ -140,6 +140,16 @@ const fills = () => [...document.querySelectorAll('#view .mark-rect path')].map(
   .filter(f => f.startsWith('rgb('));  // the map's cells (the ticks are red, the legend a gradient)
 const text = () => [...document.querySelectorAll('#view .mark-text text')].map(t => t.textContent).join(' ');
 const menu = name => [...document.querySelectorAll('#view select')].find(s => s.name === name);
+const tokens = view => {  // [probe, position, token] of every cell of the map, as its tooltip names them
+  const out = [];
+  (function walk(n) {
+    if (!n) return;
+    if (n.marktype === 'rect') (n.items || []).forEach(i => i.datum && 'token' in i.datum
+      && out.push([Number(i.datum.probe), i.datum.position, i.datum.token]));
+    (n.items || []).forEach(walk);
+  })(view.scenegraph().root);
+  return out;
+};
 window.addEventListener('load', async () => {
   try {
     const view = await window.viewReady;
@@ -155,7 +165,7 @@ window.addEventListener('load', async () => {
 # the atlas: the rects' fills, then the slider moved to its last step through its own input element, then the seed
 # menu set to its last option; each read after the view has run
 MOVE_THE_SLIDER = _atlas_script(r"""
-    seen.before = fills(); seen.label_before = text();
+    seen.before = fills(); seen.label_before = text(); seen.tokens = tokens(view);
     const slider = document.querySelector('#view input[type=range]');
     slider.value = slider.max; slider.dispatchEvent(new Event('input', {bubbles: true}));
     await settle();
@@ -232,6 +242,8 @@ def test_the_atlas_renders_in_headless_chromium_and_the_slider_and_seed_change_i
     assert len(seen["after"]) == 3 * 4 and len(set(seen["after"])) == 2  # last epoch: one-hot, two colours
     assert seen["other_seed"] != seen["after"]  # seed 1's one-hot positions are shifted by one
     assert "epoch 0 " in seen["label_before"] and "epoch 20 " in seen["label_after"] and "seed 1" in seen["label_seed"]
+    # the tooltip's token of each cell is the one at that key position (CLS first), probe 1 holding tokens 3, 4, 5
+    assert [t for p, _, t in sorted(seen["tokens"], key=lambda c: (c[0], c[1])) if p == 1] == ["CLS", "3", "4", "5"]
 
 
 def test_the_atlas_menu_of_heads_shows_a_head_recomputed_from_the_snapshots(tmp_path):

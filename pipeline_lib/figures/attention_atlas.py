@@ -1,7 +1,7 @@
 """An attention atlas per run: the attention of the run's fixed probe sequences at every recorded epoch, as the
 trajectory records it (one query over the key positions: the circuit model's query, a transformer's CLS query
 in its last layer, averaged over heads), and, for a transformer, per layer and head, recomputed from its weight
-snapshots (:func:`.snapshots.head_attention`; the last layer's mean over heads is checked against the recorded
+snapshots (:func:`.snapshots.head_attention`; the last layer's mean over heads is compared with the recorded
 attention at the same epochs). The interactive view (``.html``) has a slider over the epochs and menus for the
 run, the seed and the attention (recorded, or one layer's head), and draws the probes x key positions map at
 the chosen epoch; below the slider's scale, each seed's transition (its first epoch with test accuracy above
@@ -237,8 +237,10 @@ def _chart(atlases: dict[str, xr.Dataset], threshold: float, keep: int, heads: d
             .transform_filter(chosen)
             .transform_calculate(w="split(datum.w, ' ')").transform_flatten(["w"])
             .transform_window(position="row_number()", groupby=["probe"])
-            .transform_calculate(position="datum.position - 1", value="toNumber(datum.w) / 100",
-                                 key="run + '|' + datum.probe + '|' + (datum.position - 1)")
+            .transform_calculate(position="datum.position - 1", value="toNumber(datum.w) / 100")
+            # apart: within one calculate, altair's fields run in order, so a key built there from
+            # "datum.position - 1" took the already lowered position and named the token one column to the left
+            .transform_calculate(key="run + '|' + datum.probe + '|' + datum.position")
             .transform_lookup(lookup="key", from_=token_of)
             .mark_rect().encode(
                 x=alt.X("position:O", title="key position"), y=alt.Y("probe:O", title="probe sequence"),
@@ -258,7 +260,9 @@ def _chart(atlases: dict[str, xr.Dataset], threshold: float, keep: int, heads: d
                  x=alt.X("k:Q", title="epoch index (red: each seed's transition)", scale=alt.Scale(domain=[0, k_max])),
                  size=alt.condition("toNumber(datum.seed) == seed", alt.value(22), alt.value(8)),
                  tooltip=["seed:N", "epoch:N"]))
-    cursor = (alt.Chart(alt.Data(values=[{}])).transform_calculate(at="k").mark_rule(color="black", strokeWidth=2)
-              .encode(x=alt.X("at:Q", scale=alt.Scale(domain=[0, k_max]))))
+    cursor = (alt.Chart(alt.Data(values=[{}])).transform_calculate(rv="run + '|' + view")
+              .transform_lookup(lookup="rv", from_=count_of, default="1")
+              .transform_calculate(at="min(k, toNumber(datum.n) - 1)")  # held where the map is held
+              .mark_rule(color="black", strokeWidth=2).encode(x=alt.X("at:Q", scale=alt.Scale(domain=[0, k_max]))))
     strip = alt.layer(ticks, cursor).properties(width=360, height=30)
     return alt.vconcat(label, heat, strip).add_params(k, run, seed, view)
