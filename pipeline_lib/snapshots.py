@@ -26,22 +26,30 @@ def model_at(weights: xr.Dataset, spec, epoch: int, seeds: list[int]):
     """The run's model for ``seeds`` (in that order) with their weights at snapshot ``epoch``."""
     from .models import build_run_model
 
-    epochs = weights.snapshot.values.tolist()
-    if epoch not in epochs:
-        raise KeyError(f"run {spec.name!r} recorded no weights at epoch {epoch}; recorded: {epochs}")
     missing = sorted(set(seeds) - set(weights.seed.values.tolist()))
     if missing:
         raise KeyError(f"run {spec.name!r} has no seed {missing}; it has {weights.seed.values.tolist()}")
     model = build_run_model(spec, len(seeds))
-    at = weights.sel(snapshot=epoch, seed=list(seeds))
-    model.load_arrays({n: at[n].values for n in model.param_names()})
+    load_snapshot(model, weights, spec, epoch, seeds)
     return model
 
 
+def load_snapshot(model, weights: xr.Dataset, spec, epoch: int, seeds: list[int]) -> None:
+    """Set ``model``'s parameters (one slot per seed of ``seeds``) to their weights at snapshot ``epoch``."""
+    epochs = weights.snapshot.values.tolist()
+    if epoch not in epochs:
+        raise KeyError(f"run {spec.name!r} recorded no weights at epoch {epoch}; recorded: {epochs}")
+    at = weights.sel(snapshot=epoch, seed=list(seeds))
+    model.load_arrays({n: at[n].values for n in model.param_names()})
+
+
+HEAD_KINDS = ("transformer", "vit")  # the CLS-query transformers, whose artifacts' ``model_kind`` says so
+
+
 def has_heads(weights: xr.Dataset) -> bool:
-    """Whether the run's model is a CLS-query transformer (the ``transformer`` and ``vit`` kinds): attention per
-    layer and head that :func:`head_attention` recomputes."""
-    return weights.attrs.get("model_kind") in ("transformer", "vit") and "head" in weights.dims
+    """Whether the run's model is a CLS-query transformer (:data:`HEAD_KINDS`): attention per layer and head that
+    :func:`head_attention` recomputes."""
+    return weights.attrs.get("model_kind") in HEAD_KINDS and "head" in weights.dims
 
 
 @torch.no_grad()
@@ -59,9 +67,10 @@ def head_attention(weights: xr.Dataset, traj: xr.Dataset, name: str) -> xr.DataA
     seeds = [int(s) for s in traj.seed.values]
     probe_x = run_inputs(spec, traj.probe_x.values)
     heat = spec.attention.schedule == "heat_treatment"
-    out = []
-    for epoch in weights.snapshot.values.tolist():
-        model = model_at(weights, spec, epoch, seeds)
+    epochs = weights.snapshot.values.tolist()
+    model, out = model_at(weights, spec, epochs[0], seeds), []  # built once, its weights set per snapshot
+    for epoch in epochs:
+        load_snapshot(model, weights, spec, epoch, seeds)
         if heat:
             model.beta = 1.0 / float(traj.temperature.sel(epoch=epoch))
         per_layer = model.internals(probe_x).attention  # per layer: (S, B, H, T, T)

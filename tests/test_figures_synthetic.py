@@ -588,14 +588,13 @@ def test_attention_atlas_reports_the_planted_attention(paths):
     from pipeline_lib.figures import attention_atlas
 
     write_dataset(_atlas(), paths.trajectory("r"))
-    write_dataset(xr.Dataset({"w_Q": ("snapshot", [0.0])}, attrs={"model_kind": "circuit"}), paths.weights("r"))
     stats = _build(attention_atlas, attention_atlas.Params(runs=("r",), threshold=0.9, n_epochs=3), paths,
                    outputs={".html": paths.root + "/atlas.html"})
     assert stats["r"]["recorded_epochs"] == [0, 1, 2, 5, 10, 20] and stats["r"]["transition_epoch"] == [5, 10]
     assert stats["r"]["max_weight_first"] == pytest.approx(0.25) and stats["r"]["max_weight_last"] == pytest.approx(1.0)
     assert stats["r"]["probes"] == 3 and stats["r"]["positions"] == 4 and "0.25 -> 1.00" in stats["summary"]
     assert 0 < stats["view_bytes"] <= 1_500_000
-    assert "heads" not in stats["r"]  # a model without heads: the recorded attention only
+    assert "heads" not in stats["r"]  # a model without heads (no transformer kind): the recorded attention only, its weights unread
 
 
 def test_cogo_algebra_reports_the_identities_and_the_claims_read_them_both_ways(monkeypatch):

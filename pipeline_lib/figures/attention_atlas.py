@@ -65,9 +65,10 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     for run in params.runs:
         traj = read_dataset(paths.trajectory(run), rule="train")
         atlases[run] = read_atlas(traj, params.threshold)
-        weights = read_dataset(paths.weights(run), rule="train") if params.heads else None
-        if weights is not None and snapshots.has_heads(weights):
-            heads[run] = snapshots.head_attention(weights, traj, run)
+        if params.heads and traj.attrs.get("model_kind") in snapshots.HEAD_KINDS:  # read the weights only then
+            weights = read_dataset(paths.weights(run), rule="train")
+            if snapshots.has_heads(weights):
+                heads[run] = snapshots.head_attention(weights, traj, run)
     stats = {run: {"recorded_epochs": [int(e) for e in a.epoch.values], "seeds": [int(s) for s in a.seed.values],
                    "probes": int(a.sizes["probe"]), "positions": int(a.sizes["position"]),
                    "transition_epoch": [None if np.isnan(e) else int(e) for e in a.transition.values],
