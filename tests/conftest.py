@@ -172,7 +172,7 @@ def smoke_run():
     Started at the end of collection (``pytest_collection_finish``); this waits for it (the seconds:
     how long it took)."""
     work = _SMOKE["work"]
-    deadline = time.time() + 1800  # ~2.5 min on 2 free cores; slow or busy machines need more
+    deadline = time.time() + 1800  # ~4.5 min on 2 free cores; slow or busy machines need more
     while not _side(work, "rc").exists():
         if time.time() > deadline:
             pytest.fail(f"the smoke run did not end within 30 min; its log: {_side(work, 'log')}")
