@@ -341,6 +341,13 @@ def test_fig4_recipe_claims_learned_shares_scratch_control_and_order(default_par
     v = verdicts(fig4_rules.score_claims(fig4_stats(params, p2=(6,) * S, p4=(16,) * 9), params))
     assert v["circuits.fig4.d2_learns_p2"] == "reproduced"  # every seed learns p=2
     assert v["circuits.fig4.d2_learns_p4_after_p2"] == "partial"  # 9 of 10: a majority shown (8: Wilson low 0.49)
+    # "Works after 1" counts only the seeds whose recipe 1 worked: a seed that never learned p=2 tests nothing
+    after = lambda p2, p4: fig4_rules.score_claims(fig4_stats(params, p2=p2, p4=p4), params)[  # noqa: E731
+        "circuits.fig4.d2_learns_p4_after_p2"]
+    assert after((6,), (16,))["verdict"] == "reproduced" and after((6,), (16,))["n_seeds"] == 1  # 1 of 1
+    assert after((6,), ())["verdict"] == "not reproduced"  # the one seed that learned p=2 fails p=4 (0 of 1)
+    assert after((6,) * 3, (16,))["verdict"] == "not reproduced"  # 1 of 3
+    assert after((), (16,) * 3)["verdict"] == "not run"  # no seed learned p=2: recipe 1 did not work
     assert v["circuits.fig4.not_from_p4_only"] == "reproduced"  # 9/10 after p=2 against 0/10 from scratch
     assert v["circuits.fig4.z_a_ordered_by_count"] == "reproduced"  # 0.95 against 0.1 at initialisation
     v = verdicts(fig4_rules.score_claims(fig4_stats(params, p2=(6, 6), p4=()), params))

@@ -40,6 +40,8 @@ def contrast(arms: dict, arm: str, with_eureka: bool, exp: str) -> dict:
     (claims.exceeds); not run while either group has fewer than two seeds. One arm: the groups differ in the
     Eureka-moment, not also in the intervention (seeds of every arm pooled would mix NormSoftmax's with the
     Softmax's)."""
+    if not arms:
+        return claims.not_run(f"experiment {exp!r} not probed by this config")
     epochs = arms.get("eureka_epoch_per_seed")
     if epochs is None:
         return claims.not_run("the statistics predate per-seed Eureka epochs: rerun the figure")

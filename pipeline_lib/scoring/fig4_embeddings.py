@@ -40,7 +40,7 @@ def score_claims(stats: dict, params: Params) -> dict:
     out["circuits.fig4.clusters_after_p3"] = (one_per_sum(stats, p3["finetune"], before=p3["pretrain"]) if p3
                                               else claims.not_run("no 'p3' row configured"))
     out["circuits.fig4.d2_learns_p2"] = learned_share(stats[params.pretrain], "p=2")
-    out["circuits.fig4.d2_learns_p4_after_p2"] = learned_share(stats[params.finetune], "p=4 after p=2")
+    out["circuits.fig4.d2_learns_p4_after_p2"] = learned_after(stats[params.finetune], stats[params.pretrain])
     out["circuits.fig4.not_from_p4_only"] = (
         not_from_scratch(stats[params.finetune], stats[params.scratch]) if params.scratch
         else claims.not_run("no 'scratch' control configured"))
@@ -55,6 +55,23 @@ def learned_share(s: dict, task: str) -> dict:
     tests = sorted(s["final_test_acc"].values())
     return claims.score(p, (lo, hi), n, f"seeds with final train accuracy >= {LEARNED:g} on {task}: {k} of {n}; "
                         f"final test accuracy median {np.median(tests):.3f}", claims.share_holds(k, n))
+
+
+def learned_after(finetune: dict, pretrain: dict) -> dict:
+    """"Works after 1": the share of the finetune's seeds that learn p=4, among the seeds whose pretraining learned
+    p=2 (a seed that never learned recipe 1 does not test what follows it); not run where none did."""
+    before = set(learned_seeds(pretrain))
+    acc = {x: a for x, a in _by_seed(finetune["final_train_acc"]).items() if x in before}
+    n, k = len(acc), sum(a is not None and a >= LEARNED for a in acc.values())
+    unlearned = len(finetune["final_train_acc"]) - n
+    if n == 0:
+        return claims.not_run(f"no seed learned p=2 (train accuracy >= {LEARNED:g}): recipe 1 did not work, so "
+                              "nothing tests what follows it")
+    p, lo, hi = claims.rate(k, n)
+    tests = [v for x, v in _by_seed(finetune["final_test_acc"]).items() if x in before]
+    return claims.score(p, (lo, hi), n, f"of the {n} seed(s) that learned p=2, {k} reach final train accuracy >= "
+                        f"{LEARNED:g} on p=4 (final test accuracy median {np.median(tests):.3f}); {unlearned} seed(s) "
+                        "that never learned p=2 are left out", claims.share_holds(k, n))
 
 
 def not_from_scratch(finetune: dict, scratch: dict) -> dict:

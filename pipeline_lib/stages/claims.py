@@ -161,9 +161,11 @@ NOT_RESULTS = ("method", "motivation")  # statements a source's results list kee
 def coverage(rows: list[dict]) -> dict[str, dict]:
     """Per source (key): ``title``, ``results`` (each result it states with the verdicts of the claims that
     score it, or why none does) and ``counts``: results scored here (a claim of it not ``not run``), scored by a
-    proxy (the result's ``proxy`` says why its claims test something near it, not it), declared but not run here
+    proxy (the result's ``proxy`` says why its claims test something near it, not it; also a result that only the
+    project's own claims score), declared but not run here
     (an overlay config, a GPU), not covered."""
     verdict = {r["id"]: r["verdict"] for r in rows}
+    own = {r["id"] for r in rows if r.get("origin") == "extension"}
     out = {}
     for key, doc in declaration_files().items():
         if "results" not in doc:
@@ -178,6 +180,10 @@ def coverage(rows: list[dict]) -> dict[str, dict]:
             if not ids:
                 status = "not covered"
             elif any(verdict.get(i, "not run") != "not run" for i in ids):
+                scored = [i for i in ids if verdict.get(i, "not run") != "not run"]
+                if not res.get("proxy") and all(i in own for i in scored):  # only the project's own bars
+                    res = {**res, "proxy": "only the project's own rows score it (origin extension: another task, "
+                                           "model or bar than the source's; their landmarks say which)"}
                 status = "scored by a proxy" if res.get("proxy") else "scored here"
             else:
                 status = "declared, not run here"
