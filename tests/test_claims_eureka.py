@@ -445,10 +445,12 @@ def _default_stats(drop: str | None = None) -> dict:
                    for i, lbl in enumerate(labels) if lbl != drop} for exp, labels in EXPERIMENTS.items()}
     probe_rows = {exp: {lbl: _probe([0.6, 0.62, 0.9, 0.95]) for lbl in arms} for exp, arms in trajs.items()}
     thr = {exp: 0.7 for exp in EXPERIMENTS}
-    table_trajs = {exp: {lbl: trajs.get(exp, {}).get(lbl) or _traj([40 + 3 * j for j in range(5)])
+    table_trajs = {exp: {lbl: trajs.get(exp, {}).get(lbl) or _traj([40 + 3 * j for j in range(5)],
+                                                                    epochs=301 if exp.startswith("reasoning") else 101)
                          for lbl in labels if lbl != drop} for exp, labels in TABLE_EXPERIMENTS.items()}
+    lr = lambda exp, lbl: DEFAULT["runs"][DEFAULT["analyses"]["eureka"][exp]["arms"][lbl]]["optimizer"]["lr"]  # noqa: E731
     table_arms = {exp: {lbl: {**_arm(5, 5, [float(v) for v in ds.test_acc.argmax("epoch").values]),
-                              "final_accs": [0.9] * 5, "epochs": int(ds.epoch.values[-1])}
+                              "final_accs": [0.9] * 5, "epochs": int(ds.epoch.values[-1]), "lr": lr(exp, lbl)}
                         for lbl, ds in arms.items()} for exp, arms in table_trajs.items()}
     return {"eureka_accuracy": acc.eureka_accuracy_stats(trajs, {e: LEVEL for e in trajs}, thr),
             "eureka_table": {"rows": [], "arms": table_arms},
@@ -555,3 +557,20 @@ def test_the_no_first_step_accuracy_against_the_printed_range_and_six_elevenths(
     assert score(0.401)["eureka.accuracy.reasoning_chance_in_printed_range"]["verdict"] == "reproduced"
     assert score(0.399)["eureka.accuracy.reasoning_chance_in_printed_range"]["verdict"] == "not reproduced"
     assert score(0.570, "digits")["eureka.accuracy.digits_chance_in_printed_range"]["verdict"] == "not reproduced"
+
+
+def test_a_larger_rate_against_the_normalisation_at_the_smaller_one():
+    """Sec. 1: Softmax at the grid's larger rate against NormSoftmax at the smaller (experiments differing only in
+    the rate); Softmax at the smaller rate is stated beside."""
+    arm = lambda k, lr, epochs=600: {"n_eureka": k, "n_seeds": 10, "lr": lr, "epochs": epochs,  # noqa: E731
+                                     "n_heads": 4, "d_head": 8}
+    grid = lambda s_large, n_small, epochs=600: {  # noqa: E731
+        "reasoning": {"Softmax": arm(s_large, 2e-3), "NormSoftmax": arm(10, 2e-3)},
+        "reasoning_lr5e4": {"Softmax": arm(0, 5e-4, epochs), "NormSoftmax": arm(n_small, 5e-4, epochs)}}
+    score = lambda arms: table_rules.larger_lr_score(arms)  # noqa: E731
+    assert score(grid(1, 10))["verdict"] == "reproduced"  # 1/10 against 10/10: disjoint
+    assert score(grid(3, 9))["verdict"] == "partial"  # intervals touch, the gap is over one standard error
+    assert score(grid(9, 9))["verdict"] == "not reproduced"  # the larger rate fixed it
+    assert "Softmax at lr 0.0005 0/10" in score(grid(3, 9))["control"]
+    assert score(grid(1, 10, epochs=300))["verdict"] == "not run"  # differ in length too: no one-factor grid
+    assert score({"reasoning": grid(1, 10)["reasoning"]})["verdict"] == "not run"  # one rate only
