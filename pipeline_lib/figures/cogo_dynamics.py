@@ -44,10 +44,10 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         axes[0, 0].text(0.5, 0.5, f"{params.run}: no seed reached train and test accuracy 1", ha="center", fontsize=8)
         return fig, {"run": params.run, "solved_seeds": 0,
                      "summary": f"{params.run}: no solved seed (train and test accuracy 1), nothing to analyse"}
-    x = np.maximum(an.snapshot.values, 1)
+    x = an.snapshot.values  # epochs as they are, 0 included: a symlog axis (linear below 1, log above) keeps 0 and 1 apart
     fig, axes = style.figure(ncols=3, width=3.4)
     ax = axes[0, 0]
-    ep = np.maximum(traj.epoch.values, 1)
+    ep = traj.epoch.values
     style.seeds_and_median(ax, ep, traj.train_loss, style.ARM_COLORS[0], label="train")
     style.seeds_and_median(ax, ep, traj.test_loss, style.ARM_COLORS[1], label="test")
     ax.set_yscale("log")
@@ -76,7 +76,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     ax.set_ylabel("mean factorisation error")
     ax.legend(fontsize=7)
     for a in axes[0]:
-        a.set_xscale("log")
+        a.set_xscale("symlog", linthresh=1)
+        a.set_xlim(left=0)
         a.set_xlabel("epoch")
     med_share = share.median("seed").values
     reach = np.flatnonzero(med_share >= 1.0)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from ..plumbing.store import read_dataset
 from . import style
@@ -87,6 +88,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     for ax, m in zip(axes[0, :3], ("A", "B", "C")):
         mag = one[f"{m}_mag"].values[:, order] if len(order) else one[f"{m}_mag"].values
         im = ax.imshow(mag, aspect="auto", cmap="magma", interpolation="nearest")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # rows are frequencies: no half-frequency ticks
         ax.set_xlabel(f"node ({len(order)} of {one.sizes['node']} above threshold)" if len(order) else
                       "node (seed not solved: not analysed)" if not bool(one.solved) else
                       f"node (none of {one.sizes['node']} above threshold)", fontsize=8)
@@ -104,7 +106,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         orders = an.order.isel(snapshot=-1).values[ok].ravel()
         orders = orders[np.isfinite(orders)].astype(int)
         counts = np.bincount(orders, minlength=11)
-        label = f"d={an.attrs['d']} ({int(ok.sum())} seeds)" + (f", {run}" if len(params.runs) > 1 else "")
+        label = (f"{run}: " if len(params.runs) > 1 else "") + (
+            f"d={an.attrs['d']}, {int(ok.sum())} of {len(ok)} seeds solved" + (" (no bars)" if not ok.any() else ""))
         ax.bar(np.arange(len(counts)) + (i - (len(params.runs) - 1) / 2) * width, counts, width=width,
                color=style.ARM_COLORS[i % len(style.ARM_COLORS)], label=label)
         stats["runs"][run] = {**order_stats(an), **run_info(cfg, run)}
@@ -112,6 +115,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         ax.axvline(v, color="k", ls=":", lw=0.8, zorder=0, label="orders 4 and 6 (the talk)" if v == 4 else None)
     ax.set_xlabel("order (#nodes with |A[k, j]| > threshold)", fontsize=8)
     ax.set_ylabel("frequencies (solved seeds)")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     stats["summary"] = "; ".join(
         f"d={s['d']}: {s['solved_seeds']}/{s['seeds']} seeds solved, {100 * s['frac_order_4_or_6']:.1f}% of their "

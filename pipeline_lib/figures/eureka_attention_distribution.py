@@ -88,7 +88,7 @@ def plot_eureka_attention_distribution(rows: dict[str, dict[str, xr.Dataset]], n
     ncols = max(len(a) for a in rows.values())
     fig, axes = style.figure(ncols=ncols, nrows=len(rows), width=2.6, height=2.2)
     for r, (exp, arms) in enumerate(rows.items()):
-        picked = []
+        picked, lowest = [], 1.0
         for c, (label, ds) in enumerate(arms.items()):
             ax = axes[r][c]
             h = mean_histogram(ds)
@@ -97,9 +97,13 @@ def plot_eureka_attention_distribution(rows: dict[str, dict[str, xr.Dataset]], n
             colors = mpl.colormaps["viridis"](np.linspace(0, 0.9, len(chosen)))
             for e, col in zip(chosen, colors):
                 ax.plot(h.bin, h.sel(epoch=e), color=col, lw=1.2, label=f"epoch {e}")
+                drawn = h.sel(epoch=e).values
+                lowest = min(lowest, float(drawn[drawn > 0].min(initial=1.0)))
             ax.set_yscale("log")
             ax.set_title(f"{exp}\n{label}", fontsize=8)  # two lines: long names do not run into the next title
             ax.set_xlabel("attention weight")
+        for c in range(len(arms)):  # one scale per task, up to the whole (a fraction is at most 1): arms compare
+            axes[r][c].set_ylim(lowest / 2, 1.5)
         if not all(p == picked[0] for p in picked):  # arms drew different epochs: a legend in each panel
             for c in range(len(arms)):
                 axes[r][c].legend(fontsize=6)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import ScalarFormatter
 from scipy.integrate import solve_ivp
 from scipy.special import erf, erfinv
 
@@ -110,8 +111,11 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
             continue
         color = style.ARM_COLORS[i % len(style.ARM_COLORS)]
         ax.plot(non["t"], non["ratio"][i], color=color, label=f"μ = {m:g}")
-        ax.axhline(non["predicted"][i], color=color, lw=0.8, ls="--")
+        ax.axhline(non["predicted"][i], color=color, lw=0.8, ls="--",
+                   label="predicted exp((μ_j² − μ_min²)/2)" if i == next(j for j in range(len(params.mu)) if j != non["slow"]) else None)
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(ScalarFormatter())  # 1, 2, 4, 6 on the ticks, not 10^0, 2 x 10^0, ...
+    ax.yaxis.set_minor_formatter(ScalarFormatter())
     ax.set_xlabel(f"t (until the slowest δ = {params.delta_end:g})")
     ax.set_ylabel(f"ln(1/δ_j) / ln(1/δ) of μ = {params.mu[non['slow']]:g}")
     ax.set_title("Nonlinear: v' = (μ − v) ∘ exp(v²/2)", fontsize=9)

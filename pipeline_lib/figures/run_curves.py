@@ -55,6 +55,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         if positive.size and positive.max() / positive.min() > 10:
             loss_ax.set_yscale("log")
             loss_ax.yaxis.set_minor_formatter(NullFormatter())  # labels at the decades only
+        else:  # the losses themselves on the ticks, not an offset above the panel (e.g. "1e-5+1.7917")
+            loss_ax.ticklabel_format(axis="y", useOffset=False)
         for ax, what in ((acc_ax, "accuracy"), (loss_ax, "loss")):
             for e in switches:
                 ax.axvline(e, color="k", ls=":", lw=0.8)
@@ -68,6 +70,9 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     for j in range(len(runs), nrows * params.per_row):  # empty cells of the last row
         for k in (0, 1):
             axes[j // params.per_row, 2 * (j % params.per_row) + k].set_visible(False)
+    for j in range(max(0, len(runs) - params.per_row), len(runs)):  # the lowest panel of each column
+        for k in (0, 1):
+            axes[j // params.per_row, 2 * (j % params.per_row) + k].set_xlabel("epoch", fontsize=7)
     axes[0, 0].legend(fontsize=6)
     stats["summary"] = f"{len(runs)} runs; median final test accuracy per run: " + ", ".join(
         f"{r} {s['final_test_acc_median']:.3f}" for r, s in stats["runs"].items())
