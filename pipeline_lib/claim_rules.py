@@ -123,17 +123,20 @@ def exceeds(value: float, low: float, control: float, control_high: float) -> Ve
 
 
 def near(value: float, low: float, high: float, reference: float, tolerance: float) -> Verdict:
-    """The claim "value equals the source's reference" where the source prints no uncertainty: within
-    ``tolerance`` (declared with the claim, with its reason) reproduced; only the interval containing the reference
-    partial (a wide interval from few or noisy seeds contains almost anything, so it cannot make a match);
-    otherwise not reproduced."""
+    """The claim "value equals the source's reference" where the source prints no uncertainty, within
+    ``tolerance`` (declared with the claim, with its reason), as an equivalence test: with an interval,
+    reproduced when the whole interval lies within reference +- tolerance and partial when only the estimate does,
+    so that fewer or noisier seeds never give a better verdict; a value without an interval (a property of the
+    data, a single run) is reproduced within the tolerance. Otherwise not reproduced."""
     args = dict(value=value, low=low, high=high, reference=reference, tolerance=tolerance)
     if missing(value):
         return Verdict("not run", "near", **args)
-    if abs(value - reference) <= tolerance:
+    within = abs(value - reference) <= tolerance
+    if missing(low, high):
+        return Verdict("reproduced" if within else "not reproduced", "near", **args)
+    if reference - tolerance <= low and high <= reference + tolerance:
         return Verdict("reproduced", "near", **args)
-    inside = not missing(low, high) and low <= reference <= high
-    return Verdict("partial" if inside else "not reproduced", "near", **args)
+    return Verdict("partial" if within else "not reproduced", "near", **args)
 
 
 def agrees(value: float, low: float, high: float, reference: float, margin: float) -> Verdict:
@@ -240,7 +243,10 @@ def _moved(rule: Mapping, holds: bool) -> dict:
         r, tol = f("reference"), f("tolerance")
         w = (f("high") - f("low")) / 2 if not missing(a.get("low"), a.get("high")) else 0
         value = r if holds else r + 2 * tol + 2 * w + max(abs(r) * 0.1, 1e-3)
-        return {"kind": kind, "args": {**a, "value": value, "low": value - w, "high": value + w}}
+        w = min(w, tol / 2) if holds else w  # where it holds, as many seeds as fit the interval within the tolerance
+        none = missing(a.get("low"), a.get("high"))  # a value read without an interval stays without one
+        return {"kind": kind, "args": {**a, "value": value, "low": None if none else value - w,
+                                       "high": None if none else value + w}}
     if kind == "agrees":
         r, margin = f("reference"), f("margin")
         w = (f("high") - f("low")) / 2 if not missing(a.get("low"), a.get("high")) else 0
