@@ -22,9 +22,9 @@ class ClaimError(ValueError):
 # The three tiers mean the same for every kind: ``reproduced`` when the interval (not just the estimate) is on the
 # claimed side; ``partial`` when the estimate is on the claimed side by at least one standard error (read off the
 # 95% interval: half its width / 1.96), so that a null effect seldom scores ``partial`` (tests/test_claims.py
-# measures each kind's rates on a planted effect and a null) (``near``, for a value printed without an
-# uncertainty: partial when only the interval reaches it); ``not reproduced`` otherwise. An estimate without an interval (one seed, a
-# deterministic count) is ``partial`` when it is on the claimed side.
+# measures each kind's rates on a planted effect and a null) (``near`` and ``agrees``, equality within a
+# tolerance: partial when only the estimate lies within it); ``not reproduced`` otherwise. An estimate without an
+# interval (one seed, a deterministic count) is ``partial`` when it is on the claimed side.
 
 Z95 = 1.959963984540054
 
@@ -124,19 +124,16 @@ def exceeds(value: float, low: float, control: float, control_high: float) -> Ve
 
 def near(value: float, low: float, high: float, reference: float, tolerance: float) -> Verdict:
     """The claim "value equals the source's reference" where the source prints no uncertainty, within
-    ``tolerance`` (declared with the claim, with its reason), as an equivalence test: with an interval,
-    reproduced when the whole interval lies within reference +- tolerance and partial when only the estimate does,
-    so that fewer or noisier seeds never give a better verdict; a value without an interval (a property of the
-    data, a single run) is reproduced within the tolerance. Otherwise not reproduced."""
+    ``tolerance`` (declared with the claim, with its reason), as an equivalence test like :func:`agrees`:
+    reproduced when the whole interval lies within reference +- tolerance, partial when only the estimate does (also
+    an estimate without an interval, such as one seed's), so that fewer or noisier seeds never give a better
+    verdict; otherwise not reproduced. A value known exactly passes a zero-width interval."""
     args = dict(value=value, low=low, high=high, reference=reference, tolerance=tolerance)
     if missing(value):
         return Verdict("not run", "near", **args)
-    within = abs(value - reference) <= tolerance
-    if missing(low, high):
-        return Verdict("reproduced" if within else "not reproduced", "near", **args)
-    if reference - tolerance <= low and high <= reference + tolerance:
+    if not missing(low, high) and reference - tolerance <= low and high <= reference + tolerance:
         return Verdict("reproduced", "near", **args)
-    return Verdict("partial" if within else "not reproduced", "near", **args)
+    return Verdict("partial" if abs(value - reference) <= tolerance else "not reproduced", "near", **args)
 
 
 def agrees(value: float, low: float, high: float, reference: float, margin: float) -> Verdict:
@@ -243,10 +240,7 @@ def _moved(rule: Mapping, holds: bool) -> dict:
         r, tol = f("reference"), f("tolerance")
         w = (f("high") - f("low")) / 2 if not missing(a.get("low"), a.get("high")) else 0
         value = r if holds else r + 2 * tol + 2 * w + max(abs(r) * 0.1, 1e-3)
-        w = min(w, tol / 2) if holds else w  # where it holds, as many seeds as fit the interval within the tolerance
-        none = missing(a.get("low"), a.get("high"))  # a value read without an interval stays without one
-        return {"kind": kind, "args": {**a, "value": value, "low": None if none else value - w,
-                                       "high": None if none else value + w}}
+        return {"kind": kind, "args": {**a, "value": value, "low": value - w, "high": value + w}}
     if kind == "agrees":
         r, margin = f("reference"), f("margin")
         w = (f("high") - f("low")) / 2 if not missing(a.get("low"), a.get("high")) else 0

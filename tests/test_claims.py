@@ -36,7 +36,8 @@ def test_exceeds_compares_intervals_against_the_control():
 
 
 def test_near_is_an_equivalence_test_within_the_declared_tolerance():
-    assert claims.near(1.0, math.nan, math.nan, 1.05, 0.1) == "reproduced"  # no interval: the value decides
+    assert claims.near(1.0, math.nan, math.nan, 1.05, 0.1) == "partial"  # no interval (one seed): not shown
+    assert claims.near(1.0, 1.0, 1.0, 1.05, 0.1) == "reproduced"  # a value known exactly: a zero-width interval
     assert claims.near(1.0, math.nan, math.nan, 1.2, 0.1) == "not reproduced"
     assert claims.near(1.0, 0.98, 1.02, 1.05, 0.1) == "reproduced"  # the whole interval within 1.05 +- 0.1
     assert claims.near(1.0, 0.7, 1.3, 1.05, 0.1) == "partial"  # the estimate within, its interval not shown
@@ -140,7 +141,7 @@ def test_each_rule_kind_scores_a_planted_effect_reproduced_and_a_null_not(kind):
 
 def test_every_rule_kind_records_its_numbers_and_can_be_moved_both_ways():
     made = [claims.above(0.7, 0.6, 0.5), claims.below(0.2, 0.3, 0.5), claims.exceeds(0.9, 0.8, 0.1, 0.2),
-            claims.near(1.0, 0.9, 1.1, 1.0, 0.05), claims.agrees(47.0, 45.0, 49.0, 47.07, 3.69),
+            claims.near(1.0, 0.97, 1.03, 1.0, 0.05), claims.agrees(47.0, 45.0, 49.0, 47.07, 3.69),
             claims.share_holds(7, 10), claims.rates_exceed(9, 10, 1, 10),
             claims.weakest(claims.above(0.7, 0.6, 0.5), claims.below(0.7, 0.8, 0.9))]
     assert {v.rule["kind"] for v in made} == set(claims.KINDS) | {"weakest"}

@@ -348,6 +348,13 @@ def test_fig4_recipe_claims_learned_shares_scratch_control_and_order(default_par
     assert after((6,), ())["verdict"] == "not reproduced"  # the one seed that learned p=2 fails p=4 (0 of 1)
     assert after((6,) * 3, (16,))["verdict"] == "not reproduced"  # 1 of 3
     assert after((), (16,) * 3)["verdict"] == "not run"  # no seed learned p=2: recipe 1 did not work
+    stats = fig4_stats(params, p2=(6,), p4=())  # seed 0 learned p=2; only seed 1 learns p=4: 0 of 1, by seed id
+    stats[params.finetune]["final_train_acc"][1] = 1.0
+    assert fig4_rules.score_claims(stats, params)["circuits.fig4.d2_learns_p4_after_p2"]["verdict"] == "not reproduced"
+    stats[params.finetune]["final_train_acc"] = {str(s): a for s, a in stats[params.finetune]["final_train_acc"].items()}
+    stats[params.finetune]["final_test_acc"] = {str(s): None for s in stats[params.finetune]["final_test_acc"]}
+    s = fig4_rules.score_claims(stats, params)["circuits.fig4.d2_learns_p4_after_p2"]  # as kept: str keys, None
+    assert s["verdict"] == "not reproduced" and "no final test accuracy" in s["control"]
     assert v["circuits.fig4.not_from_p4_only"] == "reproduced"  # 9/10 after p=2 against 0/10 from scratch
     assert v["circuits.fig4.z_a_ordered_by_count"] == "reproduced"  # 0.95 against 0.1 at initialisation
     v = verdicts(fig4_rules.score_claims(fig4_stats(params, p2=(6, 6), p4=()), params))

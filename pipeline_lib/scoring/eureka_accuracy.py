@@ -10,10 +10,6 @@ from ..figures.eureka_arms import BASE, EXPERIMENTS
 
 # "after both training and validation loss saturated for hundreds of epochs": a plateau of at least two hundred
 HUNDREDS = 200
-# Sec. 4: "By design of the datasets, 40-55% accuracy can be obtained by only solving task 2 and picking the target
-# at random"; Fig. 6 caption: "Chance probability is 6/11 ~ 54%" (the reasoning task), to its printed percent
-PRINTED_RANGE = (0.40, 0.55)
-SIX_ELEVENTHS, PERCENT = 6 / 11, 0.005
 
 
 def score_claims(stats: dict, params: Params) -> dict:
@@ -26,21 +22,7 @@ def score_claims(stats: dict, params: Params) -> dict:
         out[f"eureka.accuracy.{exp}_losses_leap_together"] = leap_score(arms)
         for key, arm in ARMS.items():
             out[f"eureka.accuracy.{exp}_{key}_95pct_in_20pct_of_steps"] = speed_score(arms, arm)
-        out[f"eureka.accuracy.{exp}_chance_in_printed_range"] = chance_score(arms, *PRINTED_RANGE)
-    out["eureka.accuracy.reasoning_chance_six_elevenths"] = chance_score(stats.get("reasoning", {}),
-                                                                         SIX_ELEVENTHS - PERCENT, SIX_ELEVENTHS + PERCENT)
     return out
-
-
-def chance_score(arms: dict, low: float, high: float) -> dict:
-    """The accuracy of answering without the first step (always the same candidate, computed from the task's test
-    set: a property of the data, no seeds) inside the printed [low, high] (near its centre within half its width)."""
-    level = arms.get("chance_without_step1")
-    if level is None or np.isnan(level):
-        return claims.not_run("the task is not drawn by this config (or its no-first-step accuracy is not recorded)")
-    nan = float("nan")
-    return claims.score(level, (nan, nan), None, f"printed range [{low:.4g}, {high:.4g}]; a property of the test "
-                        "set, no seeds", claims.near(level, nan, nan, (low + high) / 2, (high - low) / 2 + 1e-12))  # ends included
 
 
 def eureka_shaped(plateau, jump) -> bool:

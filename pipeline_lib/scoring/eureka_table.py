@@ -42,16 +42,19 @@ def larger_lr_score(arms_by_exp: dict) -> dict:
     (rates_exceed, roles swapped as in a lower ratio); Softmax at the smallest rate is stated beside (what the
     larger rate itself changed)."""
     norm = INTERVENTIONS["normsoftmax"]
-    grid = [a for name, a in arms_by_exp.items()
+    grid = [a for name, a in sorted(arms_by_exp.items())
             if name.startswith("reasoning") and BASE in a and norm in a and a[BASE].get("lr") is not None
             and a[BASE]["lr"] == a[norm].get("lr")]
-    same = {(a[BASE].get("epochs"), a[BASE]["n_seeds"], a[BASE].get("n_heads"), a[BASE].get("d_head")) for a in grid}
-    rates = sorted({a[BASE]["lr"] for a in grid})
-    if len(rates) < 2 or len(same) != 1:
+
+    def setting(a: dict) -> tuple:  # all that must match besides the rate
+        return a[BASE].get("epochs"), a[BASE]["n_seeds"], a[BASE].get("n_heads"), a[BASE].get("d_head")
+
+    pairs = [(lg, sm) for lg in grid for sm in grid if setting(lg) == setting(sm) and lg[BASE]["lr"] > sm[BASE]["lr"]]
+    if not pairs:
         return claims.not_run("no two reasoning experiments that differ only in the learning rate, each with "
                               f"{BASE} and {norm}")
-    large = next(a for a in grid if a[BASE]["lr"] == rates[-1])
-    small = next(a for a in grid if a[BASE]["lr"] == rates[0])
+    large, small = max(pairs, key=lambda p: p[0][BASE]["lr"] / p[1][BASE]["lr"])  # the widest step of the grid
+    rates = (small[BASE]["lr"], large[BASE]["lr"])
     s, n0 = large[BASE], small[norm]
     p, lo, hi = claims.rate(s["n_eureka"], s["n_seeds"])
     control = (claims.fmt_rate(f"{norm} at lr {rates[0]:g}", n0["n_eureka"], n0["n_seeds"]) + "; "

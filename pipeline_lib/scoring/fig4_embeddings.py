@@ -68,10 +68,11 @@ def learned_after(finetune: dict, pretrain: dict) -> dict:
         return claims.not_run(f"no seed learned p=2 (train accuracy >= {LEARNED:g}): recipe 1 did not work, so "
                               "nothing tests what follows it")
     p, lo, hi = claims.rate(k, n)
-    tests = [v for x, v in _by_seed(finetune["final_test_acc"]).items() if x in before]
+    tests = [v for x, v in _by_seed(finetune["final_test_acc"]).items() if x in before and v is not None]
+    test_text = f"final test accuracy median {np.median(tests):.3f}" if tests else "no final test accuracy"
     return claims.score(p, (lo, hi), n, f"of the {n} seed(s) that learned p=2, {k} reach final train accuracy >= "
-                        f"{LEARNED:g} on p=4 (final test accuracy median {np.median(tests):.3f}); {unlearned} seed(s) "
-                        "that never learned p=2 are left out", claims.share_holds(k, n))
+                        f"{LEARNED:g} on p=4 ({test_text}); {unlearned} seed(s) that never learned p=2 are left out",
+                        claims.share_holds(k, n))
 
 
 def not_from_scratch(finetune: dict, scratch: dict) -> dict:

@@ -39,7 +39,8 @@ def score_state(c: dict) -> dict:
 
 
 def score_match(c: dict, control_arm: str, threshold: float) -> dict:
-    """GaLore's success share against the control arm's ('adam': Adam at its own lr; 'matched': GaLore's lr x scale)."""
+    """GaLore's success share minus the control arm's ('adam': Adam at its own lr; 'matched': GaLore's lr x scale),
+    equal within MATCH_MARGIN (claims.agrees on the Newcombe interval of the difference)."""
     if control_arm not in c:
         return claims.not_run("no matched-step Adam run (comparison key 'matched')")
     ctrl = c[control_arm]
