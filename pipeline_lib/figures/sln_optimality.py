@@ -30,15 +30,26 @@ class Params:
     reference: float = 0.99
 
 
+# each edge embedding's name in the legend (the analysis's variant keys: analysis/sln.py)
+READABLE = {"unscaled": "all nontrivial eigenvectors u", "scaled": "u λ^-1/2", "commute": "commute time: D^-1/2 u λ^-1/2"}
+
+
+def readable(variant: str) -> str:
+    return READABLE.get(variant) or (f"first {variant.split('_')[1]} eigenvectors" if variant.startswith("first_")
+                                     else variant)
+
+
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     an = read_dataset(paths.analysis("sln", params.sln), rule="sln")
     fig, axes = style.figure(width=4.6, height=3.2)
     ax = axes[0, 0]
     n = an.n_nodes.values
     stats: dict = {"entry": params.sln, "reference": params.reference, "variants": {}}
+    markers = "osD^vP"  # lines that coincide stay told apart by their markers
     for i, v in enumerate(an.variant.values):
         rate = an.optimal.sel(variant=v).values
-        ax.plot(n, rate, "-o", ms=3, color=style.ARM_COLORS[i % len(style.ARM_COLORS)], label=str(v))
+        ax.plot(n, rate, "-", marker=markers[i % len(markers)], ms=4 + (len(an.variant) - i), mfc="none",
+                color=style.ARM_COLORS[i % len(style.ARM_COLORS)], label=readable(str(v)))
         total = float(an.n_optimal.sel(variant=v).sum() / an.n_queries.sum())
         under = n <= TALK_MAX_NODES
         stats["variants"][str(v)] = {"per_size": {int(k): float(r) for k, r in zip(n, rate)}, "overall": total,
@@ -50,6 +61,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     ax.axhline(params.reference, color="k", ls="--", lw=0.8, label=f"talk: > {params.reference:.0%}")
     ax.set_xlabel(f"graph size n (G(n, {an.attrs.get('edge_prob')}), {an.attrs.get('graphs_per_size')} graphs each)")
     ax.set_ylabel("optimal paths (fraction of queries)")
+    ax.set_xticks(n)  # graph sizes are whole numbers
     ax.legend(fontsize=7)
     stats["summary"] = "; ".join(f"{v}: {100 * s['overall']:.2f}% optimal (lowest per size {100 * s['min_over_sizes']:.2f}%)"
                                  for v, s in stats["variants"].items()) + f" (talk: > {100 * params.reference:.0f}%)"
