@@ -361,7 +361,11 @@ def test_fig4_recipe_claims_learned_shares_scratch_control_and_order(default_par
     assert v["circuits.fig4.d2_learns_p2"] == "not reproduced"  # 2 of 10
     assert v["circuits.fig4.not_from_p4_only"] == "not run"  # 0/10 either way: nothing emerged to contrast
     v = verdicts(fig4_rules.score_claims(fig4_stats(params, p2=(6, 6), p4=(16,)), params))
-    assert v["circuits.fig4.not_from_p4_only"] == "not reproduced"  # 1/10 after p=2 against 0/10: not shown
+    assert v["circuits.fig4.not_from_p4_only"] == "partial"  # 1 of the 2 that learned p=2 against 0/10: over one se
+    both = fig4_stats(params, p2=(6, 6, 6, 6), p4=(16, 16, 16, 16))  # 4/4 after p=2 against 0/10 from scratch
+    assert verdicts(fig4_rules.score_claims(both, params))["circuits.fig4.not_from_p4_only"] == "reproduced"
+    assert verdicts(fig4_rules.score_claims(fig4_stats(params, p2=(), p4=(16,) * S), params))[
+        "circuits.fig4.not_from_p4_only"] == "not run"  # no seed learned p=2: no curriculum to contrast
     flat = fig4_stats(params, p2=(6,) * S)
     flat[params.pretrain] = run_stats((6,) * S, order=0.1)
     assert verdicts(fig4_rules.score_claims(flat, params))["circuits.fig4.z_a_ordered_by_count"] == "not reproduced"

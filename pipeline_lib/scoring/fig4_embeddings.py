@@ -42,7 +42,7 @@ def score_claims(stats: dict, params: Params) -> dict:
     out["circuits.fig4.d2_learns_p2"] = learned_share(stats[params.pretrain], "p=2")
     out["circuits.fig4.d2_learns_p4_after_p2"] = learned_after(stats[params.finetune], stats[params.pretrain])
     out["circuits.fig4.not_from_p4_only"] = (
-        not_from_scratch(stats[params.finetune], stats[params.scratch]) if params.scratch
+        not_from_scratch(stats[params.finetune], stats[params.scratch], stats[params.pretrain]) if params.scratch
         else claims.not_run("no 'scratch' control configured"))
     out["circuits.fig4.z_a_ordered_by_count"] = ordered_by_count(stats[params.pretrain])
     return out
@@ -75,10 +75,15 @@ def learned_after(finetune: dict, pretrain: dict) -> dict:
                         claims.share_holds(k, n))
 
 
-def not_from_scratch(finetune: dict, scratch: dict) -> dict:
-    """The finetune's learned share against the same task's from-scratch run at the same width."""
-    k, n = len(learned_seeds(finetune)), len(finetune["final_train_acc"])
+def not_from_scratch(finetune: dict, scratch: dict, pretrain: dict) -> dict:
+    """The finetune's learned share, over the seeds whose pretraining learned p=2 (as :func:`learned_after`),
+    against the same task's from-scratch run at the same width."""
+    before = set(learned_seeds(pretrain))
+    k = len(set(learned_seeds(finetune)) & before)
+    n = len([x for x in _by_seed(finetune["final_train_acc"]) if x in before])
     k0, n0 = len(learned_seeds(scratch)), len(scratch["final_train_acc"])
+    if n == 0:
+        return claims.not_run(f"no seed learned p=2 (train accuracy >= {LEARNED:g}): no curriculum to contrast")
     if k == 0:  # the sentence contrasts a structure the curriculum reached with p=4 alone: here none reached it
         p, lo, hi = claims.rate(k, n)
         return claims.score(p, (lo, hi), n, claims.fmt_rate("from scratch", k0, n0) + " (no curriculum seed learned "
