@@ -77,7 +77,8 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         ax.set_xlabel("step")
         ax.set_ylabel("gap / largest movement so far")
         ax.set_title(f"{label.replace('_', ' X ')} attention, rho = 1", fontsize=8)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the curves, not over them
+        if row == 0:  # one key for the left column, above the figure: beside each panel it took half the width
+            fig.legend(*ax.get_legend_handles_labels(), loc="outside upper center", ncol=4, fontsize=7, frameon=False)
         own = violations(gap, moved, flow, step)
         ctrl = violations(an.control_gap.values, an.control_moved.values, flow, step)
         unscaled = violations(an.gap_rho1.values, moved, flow, step)
