@@ -106,13 +106,12 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     ax.set_title("Linear: v' = Δ ∘ exp(v²/2)", fontsize=9)
     ax.legend(fontsize=7)
     ax = axes[0, 1]
-    for i, m in enumerate(params.mu):
-        if i == non["slow"]:
-            continue
+    others = [i for i in range(len(params.mu)) if i != non["slow"]]
+    for n, i in enumerate(others):
         color = style.ARM_COLORS[i % len(style.ARM_COLORS)]
-        ax.plot(non["t"], non["ratio"][i], color=color, label=f"μ = {m:g}")
+        ax.plot(non["t"], non["ratio"][i], color=color, label=f"μ = {params.mu[i]:g}")
         ax.axhline(non["predicted"][i], color=color, lw=0.8, ls="--",
-                   label="predicted exp((μ_j² − μ_min²)/2)" if i == next(j for j in range(len(params.mu)) if j != non["slow"]) else None)
+                   label="predicted exp((μ_j² − μ_min²)/2)" if n == 0 else None)  # one key for every dashed line
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(ScalarFormatter())  # 1, 2, 4, 6 on the ticks, not 10^0, 2 x 10^0, ...
     ax.yaxis.set_minor_formatter(ScalarFormatter())

@@ -54,11 +54,10 @@ def larger_lr_score(arms_by_exp: dict) -> dict:
         return claims.not_run("no two reasoning experiments that differ only in the learning rate, each with "
                               f"{BASE} and {norm}")
     large, small = max(pairs, key=lambda p: p[0][BASE]["lr"] / p[1][BASE]["lr"])  # the widest step of the grid
-    rates = (small[BASE]["lr"], large[BASE]["lr"])
-    s, n0 = large[BASE], small[norm]
+    s, n0, lr = large[BASE], small[norm], small[BASE]["lr"]
     p, lo, hi = claims.rate(s["n_eureka"], s["n_seeds"])
-    control = (claims.fmt_rate(f"{norm} at lr {rates[0]:g}", n0["n_eureka"], n0["n_seeds"]) + "; "
-               + claims.fmt_rate(f"{BASE} at lr {rates[0]:g}", small[BASE]["n_eureka"], small[BASE]["n_seeds"]))
+    control = (claims.fmt_rate(f"{norm} at lr {lr:g}", n0["n_eureka"], n0["n_seeds"]) + "; "
+               + claims.fmt_rate(f"{BASE} at lr {lr:g}", small[BASE]["n_eureka"], small[BASE]["n_seeds"]))
     return claims.score(p, (lo, hi), s["n_seeds"], control,
                         claims.rates_exceed(n0["n_eureka"], n0["n_seeds"], s["n_eureka"], s["n_seeds"]))
 

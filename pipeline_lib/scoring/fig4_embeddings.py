@@ -57,12 +57,18 @@ def learned_share(s: dict, task: str) -> dict:
                         f"final test accuracy median {np.median(tests):.3f}", claims.share_holds(k, n))
 
 
+def after_p2(finetune: dict, pretrain: dict) -> tuple[set[int], int, int]:
+    """The seeds whose pretraining learned p=2 (a seed that never learned recipe 1 does not test what follows it),
+    and of the finetune's seeds: how many of those it has, and how many of those learn p=4."""
+    before = set(learned_seeds(pretrain))
+    n = len(before & set(_by_seed(finetune["final_train_acc"])))
+    return before, n, len(before & set(learned_seeds(finetune)))
+
+
 def learned_after(finetune: dict, pretrain: dict) -> dict:
     """"Works after 1": the share of the finetune's seeds that learn p=4, among the seeds whose pretraining learned
-    p=2 (a seed that never learned recipe 1 does not test what follows it); not run where none did."""
-    before = set(learned_seeds(pretrain))
-    acc = {x: a for x, a in _by_seed(finetune["final_train_acc"]).items() if x in before}
-    n, k = len(acc), sum(a is not None and a >= LEARNED for a in acc.values())
+    p=2 (:func:`after_p2`); not run where none did."""
+    before, n, k = after_p2(finetune, pretrain)
     unlearned = len(finetune["final_train_acc"]) - n
     if n == 0:
         return claims.not_run(f"no seed learned p=2 (train accuracy >= {LEARNED:g}): recipe 1 did not work, so "
@@ -76,11 +82,9 @@ def learned_after(finetune: dict, pretrain: dict) -> dict:
 
 
 def not_from_scratch(finetune: dict, scratch: dict, pretrain: dict) -> dict:
-    """The finetune's learned share, over the seeds whose pretraining learned p=2 (as :func:`learned_after`),
-    against the same task's from-scratch run at the same width."""
-    before = set(learned_seeds(pretrain))
-    k = len(set(learned_seeds(finetune)) & before)
-    n = len([x for x in _by_seed(finetune["final_train_acc"]) if x in before])
+    """The finetune's learned share, over the seeds whose pretraining learned p=2 (:func:`after_p2`), against the
+    same task's from-scratch run at the same width."""
+    _, n, k = after_p2(finetune, pretrain)
     k0, n0 = len(learned_seeds(scratch)), len(scratch["final_train_acc"])
     if n == 0:
         return claims.not_run(f"no seed learned p=2 (train accuracy >= {LEARNED:g}): no curriculum to contrast")

@@ -177,10 +177,10 @@ def coverage(rows: list[dict]) -> dict[str, dict]:
             if res.get("kind") in NOT_RESULTS:
                 results.append({**res, "status": f"not a result ({res['kind']})", "verdicts": verdicts})
                 continue
+            scored = [i for i in ids if verdict.get(i, "not run") != "not run"]
             if not ids:
                 status = "not covered"
-            elif any(verdict.get(i, "not run") != "not run" for i in ids):
-                scored = [i for i in ids if verdict.get(i, "not run") != "not run"]
+            elif scored:
                 if not res.get("proxy") and all(i in own for i in scored):  # only the project's own bars
                     res = {**res, "proxy": "only the project's own rows score it (origin extension: another task, "
                                            "model or bar than the source's; their landmarks say which)"}
