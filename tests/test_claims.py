@@ -584,6 +584,58 @@ def test_the_full_reproductions_cost_counts_the_default_configs_jobs_only(tmp_pa
     assert 2.0 <= mine["results_mb"] < 2.1 and every["results_mb"] >= 7.0
 
 
+def test_training_starts_with_the_longest_chain_measured_by_the_kept_runs(tmp_path):
+    """The scheduling priority of a training run is the measured seconds of the longest training chain it starts
+    (its own and its init_from descendants'); a recipe none measured is estimated from its work (steps, slots,
+    tokens) at the measured runs' median rate; a run whose recipe changed is not given the old recipe's seconds."""
+    import copy
+
+    from pipeline_lib.build.cost import measured_seconds, recipe_digest, train_priorities, train_seconds, work
+    from pipeline_lib.plumbing import jobs
+
+    raw = load_yaml(SMOKE)
+    cfg = load_config(copy.deepcopy(raw))
+    chain = [r for r, rc in cfg.runs.items() if rc.init_from is not None and cfg.runs[rc.init_from].init_from is None]
+    child = chain[0]
+    parent = cfg.runs[child].init_from
+    other = next(r for r in cfg.runs if r not in (child, parent) and cfg.runs[r].init_from is None
+                 and not any(rc.init_from == r for rc in cfg.runs.values()))
+    head = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    (tmp_path / "benchmarks" / "train").mkdir(parents=True)
+    for run, s in ((parent, 100.0), (child, 400.0), (other, 450.0)):
+        (tmp_path / "benchmarks" / "train" / f"{run}.tsv").write_text(head + f"{s}\t0:00:10\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
+    kept = train_seconds(tmp_path, cfg)
+    assert kept[parent] == [100.0, recipe_digest(cfg, parent)] and len(kept) == 3
+    (tmp_path / "stats").mkdir()
+    (tmp_path / "stats" / "config.json").write_text(json.dumps({"train_seconds": kept}))
+    measured = measured_seconds(tmp_path / "stats")
+    prio = train_priorities(cfg, measured)
+    grandchildren = max((prio[r] for r, rc in cfg.runs.items() if rc.init_from == child), default=0)
+    assert prio[parent] == 100 + 400 + grandchildren > prio[other] == 450  # the chain goes first
+    assert prio[child] == 400 + grandchildren
+    # the other runs: estimated at the median measured rate (seconds per unit of work)
+    rates = sorted(s / work(cfg, r) for r, s in ((parent, 100), (child, 400), (other, 450)))
+    lone = [r for r in cfg.runs if r not in (child, parent, other)
+            and not any(rc.init_from == r for rc in cfg.runs.values())]
+    assert all(prio[r] == round(rates[1] * work(cfg, r)) for r in lone)
+    assert len({work(cfg, r) for r in lone}) > 1
+    # work: a step's fixed cost plus the tokens it reads over every slot; an online task's epoch is one step
+    rc = cfg.runs[parent]
+    shape = cfg.dataset_shape(rc.dataset)
+    batch = shape["n_train"] if rc.batch_size == "full" else rc.batch_size
+    steps = rc.epochs * (-(-shape["n_train"] // batch))
+    assert work(cfg, parent) == steps * (1 + len(rc.slots()) * batch * shape["T"] / 1e4)
+    online = next((r for r in cfg.runs if jobs.online(cfg, r)), None)
+    assert online is None or work(cfg, online) == cfg.runs[online].epochs * (
+        1 + len(cfg.runs[online].slots()) * cfg.runs[online].batch_size * cfg.dataset_shape(cfg.runs[online].dataset)["T"] / 1e4)
+    # another recipe for `other` (more epochs): its old seconds no longer apply
+    raw["runs"][other]["epochs"] = cfg.runs[other].epochs * 3
+    changed = load_config(copy.deepcopy(raw))
+    assert recipe_digest(changed, other) != recipe_digest(cfg, other)
+    assert train_priorities(changed, measured)[other] != 450
+    assert train_priorities(cfg, {}) and measured_seconds(tmp_path / "absent") == {}
+
+
 def test_at_best_notes_a_rule_that_cannot_say_reproduced_with_its_seeds():
     nan = math.nan
     note = claims.at_best(claims.score(0.7, (nan, nan), 1, "", claims.above(0.7, nan, 0.5)))

@@ -134,3 +134,79 @@ def cost_row(cost: dict) -> str:
     """The README's table row for the full reproduction."""
     return (f"| the full reproduction | {cost_text(cost)} (the last published run's benchmark files and Snakemake "
             "log) |")
+
+
+# --- scheduling: the longest chains of training first ---------------------------------------------------------
+
+def recipe_digest(cfg, run: str) -> str:
+    """A run's recipe (its config slice: run, model, dataset, device, start epoch) as a short digest, the key under
+    which its measured seconds are kept: a run of another recipe is not assumed to cost the same."""
+    import hashlib
+
+    from ..plumbing.config import canonical_json
+
+    return hashlib.sha256(canonical_json(cfg.run_slice(run)).encode()).hexdigest()[:12]
+
+
+def train_seconds(results: Path, cfg) -> dict[str, list]:
+    """``{run: [seconds, recipe digest]}`` of every training job of ``cfg`` whose benchmark file ``results``
+    holds: what :func:`train_priorities` reads back from the kept statistics."""
+    out = {}
+    for run in cfg.runs:
+        path = Path(results) / "benchmarks" / "train" / f"{run}.tsv"
+        if path.exists():
+            with open(path) as fh:
+                seconds = sum(float(row["s"]) for row in csv.DictReader(fh, delimiter="\t"))
+            out[run] = [round(seconds, 1), recipe_digest(cfg, run)]
+    return out
+
+
+def measured_seconds(kept_dir: Path) -> dict[str, float]:
+    """Recipe digest -> seconds, from the ``train_seconds`` of every kept statistics file in ``kept_dir`` (the
+    last file's by name where two measured one recipe); empty where none was kept."""
+    import json
+
+    out: dict[str, float] = {}
+    for path in sorted(Path(kept_dir).glob("*.json")):
+        for seconds, digest in json.loads(path.read_text()).get("train_seconds", {}).values():
+            out[digest] = float(seconds)
+    return out
+
+
+def work(cfg, run: str) -> float:
+    """A rough size of a run's training, for the order of jobs none measured: its optimizer steps (epochs x steps
+    per epoch; an online task's epoch is one step) times a fixed cost per step (the seeds train in one batched
+    step) plus the tokens the step reads over every slot: steps x (1 + slots x examples x tokens / 10^4)."""
+    from ..plumbing import jobs
+
+    rc = cfg.runs[run]
+    shape = cfg.dataset_shape(rc.dataset)
+    n_train = int(shape.get("n_train") or 1)
+    batch = n_train if rc.batch_size == "full" else min(int(rc.batch_size), n_train)
+    per_epoch = 1 if jobs.online(cfg, run) else -(-n_train // batch)
+    return rc.epochs * per_epoch * (1.0 + len(rc.slots()) * batch * int(shape.get("T") or 1) / 1e4)
+
+
+def train_priorities(cfg, measured: dict[str, float]) -> dict[str, int]:
+    """Each training run's scheduling priority: the seconds of the longest chain of training jobs that starts
+    with it (its own and, after it, those of the runs that start from its weights, ``init_from``). A run's own
+    seconds are those measured for its recipe (``measured``: :func:`measured_seconds`); a run of a recipe none
+    measured is estimated by :func:`work` at the median seconds per unit of work of the measured runs (1 ms where
+    none was). Snakemake starts the ready job of highest priority first, so the longest chains start first and
+    the run does not end on one long job with the other cores idle."""
+    known = {r: measured[d] for r in cfg.runs if (d := recipe_digest(cfg, r)) in measured}
+    rates = sorted(known[r] / work(cfg, r) for r in known)
+    rate = rates[len(rates) // 2] if rates else 1e-3
+    own = {r: known.get(r, rate * work(cfg, r)) for r in cfg.runs}
+    children: dict[str, list[str]] = {r: [] for r in cfg.runs}
+    for r, rc in cfg.runs.items():
+        if rc.init_from is not None:
+            children[rc.init_from].append(r)
+    chain: dict[str, float] = {}
+
+    def longest(run):
+        if run not in chain:
+            chain[run] = own[run] + max((longest(c) for c in children[run]), default=0.0)
+        return chain[run]
+
+    return {r: int(round(longest(r))) for r in cfg.runs}

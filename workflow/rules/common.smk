@@ -5,12 +5,13 @@ import copy
 import hashlib
 import os
 import re
+from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from pipeline_lib import declarations
-from pipeline_lib.build import codes
+from pipeline_lib.build import codes, cost
 from pipeline_lib.plumbing import jobs, registry
 from pipeline_lib.plumbing.paths import Paths
 from pipeline_lib.plumbing.replicate import replicate_config
@@ -48,6 +49,12 @@ except (ConfigError, registry.PluginError) as exc:
     raise WorkflowError(str(exc)) from None
 
 P = CFG.paths
+# Training jobs start by priority: the longest chain of training first (seconds measured by the kept runs of
+# the same recipe, docs/stats; estimated from their steps and size for the others), so the cores do not end idle
+# beside one long job. Scheduling only: no output depends on it.
+TRAIN_PRIORITY = cost.train_priorities(
+    CFG, cost.measured_seconds(Path(workflow.basedir).parent / "docs" / "stats")
+)
 ANALYSES = list(registry.plugins("analysis"))
 
 

@@ -10,6 +10,7 @@ rule train:
         P.benchmark("train", "{run}")
     wildcard_constraints:
         run=names_regex(jobs.train_runs(CFG, False)),
+    priority: lambda wc: TRAIN_PRIORITY[wc.run]
     conda:
         "../envs/pipeline.yaml"
     threads: 1
@@ -36,6 +37,7 @@ rule train_online:
         P.benchmark("train", "{run}")
     wildcard_constraints:
         run=names_regex(jobs.train_runs(CFG, True)),
+    priority: lambda wc: TRAIN_PRIORITY[wc.run]
     conda:
         "../envs/pipeline.yaml"
     threads: 1
