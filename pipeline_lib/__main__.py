@@ -25,6 +25,9 @@ def _parser() -> argparse.ArgumentParser:
                                                                      "%(default)s)")
     pub.add_argument("--replicate", action="store_true", help="RESULTS is the replicate of --config "
                                                               "(snakemake --config replicate=true: results/replication)")
+    pub.add_argument("--rerun", action="store_true", help="RESULTS ran --config's seeds again on another machine: "
+                                                          "keep it beside the first run (docs/stats/<config>-rerun.json), "
+                                                          "so that a verdict the two machines do not share is undecided")
     every = sub.add_parser("everything", help="run every shipped config and the default's replicate through "
                                               "Snakemake, one after another, keeping and publishing each as it "
                                               "finishes; arguments after -- go to each snakemake call (e.g. "
@@ -75,7 +78,7 @@ def main(argv=None) -> int:
 
         try:
             print("\n".join(publish(keep_from=Path(args.keep) if args.keep else None, config=args.config,
-                                     replicate=args.replicate)))
+                                     replicate=args.replicate, rerun=args.rerun)))
         except FileNotFoundError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

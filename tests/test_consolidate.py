@@ -170,3 +170,18 @@ def test_a_count_verdict_that_one_seed_decides_is_undecided():
     rows = {r["id"]: r for r in con.consolidate({"config": _ledger({})}, {"config": _ledger({a: one, b: score})})}
     assert rows[a]["verdict"] == "undecided" and "rests on one seed" in rows[a]["why"]
     assert rows[b]["verdict"] == "undecided" and "(9 of 9)" in rows[b]["why"]
+
+
+def test_a_verdict_the_same_seeds_do_not_repeat_on_another_machine_is_undecided():
+    """The same config and seeds run again elsewhere (a rerun, not a replicate): a claim it gives another verdict
+    is undecided, naming the machine and its estimate; one it repeats, or does not run, keeps its verdict; the
+    rerun's seeds never pool with the first run's (they are the same seeds)."""
+    a, b, c = [r["id"] for r in ledger.collect({})][:3]
+    first = _ledger({a: _above(0.6, 0.52), b: _above(0.7, 0.6), c: _above(0.7, 0.6)})
+    again = _ledger({a: _above(0.58, 0.48), b: _above(0.71, 0.61)})  # a: reproduced -> partial; c: not run
+    rows = {r["id"]: r for r in con.consolidate({"config": first}, {}, reruns={"config": ("on CPU X", again)})}
+    assert rows[a]["verdict"] == "undecided" and rows[a]["knife_edge"]
+    assert "run again (on CPU X) give partial (0.58 [0.48, 0.68])" in rows[a]["why"] and rows[a]["n_seeds"] == 10
+    assert rows[b]["verdict"] == "reproduced" and rows[b]["why"] == ""
+    assert rows[c]["verdict"] == "reproduced"
+    assert {r["id"]: r["verdict"] for r in con.consolidate({"config": first}, {})}[a] == "reproduced"  # no rerun

@@ -149,3 +149,23 @@ def test_a_calibration_config_publishes_its_page_and_no_ledger(tmp_path):
     assert "eureka_calibration, eureka_norm_cap." in page
     after = out["docs/claims.md"].split("\n", 1)[1]
     assert after == before  # the verdicts and counts: a calibration adds none
+
+
+def test_a_rerun_on_another_machine_is_kept_beside_the_first_and_times_the_readme(tmp_path):
+    """`publish --keep R --rerun`: the same seeds again on another machine, kept as <config>-rerun.json. It writes
+    no ledger of its own; the consolidated ledger names it beside its config (identical statistics move no
+    verdict) and the README's cost row takes the run that one invocation timed."""
+    root = tmp_path / "checkout"
+    for part in ("pipeline_lib", "README.md", "docs", "config"):
+        (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
+    doc = json.loads((REPO / publish.KEPT / "config.json").read_text())
+    doc.update(machine="CPU Y", rerun=True, cost={**doc["cost"], "wall_seconds": 5280.0, "cores": 2})
+    publish._write_kept(root / publish.KEPT / "config-rerun.json", doc)
+    out = publish.generated(root)
+    assert not any(p.name.startswith("claims_config-rerun") for p in out)
+    claims_md = out[root / "docs" / "claims.md"]
+    assert "its seeds run again on CPU Y: 88 minutes on 2 cores" in claims_md
+    assert "the same seeds run again" not in claims_md  # the same statistics: no verdict moved
+    assert claims_md.split("## Counts", 1)[1] == publish.generated(REPO)[REPO / "docs" / "claims.md"].split("## Counts", 1)[1]
+    assert "| the full reproduction | 88 minutes on 2 cores:" in out[root / "README.md"]
+    assert json.loads((root / publish.KEPT / "config-rerun.json").read_text())["machine"] == "CPU Y"

@@ -226,18 +226,32 @@ def one_seed_decides(rule: dict | None, n_seeds) -> str | None:
     return None
 
 
+def machine_decides(row: dict, rerun: dict | None, where: str) -> str | None:
+    """Whether the same seeds of the same config, run again elsewhere (``where``: another CPU or library build),
+    give another verdict: why, else None. Training numerics differ between machines in their last digits, so
+    such a verdict rests on a seed's rounding, as a knife-edge between two draws does on their noise."""
+    if rerun is None or "not run" in (row["verdict"], rerun["verdict"]) or rerun["verdict"] == row["verdict"]:
+        return None
+    return (f"the same seeds run again ({where}) give {rerun['verdict']} ({measured_text(rerun)}), not "
+            f"{row['verdict']}: the machine's rounding decides it")
+
+
 def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]],
-                rank: dict[str, tuple[int, int]] | None = None) -> list[dict]:
+                rank: dict[str, tuple[int, int]] | None = None,
+                reruns: dict[str, tuple[str, list[dict]]] | None = None) -> list[dict]:
     """Per declared claim (every ledger holds every claim, in one order): the best evidence over ``ledgers``
     (config name -> its rows), each config's verdict first decided with its replicate's rows where
     ``replicates`` has them (:func:`decide`; its pooled estimate and seeds are shown). Each row: the claim's
     declaration fields, ``verdict``, ``config``, ``measured``, ``ci_low``, ``ci_high``, ``n_seeds``, ``why``,
-    ``knife_edge`` and ``others`` ([(config, verdict)] of the other scoring configs)."""
+    ``knife_edge`` and ``others`` ([(config, verdict)] of the other scoring configs). ``reruns``: config name ->
+    (where it ran again, its rows): the same config and seeds run again (another CPU or library build); a verdict
+    the rerun does not repeat is undecided (:func:`machine_decides`)."""
     rank = ranks() if rank is None else rank
     last = (len(rank), 0)
     order = sorted(ledgers, key=lambda c: (rank.get(c, last), c))
     by_config = {c: {r["id"]: r for r in rows} for c, rows in ledgers.items()}
     rep = {c: {r["id"]: r for r in rows} for c, rows in replicates.items()}
+    again = {c: (where, {r["id"]: r for r in rows}) for c, (where, rows) in (reruns or {}).items()}
     out = []
     for row in next(iter(ledgers.values())):
         cid, scored = row["id"], []
@@ -259,6 +273,10 @@ def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]
         others = [(o, od["verdict"]) for o, _, od in scored if o != c]
         why = [d["why"]] if d["why"] else []
         rule, n = _decided_on(d, r, rep.get(c, {}).get(cid))
+        moved = machine_decides(r, again[c][1].get(cid), again[c][0]) if c in again else None
+        if moved and d["verdict"] in ("reproduced", "partial", "not reproduced"):
+            why.append(moved)
+            d = {**d, "verdict": "undecided", "knife_edge": True}
         flip = one_seed_decides(rule, n) if d["verdict"] in ("reproduced", "partial", "not reproduced") else None
         if flip:  # the label rests on one seed: as a knife-edge between two draws, neither label on its own
             why.append(f"one seed decides it: {d['verdict']} here, {flip}")
@@ -285,11 +303,13 @@ def counts_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _config_row(kept: dict, ledger: str, replication: str | None, rep: dict | None) -> str:
+def _config_row(kept: dict, ledger: str, replication: str | None, rep: dict | None, rerun: dict | None = None) -> str:
     cost = kept["cost"]
     commits = sorted({f["commit"][:7] for f in kept["figures"].values()})
     also = (f"; its replicate: [{replication}]({replication}), {cost_text(rep['cost'])}" if replication else
             "; no replicate kept, so its verdicts are not checked against a second draw")
+    if rerun is not None:
+        also += (f"; its seeds run again on {rerun.get('machine', 'another machine')}: {cost_text(rerun['cost'])}")
     return (f"| `{kept['config']}` | {len(kept['figures'])} | {', '.join(commits)} | [{ledger}]({ledger}) | "
             f"{cost_text(cost)}{also} |")
 
@@ -297,7 +317,7 @@ def _config_row(kept: dict, ledger: str, replication: str | None, rep: dict | No
 def consolidated_markdown(rows: list[dict], configs: list[tuple], not_kept: list[str]) -> str:
     """The consolidated ledger: how it is made, the kept configs with their cost, the counts per group, then one
     table per source (``configs``: (kept statistics, its ledger's file name, its replicate comparison's or
-    None, the replicate's kept statistics or None); ``not_kept``: published ledgers that are not re-scored)."""
+    None, the replicate's kept statistics or None, its rerun's kept statistics or None); ``not_kept``: published ledgers that are not re-scored)."""
     lines = ["# Claims: does it reproduce?", "",
              "One verdict per claim over every config whose run left its statistics in `docs/stats/`, re-scored "
              "under the current rules by `python -m pipeline_lib publish`. Where several configs score a claim, "
@@ -311,7 +331,8 @@ def consolidated_markdown(rows: list[dict], configs: list[tuple], not_kept: list
              "decide it where that can be computed; where the two estimates differ beyond their noise it is "
              "undecided too. A count verdict (a share of seeds, or two shares) that leaving out any one seed would "
              "change, or that rests on one seed, is undecided as well: one seed, or one CPU's rounding in it, "
-             "decides it.", "",
+             "decides it. Where a config's seeds were run again on another machine and give another verdict there, "
+             "the machine's rounding decides it: undecided too.", "",
              "| config | figures | kept from commit | its own ledger | what its kept run cost (wall time from its own invocation's log) |", "|---|---:|---|---|---|"]
     lines += [_config_row(*c) for c in configs]
     if not_kept:

@@ -23,7 +23,7 @@ from ..stages.claims import collect, compare, coverage_markdown, markdown, repli
 from .calibration import calibration_markdown, is_calibration
 from .codes import job_code, job_code_or_none
 from .consolidate import consolidate, consolidated_markdown, counts_table
-from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost
+from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost, train_seconds
 from .lock import ROOT, read_lock
 
 KEPT = Path("docs") / "stats"
@@ -31,6 +31,20 @@ README_BEGIN, README_END = "<!-- claims-counts: begin -->", "<!-- claims-counts:
 DEFAULT = "config/config.yaml"
 README_IMG = Path("docs") / "img"  # the figures the README shows, copied from the default's kept run
 README_FIGURES = ("fig5_accuracy",)
+RERUN = "-rerun"  # a kept file's suffix: the same config and seeds run again on another machine
+
+
+def machine() -> str:
+    """The CPU a run was kept on (its model name), for the rerun check's note."""
+    import platform
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
 
 
 def config_of(root: Path, path: str, replicate: bool = False):
@@ -63,10 +77,12 @@ def kept_name(config: str, replicate: bool = False) -> str:
     return Path(config).stem + ("-replicate" if replicate else "")
 
 
-def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: bool = False) -> Path:
+def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: bool = False, rerun: bool = False) -> Path:
     """Keep the statistics of a finished run of ``config`` (its results folder ``results``; with ``replicate``,
     the replicate's ``<results>/replication``) in ``docs/stats``, with the run's cost (its benchmark files and,
-    where one invocation ran every job, its Snakemake log)."""
+    where one invocation ran every job, its Snakemake log) and the machine it ran on. ``rerun``: the same config
+    and seeds run again elsewhere (another CPU or library build), kept beside the first run
+    (``<config>-rerun.json``) to check which verdicts the machine's rounding decides, not to replace it."""
     cfg = config_of(root, config, replicate)
     figures = {}
     for fig in cfg.raw["figures"]:
@@ -77,9 +93,11 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
         figures[fig] = {"stats": side["stats"], "config_hash": side["provenance"]["config_hash"],
                         "code": side["provenance"]["code_hash"], "commit": side["provenance"]["git_commit"]}
     cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg), config, replicate)
-    out = root / KEPT / f"{kept_name(config, replicate)}.json"
-    _write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "figures": figures})
-    if config == DEFAULT and not replicate:  # the README's figure: the default run's own drawing, kept with it
+    out = root / KEPT / f"{kept_name(config, replicate)}{RERUN if rerun else ''}.json"
+    _write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "machine": machine(),
+                      **({"rerun": True} if rerun else {}), "figures": figures,
+                      "train_seconds": train_seconds(Path(results), cfg)})
+    if config == DEFAULT and not replicate and not rerun:  # the README's figure: the default run's own drawing, kept with it
         (root / README_IMG).mkdir(parents=True, exist_ok=True)
         for fig in README_FIGURES:
             shutil.copyfile(Path(results) / "figures" / f"{fig}.png", root / README_IMG / f"{fig}.png")
@@ -87,13 +105,16 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
 
 
 def _write_kept(out: Path, kept: dict) -> None:
-    """A kept statistics file, one figure a line (a diff names the figure)."""
+    """A kept statistics file, one figure (and one training job's seconds) a line (a diff names the figure)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    figures = kept["figures"]
+    figures, seconds = kept["figures"], kept.get("train_seconds", {})
     lines = [f"{json.dumps(fig)}: {json.dumps(figures[fig], sort_keys=True)}" for fig in sorted(figures)]
+    runs = [f"{json.dumps(run)}: {json.dumps(seconds[run])}" for run in sorted(seconds)]
+    extra = "".join(f', "{k}": {json.dumps(kept[k])}' for k in ("machine", "rerun") if k in kept)
     out.write_text('{"config": ' + json.dumps(kept["config"]) + ', "replicate": ' + json.dumps(kept["replicate"])
-                   + ', "cost": ' + json.dumps(kept["cost"], sort_keys=True) + ',\n"figures": {\n'
-                   + ",\n".join(lines) + "\n}}\n")
+                   + ', "cost": ' + json.dumps(kept["cost"], sort_keys=True) + extra + ',\n"figures": {\n'
+                   + ",\n".join(lines) + "\n}" + (',\n"train_seconds": {\n' + ",\n".join(runs) + "\n}" if runs else "")
+                   + "}\n")
 
 
 def restamp(root: Path, before, after, verified: set[str]) -> list[str]:
@@ -236,7 +257,7 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
                                 "with `python -m pipeline_lib publish --keep results`")
     kept = {name: json.loads(p.read_text()) for name, p in paths.items()}
     code = _made_from(root)
-    out, ledgers, replicates, rerun = {}, {}, {}, {}
+    out, ledgers, replicates, reruns, rerun = {}, {}, {}, {}, {}
     for name, path in paths.items():
         if is_calibration(kept[name]):  # a calibration scores no claim: its page, not a ledger
             cfg = config_of(root, kept[name]["config"], False)
@@ -247,7 +268,9 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
         rows, said, stale = rescore(root, path)
         if stale:
             rerun[name] = stale
-        if kept[name].get("replicate"):
+        if name.endswith(RERUN):  # the same seeds again elsewhere: it marks what the machine decides, no ledger
+            reruns[name.removesuffix(RERUN)] = (f"on {kept[name].get('machine', 'another machine')}", rows)
+        elif kept[name].get("replicate"):
             replicates[name.removesuffix("-replicate")] = rows
         else:
             ledgers[name] = rows
@@ -260,30 +283,42 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
         out[ledger_path(root, base + "-replicate")] = (
             _head([paths[base], paths[base + "-replicate"]], root, code, {})
             + replicate_markdown(compare(ledgers[base], rows), made="`python -m pipeline_lib publish`"))
-    rows = consolidate(ledgers, replicates)
+    for base in reruns:
+        if base not in ledgers:
+            raise FileNotFoundError(f"{paths[base + RERUN]}: a rerun's statistics without its original's "
+                                    f"(docs/stats/{base}.json)")
+    rows = consolidate(ledgers, replicates, reruns=reruns)
     head = _head(list(paths.values()), root, code, rerun)
     configs = [(kept[name], ledger_path(root, name).name,
                 ledger_path(root, name + "-replicate").name if name in replicates else None,
-                kept.get(name + "-replicate")) for name in ledgers]
+                kept.get(name + "-replicate"), kept.get(name + RERUN)) for name in ledgers]
     out.update(_not_kept(root, set(out)))
     stale = sorted(p.name for p in out if p.name.startswith("claims_") and out[p].startswith(STALE))
     out[root / "docs" / "claims.md"] = head + consolidated_markdown(rows, configs, stale)
     out[root / "docs" / "claims_coverage.md"] = head + coverage_markdown(rows, where="in the consolidated ledger",
                                                                          made="`python -m pipeline_lib publish`")
-    readme = (root / "README.md").read_text()
-    readme = _block(readme, README_BEGIN, README_END, "\n" + counts_table(rows) + "\n", "README.md")
-    block = readme.split(COST_BEGIN, 1)[1].split(COST_END, 1)[0] if COST_BEGIN in readme else ""
-    rows_now = "\n".join(cost_row(kept[Path(DEFAULT).stem]["cost"]) if line.startswith("| the full reproduction |")
-                         else line for line in block.split("\n"))
-    out[root / "README.md"] = _block(readme, COST_BEGIN, COST_END, rows_now, "README.md")
+    out[root / "README.md"] = _readme(root, rows, kept)
     return out
 
 
+def _readme(root: Path, rows: list[dict], kept: dict[str, dict]) -> str:
+    """The README with its generated blocks: the consolidated counts, and the full reproduction's cost from the
+    default config's kept run that one invocation timed (its rerun's or its own; else the default's pieces)."""
+    readme = (root / "README.md").read_text()
+    readme = _block(readme, README_BEGIN, README_END, "\n" + counts_table(rows) + "\n", "README.md")
+    block = readme.split(COST_BEGIN, 1)[1].split(COST_END, 1)[0] if COST_BEGIN in readme else ""
+    timed = [kept[n]["cost"] for n in (Path(DEFAULT).stem + RERUN, Path(DEFAULT).stem) if n in kept]
+    clean = next((c for c in timed if c.get("wall_seconds") is not None), timed[-1])  # one invocation's log first
+    rows_now = "\n".join(cost_row(clean) if line.startswith("| the full reproduction |")
+                         else line for line in block.split("\n"))
+    return _block(readme, COST_BEGIN, COST_END, rows_now, "README.md")
+
+
 def publish(root: Path = ROOT, keep_from: Path | None = None, config: str = DEFAULT,
-            replicate: bool = False) -> list[str]:
+            replicate: bool = False, rerun: bool = False) -> list[str]:
     """Write every generated file (:func:`generated`), after keeping a finished run's statistics (``keep_from``;
     with ``replicate``, its replicate's); what it did."""
-    said = [f"kept {keep(keep_from, root, config, replicate)}"] if keep_from is not None else []
+    said = [f"kept {keep(keep_from, root, config, replicate, rerun)}"] if keep_from is not None else []
     for path, text in generated(root).items():
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
