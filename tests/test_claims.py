@@ -590,7 +590,14 @@ def test_training_starts_with_the_longest_chain_measured_by_the_kept_runs(tmp_pa
     tokens) at the measured runs' median rate; a run whose recipe changed is not given the old recipe's seconds."""
     import copy
 
-    from pipeline_lib.build.cost import measured_seconds, recipe_digest, train_priorities, train_seconds, work
+    from pipeline_lib.build.cost import (
+        dataset_priorities,
+        measured_seconds,
+        recipe_digest,
+        train_priorities,
+        train_seconds,
+        work,
+    )
     from pipeline_lib.plumbing import jobs
 
     raw = load_yaml(SMOKE)
@@ -634,6 +641,11 @@ def test_training_starts_with_the_longest_chain_measured_by_the_kept_runs(tmp_pa
     assert recipe_digest(changed, other) != recipe_digest(cfg, other)
     assert train_priorities(changed, measured)[other] != 450
     assert train_priorities(cfg, {}) and measured_seconds(tmp_path / "absent") == {}
+    # a dataset goes just before the highest-priority run that reads it (Snakemake passes no priority upstream)
+    data = dataset_priorities(cfg, prio)
+    assert data[cfg.runs[parent].dataset] == max(prio[r] for r, rc in cfg.runs.items()
+                                                 if rc.dataset == cfg.runs[parent].dataset) + 1
+    assert all(data[d] >= 1 for d in {rc.dataset for rc in cfg.runs.values()})
 
 
 def test_at_best_notes_a_rule_that_cannot_say_reproduced_with_its_seeds():

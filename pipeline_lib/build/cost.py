@@ -210,3 +210,13 @@ def train_priorities(cfg, measured: dict[str, float]) -> dict[str, int]:
         return chain[run]
 
     return {r: int(round(longest(r))) for r in cfg.runs}
+
+
+def dataset_priorities(cfg, train: dict[str, int]) -> dict[str, int]:
+    """Each dataset job's priority: one above the highest priority of the training runs that read it
+    (:func:`train_priorities`), so that the data of the longest chains are made before other ready training
+    starts (Snakemake does not pass a job's priority on to the jobs it waits for); 0 for a dataset no run reads."""
+    out = {d: 0 for d in cfg.datasets}
+    for run, rc in cfg.runs.items():
+        out[rc.dataset] = max(out[rc.dataset], train[run] + 1)
+    return out

@@ -51,10 +51,11 @@ except (ConfigError, registry.PluginError) as exc:
 P = CFG.paths
 # Training jobs start by priority: the longest chain of training first (seconds measured by the kept runs of
 # the same recipe, docs/stats; estimated from their steps and size for the others), so the cores do not end idle
-# beside one long job. Scheduling only: no output depends on it.
+# beside one long job; their datasets just before them. Scheduling only: no output depends on it.
 TRAIN_PRIORITY = cost.train_priorities(
     CFG, cost.measured_seconds(Path(workflow.basedir).parent / "docs" / "stats")
 )
+DATASET_PRIORITY = cost.dataset_priorities(CFG, TRAIN_PRIORITY)
 ANALYSES = list(registry.plugins("analysis"))
 
 

@@ -5,6 +5,7 @@ rule dataset:
         P.log("dataset", "{dataset}"),
     benchmark:
         P.benchmark("dataset", "{dataset}")
+    priority: lambda wc: DATASET_PRIORITY[wc.dataset]
     conda:
         "../envs/pipeline.yaml"
     resources:
