@@ -365,6 +365,23 @@ def test_entropy_build_reads_every_seed_and_scores(tmp_path):
     assert set(verdicts(empty).values()) == {"not run"}
 
 
+def test_entropy_draws_a_swept_run_per_grid_cell_not_per_slot(tmp_path):
+    """A run with a learning-rate grid draws one thin line per cell (its seeds' median), not one per slot as if
+    every slot were a seed; its statistics stay those of every slot."""
+    paths = Paths(str(tmp_path))
+    lr = np.repeat([1e-3, 1e-2, 1e-1], 4)  # 3 cells x 4 seeds
+    ent = 1.0 - np.linspace(0, 0.3, 5)[None, :] * (1 + np.arange(12)[:, None] / 12)
+    write_dataset(xr.Dataset({"mean_entropy": (("seed", "snapshot"), ent)},
+                             coords={"seed": np.arange(12), "snapshot": np.arange(5) * 10,
+                                     "lr": ("seed", lr), "run_seed": ("seed", np.tile(np.arange(4), 3))}),
+                  paths.analysis("attention_sparsity", "swept"))
+    fig, stats = attention_entropy.build(None, attention_entropy.Params(runs=("swept",)), paths, {})
+    ax = fig.axes[0]
+    assert len(ax.lines) == 3 + 1 and "3 grid cells" in ax.get_title()  # 3 cells thin, the median bold
+    assert len(stats["swept"]["final_per_seed"]) == 12
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), np.median(ent[:4], axis=0))
+
+
 # -- JoMA's invariants ---------------------------------------------------------------------------------------
 
 JI = "tian.joma_invariants."

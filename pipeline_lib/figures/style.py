@@ -37,3 +37,20 @@ def seeds_and_median(ax, x, da: xr.DataArray, color, label: str | None = None, l
     median = da.median("seed", skipna=True)
     ax.plot(x, median, color=color, lw=lw, label=label)
     return median
+
+
+def plain_log(ax, which: str = "y") -> None:
+    """Label a log axis in plain numbers (0.05, 1, 200; never 5x10^-2): the decades, and where the axis spans
+    under two decades (so that one or no decade shows) also 2 and 5 of each. Call it once the data are drawn."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    low, high = ax.get_ylim() if which == "y" else ax.get_xlim()
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    axis.set_major_locator(LogLocator(base=10))
+    axis.set_major_formatter(plain)
+    if low > 0 and high / low < 100:
+        axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
+        axis.set_minor_formatter(plain)
+    else:
+        axis.set_minor_formatter(NullFormatter())
