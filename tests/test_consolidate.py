@@ -181,7 +181,7 @@ def test_a_verdict_the_same_seeds_do_not_repeat_on_another_machine_is_undecided(
     again = _ledger({a: _above(0.58, 0.48), b: _above(0.71, 0.61)})  # a: reproduced -> partial; c: not run
     rows = {r["id"]: r for r in con.consolidate({"config": first}, {}, reruns={"config": ("on CPU X", again)})}
     assert rows[a]["verdict"] == "undecided" and rows[a]["knife_edge"]
-    assert "run again (on CPU X) give partial (0.58 [0.48, 0.68])" in rows[a]["why"] and rows[a]["n_seeds"] == 10
+    assert "run again (on CPU X) give partial (0.58 [0.48, 0.68]) against reproduced here" in rows[a]["why"] and rows[a]["n_seeds"] == 10
     assert rows[b]["verdict"] == "reproduced" and rows[b]["why"] == ""
     assert rows[c]["verdict"] == "reproduced"
     assert {r["id"]: r["verdict"] for r in con.consolidate({"config": first}, {})}[a] == "reproduced"  # no rerun

@@ -158,14 +158,22 @@ def test_a_rerun_on_another_machine_is_kept_beside_the_first_and_times_the_readm
     root = tmp_path / "checkout"
     for part in ("pipeline_lib", "README.md", "docs", "config"):
         (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
+    (root / publish.KEPT / "config-rerun.json").unlink(missing_ok=True)
+    before = publish.generated(root)[root / "docs" / "claims.md"]
     doc = json.loads((REPO / publish.KEPT / "config.json").read_text())
-    doc.update(machine="CPU Y", rerun=True, cost={**doc["cost"], "wall_seconds": 5280.0, "cores": 2})
+    doc.update(machine="CPU Y", rerun=True, cost={**doc["cost"], "wall_seconds": 5280.0, "cores": 2, "jobs": 7})
     publish._write_kept(root / publish.KEPT / "config-rerun.json", doc)
     out = publish.generated(root)
     assert not any(p.name.startswith("claims_config-rerun") for p in out)
     claims_md = out[root / "docs" / "claims.md"]
     assert "its seeds run again on CPU Y: 88 minutes on 2 cores" in claims_md
     assert "the same seeds run again" not in claims_md  # the same statistics: no verdict moved
-    assert claims_md.split("## Counts", 1)[1] == publish.generated(REPO)[REPO / "docs" / "claims.md"].split("## Counts", 1)[1]
-    assert "| the full reproduction | 88 minutes on 2 cores:" in out[root / "README.md"]
+    assert claims_md.split("## Counts", 1)[1] == before.split("## Counts", 1)[1]
+    first = json.loads((REPO / publish.KEPT / "config.json").read_text())["cost"]
+    clean = doc["cost"] if first["wall_seconds"] is None else first  # the default's own timed run first
+    assert f"| the full reproduction | {clean['wall_seconds'] / 60:.0f} minutes on 2 cores: {clean['jobs']} jobs" in out[root / "README.md"]
+    untimed = json.loads((REPO / publish.KEPT / "config.json").read_text())
+    untimed["cost"] = {**untimed["cost"], "wall_seconds": None}
+    publish._write_kept(root / publish.KEPT / "config.json", untimed)
+    assert "| the full reproduction | 88 minutes on 2 cores: 7 jobs" in publish.generated(root)[root / "README.md"]
     assert json.loads((root / publish.KEPT / "config-rerun.json").read_text())["machine"] == "CPU Y"

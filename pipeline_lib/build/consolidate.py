@@ -232,8 +232,8 @@ def machine_decides(row: dict, rerun: dict | None, where: str) -> str | None:
     such a verdict rests on a seed's rounding, as a knife-edge between two draws does on their noise."""
     if rerun is None or "not run" in (row["verdict"], rerun["verdict"]) or rerun["verdict"] == row["verdict"]:
         return None
-    return (f"the same seeds run again ({where}) give {rerun['verdict']} ({measured_text(rerun)}), not "
-            f"{row['verdict']}: the machine's rounding decides it")
+    return (f"the same seeds run again ({where}) give {rerun['verdict']} ({measured_text(rerun)}) against "
+            f"{row['verdict']} here: the machine's rounding decides it")
 
 
 def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]],

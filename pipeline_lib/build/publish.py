@@ -303,12 +303,12 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
 
 def _readme(root: Path, rows: list[dict], kept: dict[str, dict]) -> str:
     """The README with its generated blocks: the consolidated counts, and the full reproduction's cost from the
-    default config's kept run that one invocation timed (its rerun's or its own; else the default's pieces)."""
+    default config's kept run if one invocation timed it, else its rerun's if one did, else the default's pieces."""
     readme = (root / "README.md").read_text()
     readme = _block(readme, README_BEGIN, README_END, "\n" + counts_table(rows) + "\n", "README.md")
     block = readme.split(COST_BEGIN, 1)[1].split(COST_END, 1)[0] if COST_BEGIN in readme else ""
-    timed = [kept[n]["cost"] for n in (Path(DEFAULT).stem + RERUN, Path(DEFAULT).stem) if n in kept]
-    clean = next((c for c in timed if c.get("wall_seconds") is not None), timed[-1])  # one invocation's log first
+    timed = [kept[n]["cost"] for n in (Path(DEFAULT).stem, Path(DEFAULT).stem + RERUN) if n in kept]
+    clean = next((c for c in timed if c.get("wall_seconds") is not None), timed[0])  # one invocation's log first
     rows_now = "\n".join(cost_row(clean) if line.startswith("| the full reproduction |")
                          else line for line in block.split("\n"))
     return _block(readme, COST_BEGIN, COST_END, rows_now, "README.md")
