@@ -141,11 +141,9 @@ def cost_row(cost: dict) -> str:
 def recipe_digest(cfg, run: str) -> str:
     """A run's recipe (its config slice: run, model, dataset, device, start epoch) as a short digest, the key under
     which its measured seconds are kept: a run of another recipe is not assumed to cost the same."""
-    import hashlib
+    from ..plumbing.values import slice_hash
 
-    from ..plumbing.config import canonical_json
-
-    return hashlib.sha256(canonical_json(cfg.run_slice(run)).encode()).hexdigest()[:12]
+    return slice_hash(cfg.run_slice(run))
 
 
 def train_seconds(results: Path, cfg) -> dict[str, list]:
