@@ -10,6 +10,7 @@ import xarray as xr
 
 from conftest import chromium_path
 from pipeline_lib.figures import fig5_accuracy, views
+from pipeline_lib.figures.style import ARM_COLORS
 
 
 def test_thinning_keeps_each_phase_log_spaced_and_both_sides_of_a_switch():
@@ -67,6 +68,7 @@ window.addEventListener('load', async () => {
     await window.viewReady;
     const count = () => document.querySelectorAll('#view .mark-line path').length;
     seen.legend = [...document.querySelectorAll('#view .role-legend-label text')].map(t => t.textContent);
+    seen.colors = [...document.querySelectorAll('#view .role-legend-symbol path')].map(p => p.getAttribute('fill'));
     seen.before = count();
     const labels = [...document.querySelectorAll('#view .role-legend-label text')];
     const entry = ARM === null ? labels[0] : labels.find(t => t.textContent === ARM);
@@ -104,7 +106,9 @@ def click_an_arm(view, arm: str | None, tmp_path) -> dict:
 def test_a_view_renders_in_headless_chromium_and_a_click_on_an_arm_shows_it_alone(tmp_path):
     path, _ = _fig5_view(tmp_path, {"scratch": [200] * 4, "curriculum": [60, 61, 70, 200]})
     seen = click_an_arm(path, "curriculum", tmp_path)
-    assert seen["errors"] == [] and seen["legend"] == ["curriculum", "scratch"]
+    # the legend in the arms' order, each arm the static figures' colour of its place
+    assert seen["errors"] == [] and seen["legend"] == ["scratch", "curriculum"]
+    assert [c.lower() for c in seen["colors"]] == [c.lower() for c in ARM_COLORS[:2]]
     # per arm and panel: 4 seed lines and the median; after the click, the curriculum's alone
     assert (seen["before"], seen["after"]) == (2 * 2 * 5, 2 * 5)
 

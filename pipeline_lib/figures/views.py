@@ -19,6 +19,8 @@ import json
 import numpy as np
 import xarray as xr
 
+from .style import ARM_COLORS
+
 VIEW_EPOCHS = 80  # log-spaced epochs kept per phase of a curve at most (and the epoch before a switch)
 # the report embeds a view as a base64 data URI, which Chromium refuses beyond 2 MiB (2,097,152 characters): a
 # page stays under 3/4 of that, thinning its epochs further where it must (:func:`write_fitting`)
@@ -66,10 +68,13 @@ def seed_bands(rows: list[dict], value: str, marks: list[dict] = (), switches: l
     seed = alt.selection_point(fields=["arm", "seed"], on="click", clear="dblclick", name="seed")
     x = alt.X("epoch:Q", title="epoch")
     y = alt.Y("value:Q", title=value, scale=alt.Scale(domain=[0, 1]) if value == "accuracy" else alt.Undefined)
-    color = alt.Color("arm:N", title="arm (click: this arm alone)")
     # one dataset for every layer (a faceted layer chart needs it at the top), each layer its own kind of row
     # (c: curve, m: mark, s: switch), each arm by its number, its label computed from it (a smaller page)
     labels = list(dict.fromkeys(r["arm"] for r in [*rows, *marks, *switches]))
+    # each arm the colour of its place, as in the static figures (Vega's default scheme gives two arms of five
+    # neighbouring blues)
+    palette = [ARM_COLORS[i % len(ARM_COLORS)] for i in range(len(labels))]
+    color = alt.Color("arm:N", title="arm (click: this arm alone)", scale=alt.Scale(domain=labels, range=palette))
     number = {label: i for i, label in enumerate(labels)}
     data = [{**r, "kind": kind, "a": number[r["arm"]]} for kind, part in (("c", rows), ("m", marks), ("s", switches))
             for r in part]
