@@ -1,5 +1,5 @@
 """Command line: ``python -m pipeline_lib lineage <artifact>``, ``runs [results]``, ``publish [--keep RESULTS]``,
-``everything [-- snakemake args]``, ``lock [--new-numbers]``, ``golden [results] [--write]``, ``same BEFORE AFTER`` (the engine's benchmark:
+``everything [-- snakemake args]``, ``timed NAME [-- command]``, ``lock [--new-numbers]``, ``golden [results] [--write]``, ``same BEFORE AFTER`` (the engine's benchmark:
 ``python benchmarks/bench.py``)."""
 from __future__ import annotations
 
@@ -55,6 +55,12 @@ def _parser() -> argparse.ArgumentParser:
     same.add_argument("before", help="the results folder written by the old code")
     same.add_argument("after", help="the results folder written by the new code")
     same.add_argument("--only", default="", help="a subfolder to compare, e.g. runs (default: all)")
+    tm = sub.add_parser("timed", help="time a README wait (install, suite, tour) and keep it in docs/waits.json, "
+                                      "which the README's cost table is generated from: run the command after --, "
+                                      "or keep --seconds measured outside")
+    tm.add_argument("name", help="install, suite or tour")
+    tm.add_argument("--seconds", type=float, help="a wall time measured outside (then no command is run)")
+    tm.add_argument("--what", default="", help="with --seconds: the command that was timed, as the README shows it")
     runs = sub.add_parser("runs", help="list the trained runs of a results folder with their final metrics")
     runs.add_argument("results", nargs="?", default="results", help="the results folder (default: results)")
     runs.add_argument("--json", action="store_true", help="machine-readable output")
@@ -83,6 +89,8 @@ def main(argv=None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         return 0
+    if args.command == "timed":
+        return _timed(args.name, args.seconds, args.what, extra)
     if args.command == "runs":
         from .api import format_runs, runs
 
@@ -120,6 +128,24 @@ def _everything(args, extra: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 1 if run(steps, extra or ["--cores", "all"], dry_run=args.dry_run) else 0
+
+
+def _timed(name: str, seconds: float | None, what: str, command: list[str]) -> int:
+    from .build.waits import keep, timed
+
+    if (seconds is None) == (not command):
+        print("error: timed NAME needs a command after -- or --seconds, not both", file=sys.stderr)
+        return 2
+    try:
+        if seconds is not None:
+            print(f"kept {keep(name, seconds, what or 'timed outside')}")
+            return 0
+        rc, took = timed(name, command)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{name}: {took:.0f} s, exit status {rc}" + ("" if rc else "; kept, run `python -m pipeline_lib publish`"))
+    return rc
 
 
 def _lock(new_numbers: bool, scratch: Path) -> int:

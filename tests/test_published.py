@@ -177,3 +177,34 @@ def test_a_rerun_on_another_machine_is_kept_beside_the_first_and_times_the_readm
     publish._write_kept(root / publish.KEPT / "config.json", untimed)
     assert "| the full reproduction | 88 minutes on 2 cores: 7 jobs" in publish.generated(root)[root / "README.md"]
     assert json.loads((root / publish.KEPT / "config-rerun.json").read_text())["machine"] == "CPU Y"
+
+
+def test_the_readmes_waits_come_from_kept_timings_or_say_none_is_kept(tmp_path):
+    """`python -m pipeline_lib timed NAME -- CMD` keeps a succeeding command's wall time in docs/waits.json
+    (a failing one keeps nothing) and the README's install, suite and tour rows are generated from it; without
+    a kept timing a row says so instead of a number."""
+    import sys
+
+    from pipeline_lib.__main__ import main
+    from pipeline_lib.build import waits
+
+    root = tmp_path / "checkout"
+    for part in ("pipeline_lib", "README.md", "docs", "config"):
+        (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
+    (root / waits.WAITS).unlink(missing_ok=True)
+    readme = publish.generated(root)[root / "README.md"]
+    for label in waits.ROWS.values():
+        assert f"| {label} | not timed: no kept timing" in readme
+    rc, _ = waits.timed("tour", [sys.executable, "-c", "import sys; sys.exit(3)"], root)
+    assert rc == 3 and not (root / waits.WAITS).exists()  # a failed command keeps nothing
+    rc, took = waits.timed("tour", [sys.executable, "-c", "import time; time.sleep(0.2)"], root)
+    assert rc == 0 and took >= 0.2
+    waits.keep("install", 95.0, "pip install -e .", root)
+    kept = waits.read(root)
+    assert kept["install"]["seconds"] == 95.0 and kept["install"]["machine"] == waits.machine()
+    readme = publish.generated(root)[root / "README.md"]
+    assert f"| {waits.ROWS['install']} | 1.6 minutes on {kept['install']['cores']} cores (" in readme
+    assert f"| {waits.ROWS['tour']} | 0.0 minutes on" in readme and "| the test suite (install included) | not timed" in readme
+    with pytest.raises(ValueError, match="no README row named 'lunch'"):
+        waits.keep("lunch", 5, "x", root)
+    assert main(["timed", "suite"]) == 2  # neither a command nor --seconds

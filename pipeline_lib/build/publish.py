@@ -25,6 +25,10 @@ from .codes import job_code, job_code_or_none
 from .consolidate import consolidate, consolidated_markdown, counts_table
 from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost, train_seconds
 from .lock import ROOT, read_lock
+from .waits import ROWS as WAIT_ROWS
+from .waits import machine
+from .waits import read as read_waits
+from .waits import row as wait_row
 
 KEPT = Path("docs") / "stats"
 README_BEGIN, README_END = "<!-- claims-counts: begin -->", "<!-- claims-counts: end -->"
@@ -32,19 +36,6 @@ DEFAULT = "config/config.yaml"
 README_IMG = Path("docs") / "img"  # the figures the README shows, copied from the default's kept run
 README_FIGURES = ("fig5_accuracy",)
 RERUN = "-rerun"  # a kept file's suffix: the same config and seeds run again on another machine
-
-
-def machine() -> str:
-    """The CPU a run was kept on (its model name), for the rerun check's note."""
-    import platform
-
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
 
 
 def config_of(root: Path, path: str, replicate: bool = False):
@@ -303,14 +294,17 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
 
 def _readme(root: Path, rows: list[dict], kept: dict[str, dict]) -> str:
     """The README with its generated blocks: the consolidated counts, and the full reproduction's cost from the
-    default config's kept run if one invocation timed it, else its rerun's if one did, else the default's pieces."""
+    default config's kept run if one invocation timed it, else its rerun's if one did, else the default's pieces;
+    the install, suite and tour from their kept timings (:mod:`.waits`)."""
     readme = (root / "README.md").read_text()
     readme = _block(readme, README_BEGIN, README_END, "\n" + counts_table(rows) + "\n", "README.md")
     block = readme.split(COST_BEGIN, 1)[1].split(COST_END, 1)[0] if COST_BEGIN in readme else ""
     timed = [kept[n]["cost"] for n in (Path(DEFAULT).stem, Path(DEFAULT).stem + RERUN) if n in kept]
     clean = next((c for c in timed if c.get("wall_seconds") is not None), timed[0])  # one invocation's log first
+    waits = read_waits(root)
     rows_now = "\n".join(cost_row(clean) if line.startswith("| the full reproduction |")
-                         else line for line in block.split("\n"))
+                         else next((wait_row(n, waits) for n, label in WAIT_ROWS.items()
+                                    if line.startswith(f"| {label} |")), line) for line in block.split("\n"))
     return _block(readme, COST_BEGIN, COST_END, rows_now, "README.md")
 
 

@@ -1,0 +1,83 @@
+"""The README's waits that no results folder records: the install, the test suite and the tour, each timed once
+and kept in ``docs/waits.json`` (its seconds, command, CPU and core count), so that the README's cost table
+is generated from a measurement and a new timing refreshes it.
+
+``python -m pipeline_lib timed NAME -- COMMAND ...`` runs the command and keeps its wall time when it succeeds;
+``--seconds S`` keeps a wall time measured outside (the install of a clean invocation, timed by its own shell).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from .lock import ROOT
+
+WAITS = Path("docs") / "waits.json"
+# name -> the README row's first cell
+ROWS = {"install": "install (`pip install -e .`)", "suite": "the test suite (install included)",
+        "tour": "the tour: every rule in miniature, `snakemake --cores all --directory .test`"}
+INSTALL_SIZE = ("1.5 GB with PyTorch's CPU wheel (192 MB to download); PyTorch's default CUDA wheel is a 2.7 GB "
+                "download with its NVIDIA libraries")
+
+
+def machine() -> str:
+    """The CPU a run or a timing was kept on (its model name)."""
+    import platform
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def read(root: Path = ROOT) -> dict[str, dict]:
+    path = Path(root) / WAITS
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def keep(name: str, seconds: float, command: str, root: Path = ROOT) -> Path:
+    """Keep one timing under ``name`` (one of :data:`ROWS`), with the CPU and core count it was measured on."""
+    if name not in ROWS:
+        raise ValueError(f"timed: no README row named {name!r}; known: {', '.join(ROWS)}")
+    if not seconds > 0:
+        raise ValueError(f"timed {name}: --seconds must be positive, not {seconds}")
+    waits = read(root)
+    waits[name] = {"seconds": round(float(seconds), 1), "command": command, "machine": machine(),
+                   "cores": os.cpu_count()}
+    path = Path(root) / WAITS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(waits, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def timed(name: str, command: list[str], root: Path = ROOT) -> tuple[int, float]:
+    """Run ``command`` and keep its wall time under ``name`` if it exits 0; its exit status and seconds."""
+    start = time.monotonic()
+    rc = subprocess.call(command)
+    seconds = time.monotonic() - start
+    if rc == 0:
+        keep(name, seconds, " ".join(command), root)
+    return rc, seconds
+
+
+def minutes(seconds: float) -> str:
+    m = seconds / 60
+    return f"{m:.1f} minutes" if m < 10 else f"{m:.0f} minutes"
+
+
+def row(name: str, waits: dict[str, dict]) -> str:
+    """The README's row for ``name``: the kept timing with where it was measured, or a plain statement that no
+    timing is kept."""
+    label = ROWS[name]
+    w = waits.get(name)
+    text = (f"{minutes(w['seconds'])} on {w['cores']} cores ({w['machine']}: `{w['command']}`, timed once by "
+            "`python -m pipeline_lib timed`)" if w else "not timed: no kept timing (`python -m pipeline_lib timed`)")
+    if name == "install":
+        text += f"; {INSTALL_SIZE}"
+    return f"| {label} | {text} |"
