@@ -70,6 +70,14 @@ def config_benchmarks(cfg) -> set[str]:
     return out
 
 
+def benchmark_rows(path: Path) -> list[tuple[float, float]]:
+    """One job's benchmark file (Snakemake's ``benchmark:``): per repeat, its seconds and peak resident MB (0 where
+    Snakemake could not measure it)."""
+    with open(path) as fh:
+        return [(float(row["s"]), float(row["max_rss"]) if row["max_rss"] not in ("", "-", "NA") else 0.0)
+                for row in csv.DictReader(fh, delimiter="\t")]
+
+
 def run_cost(results: Path, workdir: Path, only: set[str] | None = None, configfile: str | None = None,
              replicate: bool = False) -> dict:
     """``jobs``, ``job_seconds``, ``peak_rss_mb`` (the largest job's), ``results_mb`` and, where one
@@ -84,10 +92,8 @@ def run_cost(results: Path, workdir: Path, only: set[str] | None = None, configf
         raise FileNotFoundError(f"{results / 'benchmarks'}: no benchmark files (run the workflow first)")
     seconds, rss = 0.0, 0.0
     for path in files:
-        with open(path) as fh:
-            for row in csv.DictReader(fh, delimiter="\t"):
-                seconds += float(row["s"])
-                rss = max(rss, float(row["max_rss"]) if row["max_rss"] not in ("", "-", "NA") else 0.0)
+        for s, r in benchmark_rows(path):
+            seconds, rss = seconds + s, max(rss, r)
     size = sum(p.stat().st_size for p in results.rglob("*") if p.is_file()
                and "replication" not in p.relative_to(results).parts
                and (only is None or _output_of(p.relative_to(results), only)))
@@ -153,8 +159,7 @@ def train_seconds(results: Path, cfg) -> dict[str, list]:
     for run in cfg.runs:
         path = Path(results) / "benchmarks" / "train" / f"{run}.tsv"
         if path.exists():
-            with open(path) as fh:
-                seconds = sum(float(row["s"]) for row in csv.DictReader(fh, delimiter="\t"))
+            seconds = sum(s for s, _ in benchmark_rows(path))
             out[run] = [round(seconds, 1), recipe_digest(cfg, run)]
     return out
 
