@@ -28,6 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     pub.add_argument("--rerun", action="store_true", help="RESULTS ran --config's seeds again on another machine: "
                                                           "keep it beside the first run (docs/stats/<config>-rerun.json), "
                                                           "so that a verdict the two machines do not share is undecided")
+    pub.add_argument("--shared", action="store_true", help="the machine ran other work during RESULTS's run: its "
+                                                          "times are kept as upper bounds, and said so")
     every = sub.add_parser("everything", help="run every shipped config and the default's replicate through "
                                               "Snakemake, one after another, keeping and publishing each as it "
                                               "finishes; arguments after -- go to each snakemake call (e.g. "
@@ -84,7 +86,7 @@ def main(argv=None) -> int:
 
         try:
             print("\n".join(publish(keep_from=Path(args.keep) if args.keep else None, config=args.config,
-                                     replicate=args.replicate, rerun=args.rerun)))
+                                     replicate=args.replicate, rerun=args.rerun, shared=args.shared)))
         except FileNotFoundError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -514,6 +514,10 @@ def test_the_full_reproductions_cost_is_measured_from_the_run(tmp_path):
                                                           "Elapsed time: 0:00:02.1\n")  # one target rebuilt later
     text = cost_row(run_cost(results, tmp_path))
     assert text.startswith("| the full reproduction | 66 minutes on 2 cores: 2 jobs, 120 job-seconds, the largest job 1.25 GB")
+    assert "upper bounds" not in text  # a run kept as shared (publish --keep R --shared) says its times are bounds
+    assert cost_row({**run_cost(results, tmp_path), "shared": True}).endswith(
+        "MB of results (measured while the machine ran other work too: the times are upper bounds) (the last "
+        "published run's benchmark files and Snakemake log) |")
     # a run refreshed in pieces: the largest log ran fewer steps than there are jobs, so no wall time is claimed
     (results / "benchmarks" / "train" / "c.tsv").write_text(head + "3599.5\t0:01:40\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
     (results / "benchmarks" / "train" / "d.tsv").write_text(head + "0.0\t0:00:00\t1.0\t1\t1\t1\t0\t0\t90\t1\n")

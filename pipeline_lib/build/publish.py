@@ -68,12 +68,14 @@ def kept_name(config: str, replicate: bool = False) -> str:
     return Path(config).stem + ("-replicate" if replicate else "")
 
 
-def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: bool = False, rerun: bool = False) -> Path:
+def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: bool = False, rerun: bool = False,
+         shared: bool = False) -> Path:
     """Keep the statistics of a finished run of ``config`` (its results folder ``results``; with ``replicate``,
     the replicate's ``<results>/replication``) in ``docs/stats``, with the run's cost (its benchmark files and,
     where one invocation ran every job, its Snakemake log) and the machine it ran on. ``rerun``: the same config
     and seeds run again elsewhere (another CPU or library build), kept beside the first run
-    (``<config>-rerun.json``) to check which verdicts the machine's rounding decides, not to replace it."""
+    (``<config>-rerun.json``) to check which verdicts the machine's rounding decides, not to replace it.
+    ``shared``: the machine ran other work during the run, so its times are upper bounds (said beside them)."""
     cfg = config_of(root, config, replicate)
     figures = {}
     for fig in cfg.raw["figures"]:
@@ -84,6 +86,8 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
         figures[fig] = {"stats": side["stats"], "config_hash": side["provenance"]["config_hash"],
                         "code": side["provenance"]["code_hash"], "commit": side["provenance"]["git_commit"]}
     cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg), config, replicate)
+    if shared:
+        cost["shared"] = True
     out = root / KEPT / f"{kept_name(config, replicate)}{RERUN if rerun else ''}.json"
     _write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "machine": machine(),
                       **({"rerun": True} if rerun else {}), "figures": figures,
@@ -300,7 +304,8 @@ def _readme(root: Path, rows: list[dict], kept: dict[str, dict]) -> str:
     readme = _block(readme, README_BEGIN, README_END, "\n" + counts_table(rows) + "\n", "README.md")
     block = readme.split(COST_BEGIN, 1)[1].split(COST_END, 1)[0] if COST_BEGIN in readme else ""
     timed = [kept[n]["cost"] for n in (Path(DEFAULT).stem, Path(DEFAULT).stem + RERUN) if n in kept]
-    clean = next((c for c in timed if c.get("wall_seconds") is not None), timed[0])  # one invocation's log first
+    clean = next((c for c in timed if c.get("wall_seconds") is not None and not c.get("shared")),
+                 next((c for c in timed if c.get("wall_seconds") is not None), timed[0]))  # one clean invocation first
     waits = read_waits(root)
     rows_now = "\n".join(cost_row(clean) if line.startswith("| the full reproduction |")
                          else next((wait_row(n, waits) for n, label in WAIT_ROWS.items()
@@ -309,10 +314,10 @@ def _readme(root: Path, rows: list[dict], kept: dict[str, dict]) -> str:
 
 
 def publish(root: Path = ROOT, keep_from: Path | None = None, config: str = DEFAULT,
-            replicate: bool = False, rerun: bool = False) -> list[str]:
+            replicate: bool = False, rerun: bool = False, shared: bool = False) -> list[str]:
     """Write every generated file (:func:`generated`), after keeping a finished run's statistics (``keep_from``;
     with ``replicate``, its replicate's); what it did."""
-    said = [f"kept {keep(keep_from, root, config, replicate, rerun)}"] if keep_from is not None else []
+    said = [f"kept {keep(keep_from, root, config, replicate, rerun, shared)}"] if keep_from is not None else []
     for path, text in generated(root).items():
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
