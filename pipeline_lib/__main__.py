@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     tm = sub.add_parser("timed", help="time a README wait (install, suite, tour) and keep it in docs/waits.json, "
                                       "which the README's cost table is generated from: run the command after --, "
                                       "or keep --seconds measured outside")
-    tm.add_argument("name", help="install, suite or tour")
+    tm.add_argument("name", choices=["install", "suite", "tour"], help="the README row")
     tm.add_argument("--seconds", type=float, help="a wall time measured outside (then no command is run)")
     tm.add_argument("--what", default="", help="with --seconds: the command that was timed, as the README shows it")
     runs = sub.add_parser("runs", help="list the trained runs of a results folder with their final metrics")
@@ -71,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    cut = argv.index("--") if "--" in argv else len(argv)  # what follows "--" goes to snakemake (everything)
+    cut = argv.index("--") if "--" in argv else len(argv)  # what follows "--": snakemake's (everything), the command (timed)
     args, extra = _parser().parse_args(argv[:cut]), argv[cut + 1:]
     if args.command == "everything":
         return _everything(args, extra)
@@ -135,8 +135,8 @@ def _everything(args, extra: list[str]) -> int:
 def _timed(name: str, seconds: float | None, what: str, command: list[str]) -> int:
     from .build.waits import keep, timed
 
-    if (seconds is None) == (not command):
-        print("error: timed NAME needs a command after -- or --seconds, not both", file=sys.stderr)
+    if (seconds is None) == (not command) or (what and seconds is None):
+        print("error: timed NAME takes either a command after -- or --seconds S [--what CMD]", file=sys.stderr)
         return 2
     try:
         if seconds is not None:

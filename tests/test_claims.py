@@ -619,7 +619,11 @@ def test_training_starts_with_the_longest_chain_measured_by_the_kept_runs(tmp_pa
     assert kept[parent] == [100.0, recipe_digest(cfg, parent)] and len(kept) == 3
     (tmp_path / "stats").mkdir()
     (tmp_path / "stats" / "config.json").write_text(json.dumps({"train_seconds": kept}))
+    # a run that shared its machine (publish --keep --shared), later by name, does not override free cores' seconds
+    slow = {r: [s * 3, d] for r, (s, d) in kept.items()}
+    (tmp_path / "stats" / "zz.json").write_text(json.dumps({"cost": {"shared": True}, "train_seconds": slow}))
     measured = measured_seconds(tmp_path / "stats")
+    assert measured[recipe_digest(cfg, parent)] == 100.0
     prio = train_priorities(cfg, measured)
     grandchildren = max((prio[r] for r, rc in cfg.runs.items() if rc.init_from == child), default=0)
     assert prio[parent] == 100 + 400 + grandchildren > prio[other] == 450  # the chain goes first

@@ -201,10 +201,15 @@ def test_the_readmes_waits_come_from_kept_timings_or_say_none_is_kept(tmp_path):
     assert rc == 0 and took >= 0.2
     waits.keep("install", 95.0, "pip install -e .", root)
     kept = waits.read(root)
-    assert kept["install"]["seconds"] == 95.0 and kept["install"]["machine"] == waits.machine()
+    assert kept["install"]["seconds"] == 95.0 and kept["install"]["command"] == "pip install -e ."
     readme = publish.generated(root)[root / "README.md"]
     assert f"| {waits.ROWS['install']} | 1.6 minutes on {kept['install']['cores']} cores (" in readme
-    assert f"| {waits.ROWS['tour']} | 0.0 minutes on" in readme and "| the test suite (install included) | not timed" in readme
+    assert f"| {waits.ROWS['tour']} | 0 seconds on" in readme and "| the test suite (install included) | not timed" in readme
     with pytest.raises(ValueError, match="no README row named 'lunch'"):
-        waits.keep("lunch", 5, "x", root)
-    assert main(["timed", "suite"]) == 2  # neither a command nor --seconds
+        waits.timed("lunch", [sys.executable, "-c", "raise SystemExit('must not run')"], root)
+    with pytest.raises(ValueError, match="cannot run"):
+        waits.timed("tour", [str(tmp_path / "no-such-program")], root)
+    assert main(["timed", "suite"]) == 2 and main(["timed", "suite", "--what", "x", "--", "true"]) == 2
+    (root / "README.md").write_text((root / "README.md").read_text().replace(f"| {waits.ROWS['tour']} |", "| tour |"))
+    with pytest.raises(FileNotFoundError, match="no row the tour"):
+        publish.generated(root)

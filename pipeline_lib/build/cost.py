@@ -168,13 +168,15 @@ def train_seconds(results: Path, cfg) -> dict[str, list]:
 
 
 def measured_seconds(kept_dir: Path) -> dict[str, float]:
-    """Recipe digest -> seconds, from the ``train_seconds`` of every kept statistics file in ``kept_dir`` (the
-    last file's by name where two measured one recipe); empty where none was kept."""
+    """Recipe digest -> seconds, from the ``train_seconds`` of every kept statistics file in ``kept_dir`` (where two
+    measured one recipe, a run on free cores over one that shared its machine, then the last file's by name);
+    empty where none was kept."""
     import json
 
+    kept = [json.loads(p.read_text()) for p in sorted(Path(kept_dir).glob("*.json"))]
     out: dict[str, float] = {}
-    for path in sorted(Path(kept_dir).glob("*.json")):
-        for seconds, digest in json.loads(path.read_text()).get("train_seconds", {}).values():
+    for doc in sorted(kept, key=lambda d: not d.get("cost", {}).get("shared")):  # the shared ones first, overridden
+        for seconds, digest in doc.get("train_seconds", {}).values():
             out[digest] = float(seconds)
     return out
 

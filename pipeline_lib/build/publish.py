@@ -307,6 +307,9 @@ def _readme(root: Path, rows: list[dict], kept: dict[str, dict]) -> str:
     clean = next((c for c in timed if c.get("wall_seconds") is not None and not c.get("shared")),
                  next((c for c in timed if c.get("wall_seconds") is not None), timed[0]))  # one clean invocation first
     waits = read_waits(root)
+    missing = [label for label in WAIT_ROWS.values() if f"| {label} |" not in block]
+    if missing:
+        raise FileNotFoundError(f"README.md: its {COST_BEGIN} block has no row " + ", ".join(missing))
     rows_now = "\n".join(cost_row(clean) if line.startswith("| the full reproduction |")
                          else next((wait_row(n, waits) for n, label in WAIT_ROWS.items()
                                     if line.startswith(f"| {label} |")), line) for line in block.split("\n"))

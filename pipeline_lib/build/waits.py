@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -49,7 +50,7 @@ def keep(name: str, seconds: float, command: str, root: Path = ROOT) -> Path:
         raise ValueError(f"timed {name}: --seconds must be positive, not {seconds}")
     waits = read(root)
     waits[name] = {"seconds": round(float(seconds), 1), "command": command, "machine": machine(),
-                   "cores": os.cpu_count()}
+                   "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()}
     path = Path(root) / WAITS
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(waits, indent=1, sort_keys=True) + "\n")
@@ -57,18 +58,24 @@ def keep(name: str, seconds: float, command: str, root: Path = ROOT) -> Path:
 
 
 def timed(name: str, command: list[str], root: Path = ROOT) -> tuple[int, float]:
-    """Run ``command`` and keep its wall time under ``name`` if it exits 0; its exit status and seconds."""
+    """Run ``command`` and keep its wall time under ``name`` if it exits 0; its exit status and seconds (127 where
+    it cannot be started)."""
+    if name not in ROWS:  # before the command runs, not after
+        raise ValueError(f"timed: no README row named {name!r}; known: {', '.join(ROWS)}")
     start = time.monotonic()
-    rc = subprocess.call(command)
+    try:
+        rc = subprocess.call(command)
+    except OSError as exc:
+        raise ValueError(f"timed {name}: cannot run {command[0]!r} ({exc.strerror})") from exc
     seconds = time.monotonic() - start
     if rc == 0:
-        keep(name, seconds, " ".join(command), root)
+        keep(name, seconds, shlex.join(command), root)
     return rc, seconds
 
 
 def minutes(seconds: float) -> str:
     m = seconds / 60
-    return f"{m:.1f} minutes" if m < 10 else f"{m:.0f} minutes"
+    return f"{seconds:.0f} seconds" if m < 1 else f"{m:.1f} minutes" if m < 10 else f"{m:.0f} minutes"
 
 
 def row(name: str, waits: dict[str, dict]) -> str:
@@ -76,7 +83,8 @@ def row(name: str, waits: dict[str, dict]) -> str:
     timing is kept."""
     label = ROWS[name]
     w = waits.get(name)
-    text = (f"{minutes(w['seconds'])} on {w['cores']} cores ({w['machine']}: `{w['command']}`, timed once by "
+    command = w["command"].replace("|", "\\|") if w else ""  # a table cell
+    text = (f"{minutes(w['seconds'])} on {w['cores']} cores ({w['machine']}: `{command}`, timed once by "
             "`python -m pipeline_lib timed`)" if w else "not timed: no kept timing (`python -m pipeline_lib timed`)")
     if name == "install":
         text += f"; {INSTALL_SIZE}"
