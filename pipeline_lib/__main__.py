@@ -9,6 +9,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from .build.waits import ROWS as WAIT_ROWS  # the standard library's alone: `timed` runs before any install
+
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m pipeline_lib")
@@ -60,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     tm = sub.add_parser("timed", help="time a README wait (install, suite, tour) and keep it in docs/waits.json, "
                                       "which the README's cost table is generated from: run the command after --, "
                                       "or keep --seconds measured outside")
-    tm.add_argument("name", choices=["install", "suite", "tour"], help="the README row")
+    tm.add_argument("name", choices=list(WAIT_ROWS), help="the README row")
     tm.add_argument("--seconds", type=float, help="a wall time measured outside (then no command is run)")
     tm.add_argument("--what", default="", help="with --seconds: the command that was timed, as the README shows it")
     runs = sub.add_parser("runs", help="list the trained runs of a results folder with their final metrics")

@@ -42,10 +42,14 @@ def read(root: Path = ROOT) -> dict[str, dict]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def keep(name: str, seconds: float, command: str, root: Path = ROOT) -> Path:
-    """Keep one timing under ``name`` (one of :data:`ROWS`), with the CPU and core count it was measured on."""
+def _check_name(name: str) -> None:
     if name not in ROWS:
         raise ValueError(f"timed: no README row named {name!r}; known: {', '.join(ROWS)}")
+
+
+def keep(name: str, seconds: float, command: str, root: Path = ROOT) -> Path:
+    """Keep one timing under ``name`` (one of :data:`ROWS`), with the CPU and core count it was measured on."""
+    _check_name(name)
     if not seconds > 0:
         raise ValueError(f"timed {name}: --seconds must be positive, not {seconds}")
     waits = read(root)
@@ -60,8 +64,7 @@ def keep(name: str, seconds: float, command: str, root: Path = ROOT) -> Path:
 def timed(name: str, command: list[str], root: Path = ROOT) -> tuple[int, float]:
     """Run ``command`` and keep its wall time under ``name`` if it exits 0; its exit status and seconds (127 where
     it cannot be started)."""
-    if name not in ROWS:  # before the command runs, not after
-        raise ValueError(f"timed: no README row named {name!r}; known: {', '.join(ROWS)}")
+    _check_name(name)  # before the command runs, not after
     start = time.monotonic()
     try:
         rc = subprocess.call(command)
