@@ -19,7 +19,7 @@ from pipeline_lib.figures import fig3_attention_heatmap as fig3
 from pipeline_lib.figures import fig4_embeddings as fig4
 from pipeline_lib.figures import fig6_interpolation as fig6
 from pipeline_lib.figures import fig7_param_tsne as fig7
-from pipeline_lib.plumbing.config import load_config
+from pipeline_lib.plumbing.config import load_config, load_config_file
 from pipeline_lib.scoring import fig2_attention_graph as fig2_rules
 from pipeline_lib.scoring import fig3_attention_heatmap as fig3_rules
 from pipeline_lib.scoring import fig4_embeddings as fig4_rules
@@ -306,8 +306,20 @@ def fig4_stats(params, p2=(6, 6), p4=()) -> dict:
     return stats
 
 
-def test_fig4_clusters_per_setting_and_without_learned_seeds(default_params):
+def test_fig4_every_setting_needs_settings(default_params):
+    # the default draws the main pair alone: "every setting" is not scored on it (it would repeat the main claim)
     params = default_params["fig4_embeddings"]
+    assert params.settings == ()
+    scores = fig4_rules.score_claims(fig4_stats(params), params)
+    assert verdicts(scores)["circuits.fig4.clusters_after_p2"] == "reproduced"
+    for phase in ("p2", "p4"):
+        s = scores[f"circuits.fig4.clusters_after_{phase}_every_setting"]
+        assert s["verdict"] == "not run" and "circuits_fig4_settings.yaml" in s["control"]
+
+
+def test_fig4_clusters_per_setting_and_without_learned_seeds():
+    params = load_config_file(REPO / "config" / "circuits_fig4_settings.yaml").figures["fig4_embeddings"]
+    assert len(params.settings) == 4
     scores = fig4_rules.score_claims(fig4_stats(params), params)
     v = verdicts(scores)
     assert set(v) == set(declared("fig4_embeddings"))
@@ -317,7 +329,7 @@ def test_fig4_clusters_per_setting_and_without_learned_seeds(default_params):
     assert v["circuits.fig4.clusters_after_p4"] == v["circuits.fig4.clusters_after_p4_every_setting"] == "not run"
     assert "no seed learned" in scores["circuits.fig4.clusters_after_p4"]["rule"]["args"]["why"]
     assert "seeds that learned the task (train accuracy >= 0.95) 0/10" in scores["circuits.fig4.clusters_after_p4"]["control"]
-    assert v["circuits.fig4.clusters_after_p3"] == "not run"  # the default config has no p=3 row
+    assert v["circuits.fig4.clusters_after_p3"] == "not run"  # this config has no p=3 row
     # one of two learned seeds: a majority is not shown (partial needs a Wilson interval above one half)
     assert verdicts(fig4_rules.score_claims(fig4_stats(params, p2=(6, 5)), params))["circuits.fig4.clusters_after_p2"] == \
         "not reproduced"
@@ -417,7 +429,7 @@ def test_count_order_is_one_along_an_ordered_axis_and_low_for_noise():
 def test_fig4_p3_row_is_scored_from_its_finetune(default_params):
     params = dataclasses.replace(default_params["fig4_embeddings"],
                                  p3=(("pretrain", "pretrain_p2_d2"), ("finetune", "curriculum_p2_p3_d2")))
-    stats = fig4_stats(params) | {"curriculum_p2_p3_d2": run_stats((11, 11, 11), sums=11)}
+    stats = fig4_stats(params) | {"pretrain_p2_d2": run_stats((6, 6)), "curriculum_p2_p3_d2": run_stats((11, 11, 11), sums=11)}
     score = fig4_rules.score_claims(stats, params)["circuits.fig4.clusters_after_p3"]
     assert score["verdict"] == "reproduced" and "after pretrain_p2_d2: [6, 6, 3]" in score["control"]
     stats["curriculum_p2_p3_d2"] = run_stats((), sums=11)  # no seed learned p=3: nothing to count

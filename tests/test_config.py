@@ -11,7 +11,7 @@ from pipeline_lib.recording import recorded_epochs
 
 def test_default_and_smoke_configs_are_valid():
     cfg = load_config_file(REPO / "config" / "config.yaml")
-    circuit = {"scratch_p4", "pretrain_p2", "curriculum_p2_p4", "pretrain_p2_d2", "curriculum_p2_p4_d2"}
+    circuit = {"scratch_p4", "pretrain_p2", "curriculum_p2_p4", "pretrain_p2_d2_pal", "curriculum_p2_p4_d2_pal"}
     assert circuit <= set(cfg.runs)
     # every figure module is drawn by the default config or by a shipped overlay (the registry's inventory)
     drawn = set(cfg.figures) | {f for p in (REPO / "config").glob("*.yaml") for f in (load_yaml(p) or {}).get("figures", {})}

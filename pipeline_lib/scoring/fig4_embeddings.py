@@ -142,7 +142,11 @@ def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:
 
 def every_setting(stats: dict, pairs: list, phase: str) -> dict:
     """Score of "one cluster per sum in every setting": share_holds over the settings whose
-    :func:`one_per_sum` is reproduced (``phase``: 'pretrain' or 'finetune')."""
+    :func:`one_per_sum` is reproduced (``phase``: 'pretrain' or 'finetune'); not run where the config draws the
+    main pair alone (its verdict is the main claim's, not one over settings)."""
+    if len(pairs) < 2:
+        return claims.not_run("no 'settings' rows configured beside the main pair "
+                              "(config/circuits_fig4_settings.yaml draws them)")
     verdicts = {label: one_per_sum(stats, pair[phase])["verdict"] for label, pair in pairs}
     ran = [v for v in verdicts.values() if v != "not run"]  # a setting where no seed learned shows no clusters
     text = "; ".join(f"{lbl}: {v}" for lbl, v in verdicts.items())
