@@ -171,6 +171,20 @@ def test_sweep_planted_trends_are_reproduced_and_flat_ones_are_not():
     assert broken[SW + "larger_lr_sparser"] == "partial"
 
 
+def test_sweep_ratio_claim_reads_every_panel_and_the_projects_reading_num_last_1_alone():
+    # the trend holds at num_last = 1 only, as in the released sweep's other panels it does not: the talk's sentence
+    # (no num_last) is not reproduced, the project's narrower row is
+    stats, params = _sweep(lambda a, r, ref: 2.1 - 0.1 * a)
+    stats["L1"]["cells"] = _cells(1, lambda a, r, ref: 2.1 - 0.1 * a + 0.005 * r)
+    only_one = verdicts(scan_snap_lr_sweep_rules.score_claims(stats, params))
+    assert only_one[SW + "larger_ratio_denser_num_last_1"] == "reproduced"
+    assert only_one[SW + "larger_ratio_denser"] == "not reproduced"  # 4 of 16 series
+    every = _sw(lambda a, r, ref: 2.1 - 0.1 * a + 0.005 * r)
+    assert every[SW + "larger_ratio_denser"] == every[SW + "larger_ratio_denser_num_last_1"] == "reproduced"
+    dips = _sw(lambda a, r, ref: 2.1 - 0.1 * a + 0.005 * r - (0.5 if (a, r) == (3.0, 2.0) else 0.0))
+    assert dips[SW + "larger_ratio_denser"] == "partial"  # one series of 16 dips at ratio 2
+
+
 def test_sweep_matches_the_release_within_the_declared_bound_and_flips_outside_it():
     assert _sw(lambda a, r, ref: ref)[SW + "entropies_match_release"] == "reproduced"
     assert _sw(lambda a, r, ref: ref + 0.5)[SW + "entropies_match_release"] == "not reproduced"
