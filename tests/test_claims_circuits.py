@@ -85,6 +85,14 @@ def test_fig2_step_claims_follow_the_share_and_the_drop(default_params):
     assert v["circuits.fig2.updates_push_right_scores_scratch"] == "not reproduced"
     assert v["circuits.fig2.steps_push_both_ways_scratch"] == "reproduced"
     assert v["circuits.fig2.final_pruning_beyond_k_scratch"] == "not reproduced"
+    # pruned in 7 seeds of 10 with a mean fall above one half: the sentence is about each run, so not reproduced;
+    # 10 of 10 reproduced
+    mixed = fig2_stats()
+    run = mixed["minibatch_p4_T8 (per step)"]
+    run["beyond_k_mass_end_per_seed"] = [s * (0.95 if i < 3 else 0.1) for i, s in
+                                         enumerate(run["beyond_k_mass_start_per_seed"])]
+    score = fig2_rules.score_claims(mixed, params)["circuits.fig2.final_pruning_beyond_k_scratch"]
+    assert score["verdict"] == "not reproduced" and "7/10" in score["control"]
     only_scratch = {k: s for k, s in fig2_stats().items() if "p2_p4" not in k}
     v = verdicts(fig2_rules.score_claims(only_scratch, params))
     assert v["circuits.fig2.final_pruning_beyond_k_curriculum"] == "not run"
@@ -189,7 +197,7 @@ def test_fig3_build_scores_planted_concentration_zeros_and_probes(tmp_path):
     assert set(scores) == set(declared("fig3_attention_heatmap"))
     assert set(verdicts(scores).values()) == {"reproduced"}, verdicts(scores)
     assert "scratch change" in scores["circuits.fig3.attention_concentrates_on_first_k"]["control"]
-    assert scores["circuits.probes.count_read_out"]["control"] == "read out: >= 0.99; chance (majority class) 0.38"
+    assert scores["circuits.probes.count_read_out"]["control"].startswith("read out: >= 0.99 at epoch")
     assert stats["probes"]["pretrain"]["count_solved_epoch"] == [4] * S
     assert stats["probes"]["pretrain"]["answer_solved_epoch"] == [7] * S
 
@@ -263,18 +271,22 @@ def probe_entry(first, last, chance=0.38, seed=0):
             "last_per_seed": noisy(last, 0.02, seed=seed + 1), "chance": chance}
 
 
-@pytest.mark.parametrize("switch, expect", [(1.01, "reproduced"), (0.998, "partial"), (0.94, "not reproduced"),
-                                            (0.30, "not reproduced")])
-def test_probe_claim_of_a_near_exact_readout_flips_with_the_accuracy(switch, expect):
-    stats = {"probes": {"curriculum": probe_entry(switch, 1.0), "scratch": probe_entry(0.56, 0.69, seed=3)}}
-    v = verdicts(fig3_rules._probe_claims(stats["probes"]))
+@pytest.mark.parametrize("trained, expect", [(1.01, "reproduced"), (0.998, "partial"), (0.94, "not reproduced"),
+                                             (0.30, "not reproduced")])
+def test_probe_claim_of_a_near_exact_readout_flips_with_the_accuracy(trained, expect):
+    # the readout is the p=2 model's on parity data (probe run 'pretrain', its last snapshot), not the switch's
+    probes = {"curriculum": probe_entry(0.9, 1.0), "scratch": probe_entry(0.56, 0.69, seed=3),
+              "pretrain": probe_entry(0.5, 1.0, seed=5) | {"last_per_seed": noisy(trained, 0.02, seed=0)}}
+    v = verdicts(fig3_rules._probe_claims(probes))
     assert v["circuits.probes.count_read_out"] == expect
-    assert v["circuits.probes.zeros_above_untrained"] == ("reproduced" if switch > 0.6 else "not reproduced")
+    assert v["circuits.probes.zeros_above_untrained"] == "reproduced"  # the switch's 0.9 against 0.56
 
 
 def test_probe_claims_without_scratch_or_the_target_are_not_run():
-    v = verdicts(fig3_rules._probe_claims({"curriculum": probe_entry(1.01, 1.0)}))
+    v = verdicts(fig3_rules._probe_claims({"curriculum": probe_entry(1.01, 1.0), "pretrain": probe_entry(0.5, 1.01)}))
     assert v["circuits.probes.count_read_out"] == "reproduced"
+    no_pretrain = fig3_rules._probe_claims({"curriculum": probe_entry(1.01, 1.0)})["circuits.probes.count_read_out"]
+    assert no_pretrain["verdict"] == "not run" and "'pretrain'" in no_pretrain["control"]
     assert v["circuits.probes.zeros_above_untrained"] == v["circuits.probes.zeros_above_scratch_end"] == "not run"
     missing = fig3_rules._probe_claims({"curriculum": {"missing": "its probes artifact has no zeros_k probe at z_A"}})
     assert {s["verdict"] for s in missing.values()} == {"not run"}

@@ -105,14 +105,17 @@ def test_fig5_soon_after_switch_compares_time_to_threshold_with_scratch():
         stats = fig5_stats(arms, {"curriculum": [50]}, threshold=0.9)
         return score_claims(stats, None)["circuits.fig5.curriculum_generalises_soon_after_switch"]["verdict"]
 
-    assert verdict([1.0] * 10, [0.3] * 10) == "reproduced"  # 40 epochs after the switch; scratch never in 100
-    assert verdict([0.3] * 10, [0.3] * 10) == "not reproduced"  # neither reaches it
-    assert verdict([1.0] * 10, [1.0] * 10) == "reproduced"  # scratch reaches it later, at 90
+    # scratch never reaches it: its median is the censoring value, no time to compare against (the rates are
+    # the success-rate claim's)
+    assert verdict([1.0] * 10, [0.3] * 10) == "not run"
+    assert verdict([0.3] * 10, [0.3] * 10) == "not run"
+    assert verdict([1.0] * 10, [0.3] * 5 + [1.0] * 5) == "not run"  # half of scratch never: still no time
+    assert verdict([1.0] * 10, [1.0] * 10) == "reproduced"  # 40 epochs after the switch; scratch later, at 90
     assert verdict([1.0] * 10, [1.0] * 10, np.arange(0, 31)) == "not reproduced"  # scratch sooner, at 27
-    assert verdict([0.3] * 7 + [1.0] * 3, [0.3] * 10) == "not reproduced"  # most curriculum seeds never do
-    assert verdict([0.3] * 5 + [1.0] * 5, [0.3] * 10) == "not reproduced"  # half never do: still no majority
-    assert verdict([0.3] * 4 + [1.0] * 6, [0.3] * 10) == "partial"  # 6 of 10: the interval reaches 'never'
-    assert verdict([0.3] * 2 + [1.0] * 8, [0.3] * 10) == "reproduced"  # 8 of 10 at 40 epochs, scratch never
+    assert verdict([0.3] * 7 + [1.0] * 3, [1.0] * 10) == "not reproduced"  # most curriculum seeds never do
+    assert verdict([0.3] * 5 + [1.0] * 5, [1.0] * 10) == "not reproduced"  # half never do: still no majority
+    assert verdict([0.3] * 4 + [1.0] * 6, [1.0] * 10) == "partial"  # 6 of 10: the interval reaches past scratch's 90
+    assert verdict([0.3] * 2 + [1.0] * 8, [1.0] * 10) == "reproduced"  # 8 of 10 at 40 epochs, scratch at 90
     # a curriculum seed that never generalises counts as never, as a scratch seed does (one censoring value)
     stats = fig5_stats({"curriculum": _arm([0.3] * 4 + [1.0] * 6), "scratch": _arm([0.3] * 10)}, {"curriculum": [50]},
                        threshold=0.9)

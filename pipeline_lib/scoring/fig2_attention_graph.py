@@ -46,15 +46,17 @@ def _right_scores(st: dict) -> dict:
 
 
 def _pruning(st: dict) -> dict:
-    """The spurious links pruned: per seed, the attention mass beyond k falls from the run's first recorded epoch
-    to its last by more than :data:`PRUNED` of its start."""
+    """The spurious links pruned in every run: per seed, the attention mass beyond k falls from the run's first
+    recorded epoch to its last by more than :data:`PRUNED` of its start; the share of seeds where it does."""
     start = np.array([np.nan if v is None else v for v in st["beyond_k_mass_start_per_seed"]])
     end = np.array([np.nan if v is None else v for v in st["beyond_k_mass_end_per_seed"]])
-    m, lo, hi = claims.mean_interval((start - end) / start)
-    m0 = claims.mean_interval(start)
-    e = claims.mean_interval(end)
+    fall = (start - end) / start
+    seen = np.isfinite(fall)
+    k, n = int((fall[seen] > PRUNED).sum()), int(seen.sum())
+    p, lo, hi = claims.rate(k, n)
     e0, e1 = st["beyond_k_epochs"]
-    return claims.score(m, (lo, hi), int(np.isfinite(start - end).sum()),
-                        claims.fmt_interval(f"mass beyond k at epoch {e0} (start)", *m0) + "; "
-                        + claims.fmt_interval(f"at epoch {e1}", *e) + f"; pruned: a fall by more than {PRUNED:g} "
-                        "of the start", claims.above(m, lo, PRUNED))
+    return claims.score(p, (lo, hi), n,
+                        claims.fmt_interval(f"mass beyond k at epoch {e0} (start)", *claims.mean_interval(start)) + "; "
+                        + claims.fmt_interval(f"at epoch {e1}", *claims.mean_interval(end)) + "; "
+                        + claims.fmt_rate(f"seeds pruned (a fall by more than {PRUNED:g} of the start)", k, n)
+                        + f"; per seed {', '.join(f'{f:.2f}' for f in fall[seen])}", claims.share_holds(k, n))

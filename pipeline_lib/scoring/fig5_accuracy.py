@@ -49,6 +49,10 @@ def faster(arm: str, control: str, stats: dict) -> dict:
     text = (claims.fmt_interval(f"{control}: median epochs from its start (never: {never})", m0, lo0, hi0, digits=5)
             + f"; {arm}: {len(reached)} of {a['seeds']} seeds reach test accuracy >= {a['threshold']:g} after the "
             f"switch (epoch {a['phase_start']}), of the {a['phase_epochs']} epochs of finetuning")
+    if 2 * sum(e is not None for e in c["epochs_to_threshold"]) <= c["seeds"]:  # the control's median is no time
+        return claims.score(m, (lo, hi), a["seeds"], text, claims.guard(
+            "not run", f"no more than half of the {control} seeds reach the threshold, so its median is the censoring "
+            "value, not a time: 'sooner' cannot be compared (the rates are compared by the success-rate claim)"))
     if 2 * len(reached) <= a["seeds"]:  # no majority reaches it: the median is no time
         return claims.score(m, (lo, hi), a["seeds"], text, claims.guard(
             "not reproduced", f"no more than half of the {arm} seeds reach the threshold within its phase"))
