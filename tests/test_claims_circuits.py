@@ -295,12 +295,16 @@ def test_probe_claims_without_scratch_or_the_target_are_not_run():
 
 # -- Fig. 4: cluster counts -----------------------------------------------------------------------------------
 
-def run_stats(counts_learned, n_all=S, sums=6, order=0.95, order_start=0.1, purity=1.0):
+def run_stats(counts_learned, n_all=S, sums=6, order=0.95, order_start=0.1, purity=1.0, start_counts=()):
+    """A run's fig4 statistics: the first len(counts_learned) seeds learned, with these final cluster counts; at the
+    first snapshot 2 clusters of mixed sums, except the seeds of ``start_counts`` (one per sum there already)."""
     learned = list(range(len(counts_learned)))
     counts = {s: (counts_learned[s] if s < len(learned) else 3) for s in range(n_all)}
     jitter = dict(enumerate(noisy(0, 0.02, seed=7)))
     return {"clusters_per_seed": counts, "distinct_sums": sums,
             "purity_per_seed": {s: (purity if s in learned else 0.4) for s in range(n_all)},
+            "clusters_start_per_seed": {s: (sums if s in start_counts else 2) for s in range(n_all)},
+            "purity_start_per_seed": {s: (1.0 if s in start_counts else 0.4) for s in range(n_all)},
             "final_train_acc": {s: (1.0 if s in learned else 0.5) for s in range(n_all)},
             "final_test_acc": {s: (0.9 if s in learned else 0.3) for s in range(n_all)},
             "order_per_seed": {s: order + jitter[s % S] for s in range(n_all)},
@@ -349,6 +353,14 @@ def test_fig4_clusters_per_setting_and_without_learned_seeds():
         "circuits.fig4.clusters_after_p2"] == "not reproduced"
     assert verdicts(fig4_rules.score_claims(fig4_stats(params, p4=(16, 16)), params))[
         "circuits.fig4.clusters_after_p4_every_setting"] == "reproduced"
+    # 'emergence': a seed whose first snapshot already shows one cluster per sum does not count
+    ready = fig4_stats(params)
+    ready[params.pretrain] = run_stats((6, 6), start_counts=(0,))
+    score = fig4_rules.score_claims(ready, params)["circuits.fig4.clusters_after_p2"]
+    assert score["verdict"] == "not reproduced" and "already one per sum: 1" in score["control"]
+    stale = fig4_stats(params)
+    del stale[params.pretrain]["purity_start_per_seed"]  # statistics kept before the start was counted
+    assert verdicts(fig4_rules.score_claims(stale, params))["circuits.fig4.clusters_after_p2"] == "not run"
     mixed = fig4_stats(params)  # the right count, but clusters that mix sums: not 'equivalence classes' of the sum
     mixed[params.pretrain] = run_stats((6, 6), purity=0.8)
     assert verdicts(fig4_rules.score_claims(mixed, params))["circuits.fig4.clusters_after_p2"] == "not reproduced"

@@ -86,7 +86,7 @@ class Params:
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
-    panels, stats, fitted = [], {}, {}
+    panels, stats, fitted, fitted0 = [], {}, {}, {}
     pairs = [("", {"pretrain": params.pretrain, "finetune": params.finetune})] + [
         (f" ({label})", pair) for label, pair in params.settings] + (
         [(" (p=3 diagnostic)", dict(params.p3))] if params.p3 else [])
@@ -99,20 +99,21 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         k = int(traj.attrs["task_k"])
         sums = traj.embed_x.values[:, :k].sum(1)
         z = traj.z_A.isel(snapshot=-1)  # final weights
+        z0 = traj.z_A.isel(snapshot=0)  # the run's first snapshot: the initialisation, or a finetune's start
         if run not in fitted:  # a run drawn twice is counted once: per seed, the count and its clusters' labels
-            fitted[run] = {int(s): count_clusters(z.sel(seed=s).values, params.max_clusters, seed=0)[::2]
-                           for s in z.seed.values}
+            fitted[run], fitted0[run] = _fit(z, params.max_clusters), _fit(z0, params.max_clusters)
         counts = {s: k for s, (k, _) in fitted[run].items()}
         if phase:
             panels.append({"title": f"{phase}{setting}\n{run}, seed {params.seed}", "z": z.sel(seed=params.seed).values,
                            "color": sums, "clusters": counts[params.seed]})
         train_acc, test_acc = traj.train_acc.isel(epoch=-1), traj.test_acc.isel(epoch=-1)
-        z0 = traj.z_A.isel(snapshot=0)  # the run's first snapshot: the initialisation, or a finetune's start
         stats[run] = {"clusters_per_seed": counts, "distinct_sums": int(len(np.unique(sums))),
                       "median_clusters": float(np.median(list(counts.values()))),
                       "final_train_acc": {int(s): float(train_acc.sel(seed=s)) for s in z.seed.values},
                       "final_test_acc": {int(s): float(test_acc.sel(seed=s)) for s in z.seed.values},
                       "purity_per_seed": {s: sum_purity(labels, sums) for s, (_, labels) in fitted[run].items()},
+                      "clusters_start_per_seed": {s: k for s, (k, _) in fitted0[run].items()},
+                      "purity_start_per_seed": {s: sum_purity(labels, sums) for s, (_, labels) in fitted0[run].items()},
                       "order_per_seed": {int(s): count_order(z.sel(seed=s).values, sums) for s in z.seed.values},
                       "order_start_per_seed": {int(s): count_order(z0.sel(seed=s).values, sums) for s in z.seed.values},
                       "pc1_share_per_seed": {int(s): pc1_share(z.sel(seed=s).values) for s in z.seed.values}}
@@ -122,6 +123,11 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                                     f"{list(s['clusters_per_seed'].values())} ({s['distinct_sums']} distinct sums)"
                                     for r, s in stats.items()))
     return plot_fig4_embeddings(panels, ncols=2), stats
+
+
+def _fit(z, max_clusters: int) -> dict[int, tuple[int, np.ndarray]]:
+    """Per seed of ``z`` (seed, point, 2): the cluster count and the points' cluster labels (:func:`count_clusters`)."""
+    return {int(s): count_clusters(z.sel(seed=s).values, max_clusters, seed=0)[::2] for s in z.seed.values}
 
 
 def sum_purity(labels: np.ndarray, sums: np.ndarray) -> float:

@@ -119,15 +119,19 @@ def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:
     s = stats.get(run)
     if s is None:
         return claims.not_run(f"run {run!r} not drawn")
-    if "purity_per_seed" not in s:
-        return claims.not_run(f"the statistics of {run!r} predate per-seed purities: rerun the figure")
+    if "purity_per_seed" not in s or "purity_start_per_seed" not in s:
+        return claims.not_run(f"the statistics of {run!r} predate per-seed purities at its last and first snapshots: "
+                              "rerun the figure")
     learned, n_all, sums = learned_seeds(s), len(s["clusters_per_seed"]), s["distinct_sums"]
-    counts = _of(s["clusters_per_seed"], learned)
-    purity = _of(s["purity_per_seed"], learned)
-    k = sum(c == sums and q >= PURE for c, q in zip(counts, purity))
+    counts, purity = _of(s["clusters_per_seed"], learned), _of(s["purity_per_seed"], learned)
+    start = [c == sums and q >= PURE for c, q in zip(_of(s["clusters_start_per_seed"], learned),
+                                                     _of(s["purity_start_per_seed"], learned))]
+    # "the emergence of": one cluster per sum at the end that the run's first snapshot did not already show
+    k = sum(c == sums and q >= PURE and not was for c, q, was in zip(counts, purity, start))
     control = (claims.fmt_rate(f"seeds that learned the task (train accuracy >= {LEARNED:g})", len(learned), n_all)
-               + f"; one cluster per sum = {sums} clusters of sum purity >= {PURE:g}; the learned seeds' counts "
-               f"{counts}, purities {[round(q, 3) for q in purity]}")
+               + f"; one cluster per sum = {sums} clusters of sum purity >= {PURE:g}, not already at the run's first "
+               f"snapshot; the learned seeds' counts {counts}, purities {[round(q, 3) for q in purity]}; at the first "
+               f"snapshot {_of(s['clusters_start_per_seed'], learned)}, already one per sum: {sum(start)}")
     if before in stats:
         prior = _by_seed(stats[before]["clusters_per_seed"])
         control += f"; the same seeds' counts after {before}: {[prior.get(x) for x in learned]}"
