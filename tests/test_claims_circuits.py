@@ -93,6 +93,12 @@ def test_fig2_step_claims_follow_the_share_and_the_drop(default_params):
                                          enumerate(run["beyond_k_mass_start_per_seed"])]
     score = fig2_rules.score_claims(mixed, params)["circuits.fig2.final_pruning_beyond_k_scratch"]
     assert score["verdict"] == "not reproduced" and "7/10" in score["control"]
+    mixed = fig2_stats()  # twice as many seeds, 19 of 20 pruned: a majority shown
+    run = mixed["minibatch_p4_T8 (per step)"]
+    start = run["beyond_k_mass_start_per_seed"] * 2
+    run["beyond_k_mass_start_per_seed"], run["beyond_k_mass_end_per_seed"] = start, [
+        s * (0.95 if i == 0 else 0.1) for i, s in enumerate(start)]
+    assert verdicts(fig2_rules.score_claims(mixed, params))["circuits.fig2.final_pruning_beyond_k_scratch"] == "partial"
     only_scratch = {k: s for k, s in fig2_stats().items() if "p2_p4" not in k}
     v = verdicts(fig2_rules.score_claims(only_scratch, params))
     assert v["circuits.fig2.final_pruning_beyond_k_curriculum"] == "not run"
@@ -288,9 +294,14 @@ def test_probe_claims_without_scratch_or_the_target_are_not_run():
     no_pretrain = fig3_rules._probe_claims({"curriculum": probe_entry(1.01, 1.0)})["circuits.probes.count_read_out"]
     assert no_pretrain["verdict"] == "not run" and "'pretrain'" in no_pretrain["control"]
     assert v["circuits.probes.zeros_above_untrained"] == v["circuits.probes.zeros_above_scratch_end"] == "not run"
-    missing = fig3_rules._probe_claims({"curriculum": {"missing": "its probes artifact has no zeros_k probe at z_A"}})
+    gone = {"missing": "its probes artifact has no zeros_k probe at z_A"}
+    missing = fig3_rules._probe_claims({"curriculum": gone, "pretrain": gone})
     assert {s["verdict"] for s in missing.values()} == {"not run"}
     assert "zeros_k" in missing["circuits.probes.count_read_out"]["control"]
+    # the read-out reads the p=2 run alone: scored without the curriculum's probes
+    alone = verdicts(fig3_rules._probe_claims({"curriculum": gone, "pretrain": probe_entry(0.5, 1.01)}))
+    assert alone["circuits.probes.count_read_out"] == "reproduced"
+    assert alone["circuits.probes.zeros_above_untrained"] == "not run"
 
 
 # -- Fig. 4: cluster counts -----------------------------------------------------------------------------------
@@ -364,11 +375,15 @@ def test_fig4_clusters_per_setting_and_without_learned_seeds():
     mixed = fig4_stats(params)  # the right count, but clusters that mix sums: not 'equivalence classes' of the sum
     mixed[params.pretrain] = run_stats((6, 6), purity=0.8)
     assert verdicts(fig4_rules.score_claims(mixed, params))["circuits.fig4.clusters_after_p2"] == "not reproduced"
+    stale = fig4_stats(params)  # one setting kept before the first-snapshot count: "every setting" cannot be scored
+    del stale[params.settings[1][1]["pretrain"]]["purity_start_per_seed"]
+    score = fig4_rules.score_claims(stale, params)["circuits.fig4.clusters_after_p2_every_setting"]
+    assert score["verdict"] == "not run" and "rerun the figure" in score["control"]
     one_bad = fig4_stats(params)
     one_bad[params.settings[0][1]["pretrain"]] = run_stats((6, 10))
     v = verdicts(fig4_rules.score_claims(one_bad, params))
     assert v["circuits.fig4.clusters_after_p2"] == "reproduced"
-    assert v["circuits.fig4.clusters_after_p2_every_setting"] == "not reproduced"  # 3 of 4 settings: no majority shown
+    assert v["circuits.fig4.clusters_after_p2_every_setting"] == "not reproduced"  # 4 of 5 settings: no majority shown
 
 
 def test_fig4_recipe_claims_learned_shares_scratch_control_and_order(default_params):

@@ -9,6 +9,19 @@ from pipeline_lib.plumbing.config_checks import model_records
 from pipeline_lib.recording import recorded_epochs
 
 
+def test_an_overlay_trains_the_defaults_runs_of_the_same_name_as_the_default_does():
+    """Fig. 4's settings overlay repeats the default's main pair and pretrain_p2_d2 (standalone, so it must define
+    them): the same recipe, dataset and model, so that both configs train the same runs."""
+    default = load_config_file(REPO / "config" / "config.yaml")
+    for path in ("circuits_fig4_settings.yaml", "circuits_paper_code.yaml"):
+        overlay = load_config_file(REPO / "config" / path)
+        shared = set(overlay.runs) & set(default.runs)
+        assert path != "circuits_fig4_settings.yaml" or {"pretrain_p2_d2_pal", "curriculum_p2_p4_d2_pal",
+                                                         "pretrain_p2_d2"} <= shared
+        for run in shared:
+            assert overlay.run_slice(run) == default.run_slice(run), (path, run)
+
+
 def test_default_and_smoke_configs_are_valid():
     cfg = load_config_file(REPO / "config" / "config.yaml")
     circuit = {"scratch_p4", "pretrain_p2", "curriculum_p2_p4", "pretrain_p2_d2_pal", "curriculum_p2_p4_d2_pal"}

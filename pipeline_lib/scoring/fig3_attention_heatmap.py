@@ -77,12 +77,12 @@ def _probe_claims(probes: dict) -> dict:
     ids = ("circuits.probes.count_read_out", "circuits.probes.zeros_above_untrained",
            "circuits.probes.zeros_above_scratch_end")
     cur, scr = probes.get("curriculum"), probes.get("scratch")
+    out = {ids[0]: _read_out(probes.get("pretrain"))}
     if cur is None or "missing" in cur:
         why = "probe run 'curriculum' not configured (probe_runs)" if cur is None else f"'curriculum': {cur['missing']}"
-        return {cid: claims.not_run(why) for cid in ids}
+        return out | {cid: claims.not_run(why) for cid in ids[1:]}
     m, lo, hi = claims.mean_interval(cur["first_per_seed"])
     n = _paired(cur["first_per_seed"])
-    out = {ids[0]: _read_out(probes.get("pretrain"))}
     for cid, key, what in ((ids[1], "first_per_seed", "scratch at its first snapshot (untrained)"),
                            (ids[2], "last_per_seed", "scratch at its last snapshot")):
         if scr is None or "missing" in scr:

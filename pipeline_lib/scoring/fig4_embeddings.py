@@ -114,7 +114,8 @@ def ordered_by_count(s: dict) -> dict:
 
 def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:
     """Score of "the seeds of ``run`` that learned its task show one z_A cluster per sum": as many clusters as
-    sums, each holding one sum (:func:`sum_purity` >= PURE); share_holds over the learned seeds; not run (a guard) when none learned. ``before``: the run whose counts of the
+    sums, each holding one sum (:func:`sum_purity` >= PURE), where the run's first snapshot did not already show them
+    ("the emergence of"); share_holds over the learned seeds; not run (a guard) when none learned. ``before``: the run whose counts of the
     same seeds the control text lists (the pretraining of a finetune)."""
     s = stats.get(run)
     if s is None:
@@ -151,7 +152,11 @@ def every_setting(stats: dict, pairs: list, phase: str) -> dict:
     if len(pairs) < 2:
         return claims.not_run("no 'settings' rows configured beside the main pair "
                               "(config/circuits_fig4_settings.yaml draws them)")
-    verdicts = {label: one_per_sum(stats, pair[phase])["verdict"] for label, pair in pairs}
+    scores = {label: one_per_sum(stats, pair[phase]) for label, pair in pairs}
+    stale = [s["control"] for s in scores.values() if "rerun the figure" in s["control"]]
+    if stale:  # a setting whose statistics predate the count: the claim over every setting cannot be scored
+        return claims.not_run(stale[0])
+    verdicts = {label: s["verdict"] for label, s in scores.items()}
     ran = [v for v in verdicts.values() if v != "not run"]  # a setting where no seed learned shows no clusters
     text = "; ".join(f"{lbl}: {v}" for lbl, v in verdicts.items())
     if not ran:

@@ -36,7 +36,8 @@ def faster(arm: str, control: str, stats: dict) -> dict:
     """"Easily finds a circuit" read as time: the arm's median epochs from its switch to the success threshold
     against the control's median from its start; a seed that never reaches it counts as one epoch beyond the
     longer of the two phases, in both arms alike. Reproduced when the arm's bootstrap interval lies below the
-    control's median; not reproduced unless more than half of the arm's seeds reach the threshold."""
+    control's median; not reproduced unless more than half of the arm's seeds reach the threshold; not run (first)
+    unless more than half of the control's do (its median is otherwise the censoring value, not a time)."""
     a, c = stats[arm], stats[control]
     never = max(a["phase_epochs"], c["phase_epochs"]) + 1
 
@@ -50,9 +51,9 @@ def faster(arm: str, control: str, stats: dict) -> dict:
             + f"; {arm}: {len(reached)} of {a['seeds']} seeds reach test accuracy >= {a['threshold']:g} after the "
             f"switch (epoch {a['phase_start']}), of the {a['phase_epochs']} epochs of finetuning")
     if 2 * sum(e is not None for e in c["epochs_to_threshold"]) <= c["seeds"]:  # the control's median is no time
-        return claims.score(m, (lo, hi), a["seeds"], text, claims.guard(
-            "not run", f"no more than half of the {control} seeds reach the threshold, so its median is the censoring "
-            "value, not a time: 'sooner' cannot be compared (the rates are compared by the success-rate claim)"))
+        why = (f"no more than half of the {control} seeds reach the threshold, so its median is the censoring value, "
+               "not a time: 'sooner' cannot be compared (the rates are compared by the success-rate claim)")
+        return claims.score(m, (lo, hi), a["seeds"], f"{text} ({why})", claims.guard("not run", why))
     if 2 * len(reached) <= a["seeds"]:  # no majority reaches it: the median is no time
         return claims.score(m, (lo, hi), a["seeds"], text, claims.guard(
             "not reproduced", f"no more than half of the {arm} seeds reach the threshold within its phase"))

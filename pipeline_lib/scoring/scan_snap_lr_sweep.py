@@ -17,7 +17,8 @@ def score_claims(stats: dict, params: Params) -> dict:
     return {"tian.scan_snap_lr_sweep.larger_lr_sparser": _monotone(by_lr, "smallest lr_Z", panels),
             "tian.scan_snap_lr_sweep.larger_ratio_denser": _monotone(by_ratio, "eta_Y/eta_Z = 1", panels),
             "tian.scan_snap_lr_sweep.larger_ratio_denser_num_last_1": (
-                _monotone(one, "eta_Y/eta_Z = 1", panels) if one else claims.not_run("no num_last = 1 panel")),
+                _monotone(one, "eta_Y/eta_Z = 1", {r: p for r, p in panels.items() if p["num_last"] == 1})
+                if one else claims.not_run("no num_last = 1 panel")),
             "tian.scan_snap_lr_sweep.entropies_match_release": _match_release(panels)}
 
 
