@@ -93,17 +93,20 @@ def run_row(an: xr.Dataset) -> tuple[list[str], dict]:
 
 
 def per_seed(an: xr.Dataset) -> dict:
-    """The solved seeds' own values: each table column, the count behind '% not order-4/6', the mean order
-    and the % of frequencies (q_k > 0) that are order 4/6, factorable and of a constructed type."""
+    """The solved seeds' own values: each table column, the count behind '% not order-4/6', the mean order,
+    the % of the order-4/6 frequencies that are factorable and the % of frequencies (q_k > 0) that are order 4/6,
+    factorable and of a constructed type."""
     solved = an.solved.values.astype(bool)
     last = an.isel(snapshot=-1, seed=np.flatnonzero(solved))
     q_k, fact, kind = last.q_k.values, last.factorable.values == 1, last.sol_type.values
     constructed = np.isin(q_k, (4, 6)) & fact & (kind >= 0) & (kind != TYPES.index("other"))
     present = np.maximum((q_k > 0).sum(-1), 1)
+    o46 = np.isin(q_k, (4, 6))
     out = {c: json_floats(an[f"table_{c}"].values[solved]) for c in TABLE}
     out.update({"seed": [int(s) for s in an.seed.values[solved]],
                 "count_not_46": [int(c) for c in (~np.isin(q_k, (0, 4, 6))).sum(-1)],
                 "mean_order": json_floats(last.order.values.mean(-1)) if len(q_k) else [],
+                "pct_factorable_46": json_floats(100 * (o46 & fact).sum(-1) / np.maximum(o46.sum(-1), 1)),
                 "pct_constructed": json_floats(100 * constructed.sum(-1) / present)})
     return out
 
