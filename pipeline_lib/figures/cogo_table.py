@@ -99,9 +99,9 @@ def per_seed(an: xr.Dataset) -> dict:
     solved = an.solved.values.astype(bool)
     last = an.isel(snapshot=-1, seed=np.flatnonzero(solved))
     q_k, fact, kind = last.q_k.values, last.factorable.values == 1, last.sol_type.values
-    constructed = np.isin(q_k, (4, 6)) & fact & (kind >= 0) & (kind != TYPES.index("other"))
-    present = np.maximum((q_k > 0).sum(-1), 1)
     o46 = np.isin(q_k, (4, 6))
+    constructed = o46 & fact & (kind >= 0) & (kind != TYPES.index("other"))
+    present = np.maximum((q_k > 0).sum(-1), 1)
     out = {c: json_floats(an[f"table_{c}"].values[solved]) for c in TABLE}
     out.update({"seed": [int(s) for s in an.seed.values[solved]],
                 "count_not_46": [int(c) for c in (~np.isin(q_k, (0, 4, 6))).sum(-1)],

@@ -14,7 +14,7 @@ def score_claims(stats: dict, params: Params) -> dict:
            "circuits.fig3.solely_first_k_p2": _solely(stats.get("curriculum"), "curriculum"),
            "circuits.fig3.solely_first_k_p2_d2": _solely(stats.get("curriculum, d=2"), "curriculum, d=2")}
     out.update(_probe_claims(stats.get("probes", {})))
-    out["circuits.probes.count_before_answer"] = _count_first(stats.get("probes", {}).get("pretrain"))
+    out["circuits.probes.count_before_answer"] = _count_first(stats.get("probes", {}))
     return out
 
 
@@ -73,48 +73,56 @@ def _zeros(cur: dict | None) -> dict:
                         claims.above(m, lo, FOCUS))
 
 
+def _absent(probes: dict, name: str) -> str | None:
+    """Why probe run ``name``'s statistics cannot be read (not configured, or its artifact lacks the probe); None
+    where they can."""
+    entry = probes.get(name)
+    if entry is None:
+        return f"probe run '{name}' not configured (probe_runs)"
+    return f"'{name}': {entry['missing']}" if "missing" in entry else None
+
+
 def _probe_claims(probes: dict) -> dict:
     ids = ("circuits.probes.count_read_out", "circuits.probes.zeros_above_untrained",
            "circuits.probes.zeros_above_scratch_end")
     cur, scr = probes.get("curriculum"), probes.get("scratch")
-    out = {ids[0]: _read_out(probes.get("pretrain"))}
-    if cur is None or "missing" in cur:
-        why = "probe run 'curriculum' not configured (probe_runs)" if cur is None else f"'curriculum': {cur['missing']}"
+    out = {ids[0]: _read_out(probes)}
+    why = _absent(probes, "curriculum")
+    if why:
         return out | {cid: claims.not_run(why) for cid in ids[1:]}
     m, lo, hi = claims.mean_interval(cur["first_per_seed"])
     n = _paired(cur["first_per_seed"])
     for cid, key, what in ((ids[1], "first_per_seed", "scratch at its first snapshot (untrained)"),
                            (ids[2], "last_per_seed", "scratch at its last snapshot")):
-        if scr is None or "missing" in scr:
-            out[cid] = claims.not_run("probe run 'scratch' not configured (probe_runs)" if scr is None
-                                      else f"'scratch': {scr['missing']}")
+        if _absent(probes, "scratch"):
+            out[cid] = claims.not_run(_absent(probes, "scratch"))
             continue
         m0, lo0, hi0 = claims.mean_interval(scr[key])
         out[cid] = claims.score(m, (lo, hi), n, claims.fmt_interval(what, m0, lo0, hi0), claims.exceeds(m, lo, m0, hi0))
     return out
 
 
-def _read_out(pre: dict | None) -> dict:
+def _read_out(probes: dict) -> dict:
     """"If we first train the network with parity data ... the first attention layer will implement an addition
     modulo k + 1": the p=2 run at its last probed snapshot, on parity inputs (where the zeros among the first k are
     k minus their sum, the sum modulo k + 1), read out nearly exactly, at the bar that calls the count solved."""
-    if pre is None or "missing" in pre:
-        return claims.not_run("probe run 'pretrain' not configured (probe_runs)" if pre is None
-                              else f"'pretrain': {pre['missing']}")
+    if _absent(probes, "pretrain"):
+        return claims.not_run(_absent(probes, "pretrain"))
+    pre = probes["pretrain"]
     m, lo, hi = claims.mean_interval(pre["last_per_seed"])
     return claims.score(m, (lo, hi), _paired(pre["last_per_seed"]),
                         f"read out: >= {SOLVED:g} at epoch {pre['last_snapshot']} of the p=2 run, on p=2 inputs; chance "
                         f"(majority class) {pre['chance']:.3g}", claims.above(m, lo, SOLVED))
 
 
-def _count_first(pre: dict | None) -> dict:
+def _count_first(probes: dict) -> dict:
     """Sec. II.c "first solves for z ... before solving for y": per seed of the p=2 run, 'before' where the count
     probe is solved at a probed snapshot before the first epoch the model's own test accuracy is; 'after' where
     it is still unsolved at a snapshot at or after that epoch (or never solved); 'undetermined' where the answer
     falls between the last unsolved and the first solved snapshot. share_holds over all seeds for 'before'."""
-    if pre is None or "missing" in pre:
-        return claims.not_run("probe run 'pretrain' not configured (probe_runs)" if pre is None
-                              else f"'pretrain': {pre['missing']}")
+    if _absent(probes, "pretrain"):
+        return claims.not_run(_absent(probes, "pretrain"))
+    pre = probes["pretrain"]
     order = [count_order(c, u, a) for c, u, a in zip(pre["count_solved_epoch"], pre["count_unsolved_epoch"],
                                                       pre["answer_solved_epoch"])]
     k, n = order.count("before"), len(order)

@@ -112,6 +112,14 @@ def ordered_by_count(s: dict) -> dict:
                         claims.exceeds(m, lo, m0, hi0))
 
 
+def _predates(s: dict, run: str) -> str | None:
+    """Why the kept statistics ``s`` of ``run`` cannot score the cluster claims (they predate the per-seed purities
+    at its last and first snapshots); None where they can."""
+    if "purity_per_seed" in s and "purity_start_per_seed" in s:
+        return None
+    return f"the statistics of {run!r} predate per-seed purities at its last and first snapshots: rerun the figure"
+
+
 def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:
     """Score of "the seeds of ``run`` that learned its task show one z_A cluster per sum": as many clusters as
     sums, each holding one sum (:func:`sum_purity` >= PURE), where the run's first snapshot did not already show them
@@ -120,9 +128,8 @@ def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:
     s = stats.get(run)
     if s is None:
         return claims.not_run(f"run {run!r} not drawn")
-    if "purity_per_seed" not in s or "purity_start_per_seed" not in s:
-        return claims.not_run(f"the statistics of {run!r} predate per-seed purities at its last and first snapshots: "
-                              "rerun the figure")
+    if _predates(s, run):
+        return claims.not_run(_predates(s, run))
     learned, n_all, sums = learned_seeds(s), len(s["clusters_per_seed"]), s["distinct_sums"]
     counts, purity = _of(s["clusters_per_seed"], learned), _of(s["purity_per_seed"], learned)
     start = [c == sums and q >= PURE for c, q in zip(_of(s["clusters_start_per_seed"], learned),
@@ -152,11 +159,10 @@ def every_setting(stats: dict, pairs: list, phase: str) -> dict:
     if len(pairs) < 2:
         return claims.not_run("no 'settings' rows configured beside the main pair "
                               "(config/circuits_fig4_settings.yaml draws them)")
-    scores = {label: one_per_sum(stats, pair[phase]) for label, pair in pairs}
-    stale = [s["control"] for s in scores.values() if "rerun the figure" in s["control"]]
-    if stale:  # a setting whose statistics predate the count: the claim over every setting cannot be scored
-        return claims.not_run(stale[0])
-    verdicts = {label: s["verdict"] for label, s in scores.items()}
+    stale = [_predates(stats[pair[phase]], pair[phase]) for _, pair in pairs if pair[phase] in stats]
+    if any(stale):  # a setting whose statistics predate the count: the claim over every setting cannot be scored
+        return claims.not_run(next(w for w in stale if w))
+    verdicts = {label: one_per_sum(stats, pair[phase])["verdict"] for label, pair in pairs}
     ran = [v for v in verdicts.values() if v != "not run"]  # a setting where no seed learned shows no clusters
     text = "; ".join(f"{lbl}: {v}" for lbl, v in verdicts.items())
     if not ran:

@@ -13,12 +13,12 @@ def score_claims(stats: dict, params: Params) -> dict:
     panels = {run: stats[run] for run in params.runs if isinstance(stats.get(run), dict)}
     by_lr = [(_series(p["cells"], "ratio", "lr_Z"), -1) for p in panels.values()]
     by_ratio = [(_series(p["cells"], "lr_Z", "ratio"), +1) for p in panels.values()]
-    one = [(_series(p["cells"], "lr_Z", "ratio"), +1) for p in panels.values() if p["num_last"] == 1]
+    ones = {run: p for run, p in panels.items() if p["num_last"] == 1}
+    one = [(_series(p["cells"], "lr_Z", "ratio"), +1) for p in ones.values()]
     return {"tian.scan_snap_lr_sweep.larger_lr_sparser": _monotone(by_lr, "smallest lr_Z", panels),
             "tian.scan_snap_lr_sweep.larger_ratio_denser": _monotone(by_ratio, "eta_Y/eta_Z = 1", panels),
             "tian.scan_snap_lr_sweep.larger_ratio_denser_num_last_1": (
-                _monotone(one, "eta_Y/eta_Z = 1", {r: p for r, p in panels.items() if p["num_last"] == 1})
-                if one else claims.not_run("no num_last = 1 panel")),
+                _monotone(one, "eta_Y/eta_Z = 1", ones) if one else claims.not_run("no num_last = 1 panel")),
             "tian.scan_snap_lr_sweep.entropies_match_release": _match_release(panels)}
 
 
