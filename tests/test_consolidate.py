@@ -55,6 +55,22 @@ def test_best_evidence_is_the_closest_config_then_the_one_with_more_seeds():
     assert rows[a]["config"] == "zeta"
 
 
+def test_a_claim_no_config_scores_gives_each_drawing_configs_reason():
+    c = [r["id"] for r in ledger.collect({})][2]
+    why_near = claims.not_run("no 'settings' rows configured")
+    why_far = claims.not_run("no seed learned p = 4")
+    ledgers = {"near": _ledger({c: why_near}), "far": _ledger({c: why_far}), "other": _ledger({}),
+               "same": _ledger({c: why_near})}
+    rows = {r["id"]: r for r in con.consolidate(ledgers, {}, rank={"other": (0, 0), "near": (1, 0), "far": (2, 0),
+                                                                     "same": (2, 1)})}
+    assert rows[c]["verdict"] == "not run" and rows[c]["config"] == "-"
+    assert rows[c]["why"] == "no 'settings' rows configured (near, same); no seed learned p = 4 (far)"
+    # where no config draws the figure, that is the reason, with every config
+    rows = {r["id"]: r for r in con.consolidate({"other": _ledger({}), "none": _ledger({})}, {},
+                                                rank={"other": (0, 0), "none": (0, 1)})}
+    assert rows[c]["why"].startswith("figure not drawn by this config") and rows[c]["why"].endswith("(other, none)")
+
+
 def test_a_replicate_pools_into_the_consolidated_row_with_both_runs_seeds():
     a, b = [r["id"] for r in ledger.collect({})][:2]
     rows = {r["id"]: r for r in con.consolidate(

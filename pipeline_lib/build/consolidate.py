@@ -264,8 +264,9 @@ def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]
                                                if k in d}}, d))
         if not scored:
             c = "config" if "config" in by_config else order[0]
-            out.append({**by_config[c][cid], "config": "-", "why": by_config[c][cid]["control"], "others": [],
-                        "knife_edge": False})
+            out.append({**by_config[c][cid], "config": "-", "why": not_run_reasons([(o, by_config[o][cid]["control"])
+                                                                                     for o in order]),
+                        "others": [], "knife_edge": False})
             continue
         line = rank.get(scored[0][0], last)[0]
         c, r, d = max((s for s in scored if rank.get(s[0], last)[0] == line),
@@ -286,6 +287,17 @@ def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]
         out.append({**r, "verdict": d["verdict"], "config": c, "why": "; ".join(why), "others": others,
                     "knife_edge": d["knife_edge"]})
     return out
+
+
+def not_run_reasons(reasons: list[tuple[str, str]]) -> str:
+    """Why no config scores a claim: each distinct reason once, with the configs that give it (``reasons``:
+    (config, its not-run reason) in precedence order); the configs that do not draw the claim's figure are named
+    only where no config draws it."""
+    grouped: dict[str, list[str]] = {}
+    for config, why in reasons:
+        grouped.setdefault(why, []).append(config)
+    drawn = {why: configs for why, configs in grouped.items() if not why.startswith("figure not drawn")}
+    return "; ".join(f"{why} ({', '.join(configs)})" for why, configs in (drawn or grouped).items())
 
 
 def counts(rows: list[dict], by: str = "group") -> dict[str, dict[str, int]]:
