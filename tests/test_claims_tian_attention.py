@@ -282,19 +282,21 @@ def test_transition_half_step_and_unsettled_cells():
 # -- JoMA -----------------------------------------------------------------------------------------------------
 
 def _joma(lowest=0.995, term2=0.02, seeds=5, cases=("gaussian", "uniform"), v_final=1.05,
-          vdot=1.03, v=1.2, v_initial=5.9):
+          vdot=1.03, v=1.2, v_initial=5.9, rows=30.0):
     jitter = np.linspace(-0.01, 0.01, seeds)
     one = {"min_nc_after_step0": {"per_seed": [lowest] * seeds}, "final_nc": [lowest] * seeds,
            "final_nc_term1": [0.99] * seeds, "final_nc_term2": [term2] * seeds, "final_nc_frozen": [0.1] * seeds,
            "max_rank": 20, "v_rank_initial_per_seed": list(v_initial + 10 * jitter), "v_rank_final_per_seed": list(v_final + jitter),
-           "v_rank_median_per_seed": list(v + jitter), "vdot_rank_median_per_seed": list(vdot + 2 * jitter)}
+           "v_rank_median_per_seed": list(v + jitter), "vdot_rank_median_per_seed": list(vdot + 2 * jitter),
+           **({} if rows is None else {"v_row_growth_ratio_per_seed": list(rows + 10 * jitter),
+                                       "v_row_growth_ratio_first_step_per_seed": [2.0] * seeds})}
     stats = {c: dict(one) for c in cases}
     return verdicts(joma_logits_rules.score_claims(stats, joma_logits.Params(cases=tuple((c, c) for c in cases))))
 
 
 def test_joma_planted_effect_is_reproduced_a_null_is_not_and_the_threshold_flips():
     assert set(_joma().values()) == {"reproduced"}
-    assert set(_joma(lowest=0.9, term2=0.5, v_final=6.5, vdot=1.5).values()) == {"not reproduced"}
+    assert set(_joma(lowest=0.9, term2=0.5, v_final=6.5, vdot=1.5, rows=1.5).values()) == {"not reproduced"}
     assert _joma(lowest=0.9901)[JO + "nc_high_gaussian"] == "reproduced"
     assert _joma(lowest=0.9899)[JO + "nc_high_gaussian"] == "not reproduced"
     assert _joma(term2=-0.099)[JO + "second_term_negligible_gaussian"] == "reproduced"
@@ -311,6 +313,14 @@ def test_joma_v_low_rank_needs_both_a_fall_and_a_low_rank_and_vdot_below_v():
     assert _joma()[JO + "vdot_lower_rank_gaussian"] == "reproduced"
     assert _joma(vdot=1.2)[JO + "vdot_lower_rank_gaussian"] == "not reproduced"  # V-dot as low-rank as V, no lower
     assert _joma(vdot=1.5)[JO + "vdot_lower_rank_gaussian"] == "not reproduced"
+
+
+def test_joma_rows_growth_varies_widely_at_an_order_of_magnitude():
+    assert _joma()[JO + "v_row_growth_varies_gaussian"] == "reproduced"  # the fastest row 30 times the median's
+    assert _joma(rows=1.5)[JO + "v_row_growth_varies_gaussian"] == "not reproduced"  # rows growing alike: a null
+    assert _joma(rows=10.2)[JO + "v_row_growth_varies_gaussian"] == "reproduced"
+    assert _joma(rows=9.8)[JO + "v_row_growth_varies_gaussian"] == "not reproduced"
+    assert _joma(rows=None)[JO + "v_row_growth_varies_gaussian"] == "not run"  # statistics kept before the rows
 
 
 def test_joma_cases_not_drawn_are_not_run():
@@ -451,7 +461,8 @@ def test_every_declared_claim_is_scored_on_the_default_configs_figures(cfg):
     joma = {label: {"min_nc_after_step0": {"per_seed": [0.99] * 5}, "final_nc": [0.95] * 5,
                     "final_nc_term1": [0.99] * 5, "final_nc_term2": [0.0] * 5, "final_nc_frozen": [0.1] * 5,
                     "max_rank": 20, "v_rank_initial_per_seed": [5.0] * 5, "v_rank_final_per_seed": [1.0] * 5,
-                    "v_rank_median_per_seed": [1.2] * 5, "vdot_rank_median_per_seed": [1.0] * 5}
+                    "v_rank_median_per_seed": [1.2] * 5, "vdot_rank_median_per_seed": [1.0] * 5,
+                    "v_row_growth_ratio_per_seed": [20.0] * 5, "v_row_growth_ratio_first_step_per_seed": [2.0] * 5}
             for label in figs["joma_logits"]["cases"]}
     entropy = _entropy_stats({r: 0.1 for r in figs["attention_entropy"]["runs"]})[0]
     invariants = {label: {"rho": [1.0] * 5 + [0.25] * 5, "flow_steps": [500] * 10, "last_step": 2000,

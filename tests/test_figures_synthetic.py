@@ -67,7 +67,11 @@ def test_joma_logits_reports_the_planted_correlations(paths):
                      "nc_term2": (("seed", "step"), 0.25 * nc),
                      "v_stable_rank": (("seed", "step"), np.tile([6.0, 3, 2, 1.5, 1.2], (S, 1))),
                      "vdot_stable_rank": (("seed", "step"), np.tile([np.nan, 1, 1, 1, 1.1], (S, 1))),
-                     "v_max_rank": ((), 16)},
+                     "v_max_rank": ((), 16),
+                     # row 0 grows by 10 over the run (by 1 in the first step), every other row by 1 (0.5)
+                     "v_row_norm": (("seed", "step", "token"), np.broadcast_to(
+                         np.where(np.arange(M) == 0, np.array([0, 1, 4, 7, 10.0])[:, None],
+                                  np.array([0, 0.5, 0.6, 0.8, 1.0])[:, None]), (S, T, M)).copy())},
                     coords={"seed": [0, 1, 2], "step": np.arange(T) * 10})
     write_dataset(an, paths.analysis("joma", "run_a"))
     stats = _build(joma_logits, joma_logits.Params(cases=(("gaussian", "run_a"),)), paths)
@@ -78,6 +82,7 @@ def test_joma_logits_reports_the_planted_correlations(paths):
     assert all(abs(v) < 0.9 for v in s["final_nc_frozen"])
     assert s["max_rank"] == 16 and s["v_rank_initial_per_seed"] == [6.0] * 3 and s["v_rank_final_per_seed"] == [1.2] * 3
     assert s["v_rank_median_per_seed"] == [1.75] * 3 and s["vdot_rank_median_per_seed"] == [1.0] * 3  # steps 1..end
+    assert s["v_row_growth_ratio_per_seed"] == [10.0] * 3 and s["v_row_growth_ratio_first_step_per_seed"] == [2.0] * 3
 
 
 def test_edge_spectrum_reports_the_planted_correlations(paths):

@@ -9,7 +9,7 @@ import torch
 
 from pipeline_lib.analysis.attention_sparsity import attention_layers, normalised_entropy
 from pipeline_lib.analysis.gradient_rank import stable_rank
-from pipeline_lib.analysis.joma import estimate_terms, joma_estimate, normalised_correlation, v_ranks
+from pipeline_lib.analysis.joma import estimate_terms, joma_estimate, normalised_correlation, v_ranks, v_row_norms
 from pipeline_lib.analysis.scan_snap import entropy, summarise, token_attention
 from pipeline_lib.batches import FreshSamples
 from pipeline_lib.engine import train_seeds
@@ -368,6 +368,9 @@ def test_v_ranks_are_one_for_a_rank_one_v_and_track_the_change_per_step():
     v, vdot = v_ranks(W, U, 5)
     assert np.isnan(v[0]).all() and np.allclose(v[1], 1.0) and (v[2] > 1.5).all()
     assert np.isnan(vdot[0]).all() and np.allclose(vdot[1], 1.0) and (vdot[2] > 1.5).all()
+    rows = v_row_norms(W, U, 5)  # (step, seed, M_c): the rows of V = U_c^T W, the rows outside the context not read
+    assert rows.shape == (3, 2, 5) and np.allclose(rows[1, 0], np.abs(u) * np.linalg.norm(w))
+    assert np.allclose(rows[2, 1], np.linalg.norm(W[2, 1, :5], axis=-1)) and (rows[0] == 0).all()
     M = rng.normal(size=(6, 6))
     sv = np.linalg.svd(M, compute_uv=False)
     assert float(stable_rank(torch.as_tensor(M))) == pytest.approx((sv**2).sum() / sv[0] ** 2)

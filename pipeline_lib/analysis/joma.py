@@ -32,7 +32,7 @@ from .gradient_rank import stable_rank
 NAME = "joma"
 PER_RUN = True
 CONFIG = """
-description: "JoMA: attention logits z against their estimate from the readout W, per step; the stable rank of V = U_c^T W and of its change."
+description: "JoMA: attention logits z against their estimate from the readout W, per step; the stable rank of V = U_c^T W and of its change, and the norm of each of its rows."
 properties:
   runs:
     description: "Runs of task joma with a joma model."
@@ -88,6 +88,12 @@ def v_ranks(W: np.ndarray, U: np.ndarray, Mc: int) -> tuple[np.ndarray, np.ndarr
     return stable_rank(V).numpy(), np.concatenate([np.full((1, *V.shape[1:-2]), np.nan), stable_rank(dV).numpy()])
 
 
+def v_row_norms(W: np.ndarray, U: np.ndarray, Mc: int) -> np.ndarray:
+    """|V_l|_2 of every row l (context token) of V = U_c^T W (step, ..., M_c): the talk's "the growth rate of each
+    row of V varies widely" is read on them."""
+    return np.linalg.norm(np.einsum("dl,...dk->...lk", U[:, :Mc], W), axis=-1)
+
+
 def invariant_sides(form: str, z: np.ndarray, zhat1: np.ndarray, T: float, rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(lhs, rhs) (step, seed, M_c) of Theorem 1's unnormalised invariants, the constant C fixed at step 0:
     exp z = rho sum_k V^2/(2T) + C; linear z^2 = rho sum_k V^2 + C (zhat1 = sum_k V^2/(2T))."""
@@ -125,6 +131,7 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     rho = np.array([s["lr_ratio"].get("z", 1.0) / s["lr_ratio"].get("W", 1.0) for s in spec.slots])
     est = joma_estimate(z, W, U, xbar, T, rho)
     v_rank, vdot_rank = v_ranks(W, U, z.shape[-1])
+    v_rows = v_row_norms(W, U, z.shape[-1])
     control = "exp" if kind == "linear" else "linear"
 
     def sides(form: str, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -140,7 +147,7 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     out = xr.Dataset(
         {"z": ((*dims, "token"), z), "zhat": ((*dims, "token"), est["zhat"]),
          "nc": (dims, est["nc"]), "nc_term1": (dims, est["nc_term1"]), "nc_term2": (dims, est["nc_term2"]),
-         "v_stable_rank": (dims, v_rank), "vdot_stable_rank": (dims, vdot_rank),
+         "v_stable_rank": (dims, v_rank), "vdot_stable_rank": (dims, vdot_rank), "v_row_norm": ((*dims, "token"), v_rows),
          "v_max_rank": ((), min(z.shape[-1], W.shape[-1])),
          **{k: (dims, v) for k, v in gaps.items()}, "lhs_moved": (dims, moved), "control_moved": (dims, control_moved),
          "flow_steps": (("seed",), flow_steps(traj.train_loss.values.astype(np.float64))), "rho": (("seed",), rho)},
@@ -159,6 +166,7 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
     out["nc_term2"].attrs["description"] = "NC(-xbar_l |W|_F^2/(2T), z)"
     out["v_stable_rank"].attrs["description"] = "stable rank ||V||_F^2/||V||_2^2 of V = U_c^T W (M_c x K)"
     out["v_max_rank"].attrs["description"] = "min(M_c, K): the largest rank V can have"
+    out["v_row_norm"].attrs["description"] = "|V_l|_2 of each row l (context token) of V = U_c^T W"
     out["vdot_stable_rank"].attrs["description"] = ("stable rank of V's change from the previous recorded step (the "
                                                     "gradient's, under SGD with weights every step); step 0: NaN")
     return out, {"run": name, "temperature": T, "x": str(data.attrs.get("task_x", "")), "attention": kind}

@@ -2,7 +2,7 @@
 W alone) with the real ones z over training, and of each of its two terms alone, for each frequency
 case (every seed thin, median bold); middle: zhat against z at the last step, every seed; right: the
 stable rank of V = U_c^T W and of its per-step change V-dot over training ("V gradually becomes low rank
-... V-dot can be even more low-rank")."""
+... V-dot can be even more low-rank"); the statistics also give how widely the growth of V's rows varies."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -83,11 +83,22 @@ def _rank_panel(ax, an) -> dict:
     ax.set_ylabel("stable rank")
     ax.legend(fontsize=7)
     later = an.isel(step=slice(1, None))
-    return {"max_rank": max_rank,
+    rows = an.v_row_norm.values if "v_row_norm" in an else None  # (seed, step, token)
+    return {**({} if rows is None else {
+                "v_row_growth_ratio_per_seed": row_growth_ratio(rows[:, 0], rows[:, -1]),
+                "v_row_growth_ratio_first_step_per_seed": row_growth_ratio(rows[:, 0], rows[:, 1])}),
+            "max_rank": max_rank,
             "v_rank_initial_per_seed": [float(v) for v in an.v_stable_rank.isel(step=0).values],
             "v_rank_final_per_seed": [float(v) for v in an.v_stable_rank.isel(step=-1).values],
             "v_rank_median_per_seed": [float(v) for v in later.v_stable_rank.median("step").values],
             "vdot_rank_median_per_seed": [float(v) for v in later.vdot_stable_rank.median("step").values]}
+
+
+def row_growth_ratio(start: np.ndarray, end: np.ndarray) -> list[float]:
+    """Per seed (rows: seed, token) the growth of V's fastest row from ``start`` to ``end`` (|V_l|_2 at end minus
+    at start) over the median row's growth (in absolute value): how widely the rows' growth rates vary."""
+    g = end - start
+    return [float(v) for v in g.max(-1) / np.maximum(np.median(np.abs(g), -1), 1e-300)]
 
 
 def _nc(a: np.ndarray, b: np.ndarray) -> np.ndarray:
