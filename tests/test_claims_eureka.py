@@ -295,6 +295,21 @@ def test_plateau_claim_reproduced_for_sudden_jumps_and_not_for_a_steady_ramp():
     assert score["verdict"] == "not run" and "100 epochs" in score["rule"]["args"]["why"]
 
 
+def test_long_training_needs_every_softmax_seed_to_get_its_eureka_moment_at_the_papers_length():
+    def score(epochs, last=10_000):
+        return acc_rules.long_training_score({"Softmax": {"eureka_epoch": epochs, "last_epoch": last}})
+
+    every = score([300.0, 2500.0, 700.0, 9000.0, 450.0])
+    assert every["verdict"] == "reproduced" and every["measured"] == 1.0 and every["n_seeds"] == 5
+    assert "2 of them within 600" in every["control"]  # the default's length, beside the verdict
+    assert score([300.0, None, 700.0, 9000.0, 450.0])["verdict"] == "not reproduced"  # 4 of 5: not shown a majority
+    assert score([300.0] * 19 + [None])["verdict"] == "partial"  # 19 of 20: a majority shown, not every seed
+    assert score([None] * 5)["verdict"] == "not reproduced"
+    short = score([300.0] * 5, last=600)  # the default's run: not 'very long training'
+    assert short["verdict"] == "not run" and "600 epochs" in short["control"]
+    assert acc_rules.long_training_score({})["verdict"] == "not run"
+
+
 def test_speed_claim_is_the_ratio_of_median_epochs_to_95pct_of_softmax_and_flips_at_a_fifth():
     softmax = _traj([60] * 10)
     for eureka, verdict in ((8, "reproduced"), (60, "not reproduced"), (13, "not reproduced"), (11, "reproduced")):
@@ -485,8 +500,12 @@ def test_every_declared_claim_is_scored_for_the_default_config(module):
     scores = RULES[module].score_claims(_default_stats()[module], None)
     assert sorted(scores) == sorted(declared)
     checked = claims.check_scores(module, declared, scores)
-    # every claim scored, but a ratio against a saturated Softmax arm (10/10 planted), which cannot show a rise
-    assert [cid for cid, s in checked.items() if s["verdict"] == "not run" and "saturated" not in s["control"]] == []
+    # every claim scored, but a ratio against a saturated Softmax arm (10/10 planted), which cannot show a rise, and
+    # the claim on the paper's length, which the default's 600 epochs are not
+    assert [cid for cid, s in checked.items() if s["verdict"] == "not run" and "saturated" not in s["control"]] == [
+        "eureka.accuracy.reasoning_long_training_reliable"] * (module == "eureka_accuracy")
+    assert "shorter than the paper's 10000" in checked.get("eureka.accuracy.reasoning_long_training_reliable",
+                                                            {"control": "shorter than the paper's 10000"})["control"]
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -494,7 +513,7 @@ def test_a_missing_arm_leaves_its_claims_not_run(module):
     scores = RULES[module].score_claims(_default_stats(drop="HT")[module], None)
     assert sorted(scores) == sorted(_declared(module))
     for cid, s in scores.items():
-        if "saturated" in s["control"]:
+        if "saturated" in s["control"] or "shorter than the paper's" in s["control"]:
             continue  # not run whatever the arms (see above)
         assert (s["verdict"] == "not run") == bool(re.search(r"\.(reasoning|digits)_ht_", cid)), cid
     base_gone = RULES[module].score_claims(_default_stats(drop="Softmax")[module], None)

@@ -10,6 +10,10 @@ from ..figures.eureka_arms import BASE, EXPERIMENTS
 
 # "after both training and validation loss saturated for hundreds of epochs": a plateau of at least two hundred
 HUNDREDS = 200
+# "very long training": the paper's own length for the reasoning task (Sec. 4, "for 10 K epochs"); and the
+# default config's length, the short run the long one is set against
+PAPER_EPOCHS = 10_000
+SHORT_EPOCHS = 600
 
 
 def score_claims(stats: dict, params: Params) -> dict:
@@ -22,7 +26,27 @@ def score_claims(stats: dict, params: Params) -> dict:
         out[f"eureka.accuracy.{exp}_losses_leap_together"] = leap_score(arms)
         for key, arm in ARMS.items():
             out[f"eureka.accuracy.{exp}_{key}_95pct_in_20pct_of_steps"] = speed_score(arms, arm)
+    out["eureka.accuracy.reasoning_long_training_reliable"] = long_training_score(stats.get("reasoning", {}))
     return out
+
+
+def long_training_score(arms: dict) -> dict:
+    """"one potential solution to reliably get Eureka-moments is very long training": the share of the Softmax
+    seeds with a Eureka epoch by the end of a run of the paper's length (:data:`PAPER_EPOCHS`); share_holds (every
+    seed). The same seeds' count by the default's :data:`SHORT_EPOCHS` stands beside it. Not run on a shorter run."""
+    base = arms.get(BASE)
+    if base is None or "eureka_epoch" not in base:
+        return claims.not_run(f"arm {BASE!r} not drawn (or drawn without a Eureka threshold)")
+    epochs, n = base["eureka_epoch"], len(base["eureka_epoch"])
+    if base["last_epoch"] < PAPER_EPOCHS:
+        return claims.not_run(f"the run is {base['last_epoch']} epochs, shorter than the paper's {PAPER_EPOCHS} "
+                              "(config/eureka_10k.yaml runs that length)")
+    k = sum(e is not None for e in epochs)
+    early = sum(e is not None and e <= SHORT_EPOCHS for e in epochs)
+    p, lo, hi = claims.rate(k, n)
+    return claims.score(p, (lo, hi), n, f"{k} of {n} {BASE} seeds have a Eureka-moment within {base['last_epoch']} "
+                        f"epochs, {early} of them within {SHORT_EPOCHS} (the default's length); their epochs: "
+                        f"{sorted(int(e) for e in epochs if e is not None)}", claims.share_holds(k, n))
 
 
 def eureka_shaped(plateau, jump) -> bool:
