@@ -623,6 +623,39 @@ def test_cogo_algebra_reports_the_identities_and_the_claims_read_them_both_ways(
     assert {s["verdict"] for s in scores.values()} == {"not reproduced"}
 
 
+def test_eureka_softmax_temperature_checks_sec3_and_the_claims_read_them_both_ways(monkeypatch):
+    import torch
+
+    from pipeline_lib import claims
+    from pipeline_lib.figures import eureka_softmax_temperature as fig
+    from pipeline_lib.scoring import eureka_softmax_temperature as rules
+    params = fig.Params(rows=300, pairs=4000, d_k=(8, 32), seed=2)
+    stats = _build(fig, params, None)
+    assert stats["entropy_rises"] == 300 and not stats["constant_rises"]
+    assert stats["uniform_lifted"] == 300 and 0 < stats["collapsed"] <= 300
+    assert all(abs(r - 1) < 0.05 for r in stats["qk_std"].values())
+    assert all(abs(r - 2) < 0.1 for r in stats["qk_std_variance_2"].values())  # sqrt(2 x 2): the control's ratio
+    assert stats["norm_amplifies_low"] == 300 and stats["norm_amplifies_high"] == 0
+    assert fig.jacobian_norm(np.zeros((1, 4)), 2.0)[0] == pytest.approx(np.linalg.norm(np.eye(4) / 4 - 1 / 16) / 2)
+    scores = rules.score_claims(stats, params)
+    assert scores["eureka.softmax_temperature.qk_std_is_sqrt_dk"]["verdict"] == "reproduced"
+    for cid in ("low_tau_low_entropy", "normsoftmax_amplifies_low_std"):
+        assert scores[f"eureka.softmax_temperature.{cid}"]["verdict"] == "reproduced"
+        assert claims.crossings(scores[f"eureka.softmax_temperature.{cid}"]["rule"]) == ("reproduced", "not reproduced")
+    grads = "eureka.softmax_temperature.tau_against_vanishing_gradients"
+    assert rules.score_claims({**stats, "collapsed_lifted": stats["collapsed"]}, params)[grads]["verdict"] == "reproduced"
+    assert rules.score_claims({**stats, "uniform_lifted": 140}, params)[grads]["verdict"] == "not reproduced"
+    # a wrong variance, an entropy that falls with tau, a NormSoftmax that is the Softmax: each claim fails
+    assert rules.qk_std({**stats, "qk_std": stats["qk_std_variance_2"]})["verdict"] == "not reproduced"
+    assert rules.qk_std_tolerance(8, 4000) == pytest.approx(4 * np.sqrt((2 + 6 / 8) / 16000))
+    monkeypatch.setattr(fig, "entropy", lambda p: (p * np.log(np.clip(p, 1e-300, None))).sum(-1))
+    monkeypatch.setattr(fig, "attention_weights", lambda x, variant, tau: torch.softmax(x / tau, -1))
+    monkeypatch.setattr(fig, "jacobian_norm", lambda x, tau: np.full(len(x), 1.0 / tau))
+    bad = rules.score_claims(_build(fig, params, None), params)
+    for cid in ("low_tau_low_entropy", "normsoftmax_amplifies_low_std", "tau_against_vanishing_gradients"):
+        assert bad[f"eureka.softmax_temperature.{cid}"]["verdict"] == "not reproduced", cid
+
+
 def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both_ways(monkeypatch):
     from scipy.special import erfinv
 

@@ -1,0 +1,159 @@
+"""The Softmax's temperature, as Sec. 3 of 'Eureka-Moments in Transformers' describes it, checked on random
+scores (no training): left, the entropy of softmax(x / tau) against tau (a low temperature gives low entropy);
+middle, the norm of the Softmax's Jacobian with respect to the scores against tau, for scores whose attention has
+collapsed and for nearly uniform ones (a larger tau lifts the first, a smaller tau the second); right, the standard
+deviation of q . k over sqrt(d_k) for independent rows of mean 0 and variance 1 (and, as a control, variance 2), and
+NormSoftmax's weights against Softmax's on scores of low standard deviation (``pipeline_lib/attention.py``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+
+from ..attention import attention_weights
+from . import style
+
+NAME = "eureka_softmax_temperature"
+PAPER = "Eureka-Moments in Transformers"  # the report's category
+CONFIG = """
+description: Sec. 3's statements on the Softmax temperature and NormSoftmax, checked on random scores (no training).
+properties:
+  keys: {description: "Keys per score row (the attention's length).", type: integer, minimum: 2, default: 16}
+  rows: {description: "Random score rows per check.", type: integer, minimum: 10, default: 2000}
+  d_k: {description: "Head widths of the standard-deviation check (the paper's ViT: 64).", type: array, items: {type: integer, minimum: 1}, minItems: 1, default: [8, 16, 64]}
+  pairs: {description: "Independent (q, k) pairs per head width in the standard-deviation check.", type: integer, minimum: 100, default: 20000}
+  seed: {description: "Seed of the random scores.", type: integer, minimum: 0, default: 0}
+"""
+TAUS = (1 / 3, 0.5, 1.0, 2.0, 4.0, 8.0)  # the paper's low temperature 1/3 up to sqrt(64) = 8
+COLLAPSED, UNIFORM = 30.0, 0.01  # spreads of the score rows whose Softmax has collapsed / is nearly uniform at tau 1
+CAP_D = 64  # the head width whose sqrt(d_k) caps NormSoftmax's sigma in the amplification check (the paper's ViT)
+
+
+@dataclass(frozen=True)
+class Params:
+    keys: int = 16
+    rows: int = 2000
+    d_k: tuple[int, ...] = (8, 16, 64)
+    pairs: int = 20000
+    seed: int = 0
+
+
+def entropy(p: np.ndarray) -> np.ndarray:
+    """Shannon entropy (nats) over the last axis."""
+    return -(p * np.log(np.clip(p, 1e-300, None))).sum(-1)
+
+
+def softmax(x: np.ndarray, tau: float) -> np.ndarray:
+    z = x / tau
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def jacobian_norm(x: np.ndarray, tau: float) -> np.ndarray:
+    """|d softmax(x / tau) / dx|_F per row: (1 / tau) (diag(p) - p p^T)."""
+    p = softmax(x, tau)
+    jac = (np.einsum("ri,ij->rij", p, np.eye(p.shape[-1])) - p[:, :, None] * p[:, None, :]) / tau
+    return np.linalg.norm(jac, axis=(1, 2))
+
+
+def qk_std_ratio(rng: np.random.Generator, d: int, pairs: int, variance: float = 1.0) -> float:
+    """The standard deviation of q . k over sqrt(d), for q and k of d independent entries of mean 0 and ``variance``."""
+    q, k = (rng.normal(0.0, np.sqrt(variance), (pairs, d)) for _ in range(2))
+    return float((q * k).sum(-1).std() / np.sqrt(d))
+
+
+def weight_range(x: np.ndarray, variant: str, tau: float) -> np.ndarray:
+    """Largest minus smallest attention weight per row under the workflow's own attention (attention.py)."""
+    w = attention_weights(torch.as_tensor(x), variant, tau).numpy()
+    return w.max(-1) - w.min(-1)
+
+
+def measure(params: Params) -> dict:
+    """Every check's per-row (or per-width) numbers."""
+    rng = np.random.default_rng(params.seed)
+    z = rng.normal(size=(params.rows, params.keys))
+    ent = np.stack([entropy(softmax(z, t)) for t in TAUS], 1)  # (rows, taus)
+    constant = np.zeros((1, params.keys))
+    small, large = TAUS[0], TAUS[-1]
+    tau = float(np.sqrt(CAP_D))  # NormSoftmax's cap min(sigma, tau): tau = sqrt(d_k)
+    unit = z / z.std(-1, ddof=1, keepdims=True)  # rows of standard deviation 1, as attention.py measures it
+    low = unit * rng.uniform(0.05, 0.9, (params.rows, 1)) * tau  # score rows whose std is under the cap
+    high = unit * rng.uniform(1.1, 3.0, (params.rows, 1)) * tau  # above it: NormSoftmax is the Softmax there
+    return {
+        "entropy": ent,
+        "entropy_rises": np.all(np.diff(ent, axis=1) > 0, axis=1),
+        "constant_rises": np.all(np.diff([entropy(softmax(constant, t))[0] for t in TAUS]) > 0),
+        "jac_collapsed": {t: jacobian_norm(COLLAPSED * z, t) for t in TAUS},
+        "jac_uniform": {t: jacobian_norm(UNIFORM * z, t) for t in TAUS},
+        # collapsed: the largest weight at the small temperature at least 0.99 (near ties of the top two are not)
+        "collapsed": softmax(COLLAPSED * z, small).max(-1) >= 0.99,
+        "collapsed_lifted": jacobian_norm(COLLAPSED * z, large) > jacobian_norm(COLLAPSED * z, small),
+        "uniform_lifted": jacobian_norm(UNIFORM * z, small) > jacobian_norm(UNIFORM * z, large),
+        "qk_std": {d: qk_std_ratio(rng, d, params.pairs) for d in params.d_k},
+        "qk_std_variance_2": {d: qk_std_ratio(rng, d, params.pairs, 2.0) for d in params.d_k},
+        "norm_amplifies_low": weight_range(low, "normsoftmax", tau) > weight_range(low, "softmax", tau),
+        "norm_amplifies_high": weight_range(high, "normsoftmax", tau) > weight_range(high, "softmax", tau) + 1e-12,
+        "cap": tau,
+    }
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    m = measure(params)
+    fig, axes = style.figure(ncols=3, width=3.6, height=3.2)
+    ax = axes[0, 0]
+    q = np.quantile(m["entropy"], [0.1, 0.5, 0.9], axis=0)
+    ax.fill_between(TAUS, q[0], q[2], color=style.ARM_COLORS[0], alpha=0.3, label="10-90% of rows")
+    ax.plot(TAUS, q[1], color=style.ARM_COLORS[0], label="median row")
+    ax.axhline(np.log(params.keys), color="0.5", ls="--", lw=0.8, label=f"uniform: ln {params.keys}")
+    ax.set_xscale("log")
+    ax.set_xlabel("temperature tau")
+    ax.set_ylabel("entropy of softmax(x / tau) (nats)")
+    ax.set_title("A low temperature: low entropy", fontsize=9)
+    ax.legend(fontsize=7)
+    ax = axes[0, 1]
+    for i, (key, label) in enumerate((("jac_collapsed", f"collapsed (x = {COLLAPSED:g} z)"),
+                                      ("jac_uniform", f"nearly uniform (x = {UNIFORM:g} z)"))):
+        ax.plot(TAUS, [np.median(m[key][t]) for t in TAUS], marker="o", color=style.ARM_COLORS[i], label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("temperature tau")
+    ax.set_ylabel("|Jacobian of the Softmax|_F, median row")
+    ax.set_title("Where the gradient vanishes", fontsize=9)
+    ax.legend(fontsize=7)
+    ax = axes[0, 2]
+    ds = list(m["qk_std"])
+    ax.plot(ds, [m["qk_std"][d] for d in ds], marker="o", color=style.ARM_COLORS[0], label="variance 1 (the claim)")
+    ax.plot(ds, [m["qk_std_variance_2"][d] for d in ds], marker="s", color=style.ARM_COLORS[1],
+            label="variance 2 (a control)")
+    ax.axhline(1.0, color="0.5", ls="--", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("d_k")
+    ax.set_ylabel("std(q . k) / sqrt(d_k)")
+    ax.set_title(f"NormSoftmax widens {m['norm_amplifies_low'].mean():.0%} of low-std rows", fontsize=9)
+    ax.legend(fontsize=7)
+    return fig, stats_of(m, params)
+
+
+def stats_of(m: dict, params: Params) -> dict:
+    small, large = TAUS[0], TAUS[-1]
+    out = {"taus": list(TAUS), "keys": params.keys, "rows": params.rows, "cap": m["cap"],
+           "entropy_rises": int(m["entropy_rises"].sum()), "constant_rises": bool(m["constant_rises"]),
+           "collapsed": int(m["collapsed"].sum()),
+           "collapsed_lifted": int((m["collapsed_lifted"] & m["collapsed"]).sum()),
+           "uniform_lifted": int(m["uniform_lifted"].sum()),
+           "jacobian_median": {k: {f"{t:.3g}": float(np.median(m[k][t])) for t in (small, large)}
+                               for k in ("jac_collapsed", "jac_uniform")},
+           "qk_std": {str(d): v for d, v in m["qk_std"].items()},
+           "qk_std_variance_2": {str(d): v for d, v in m["qk_std_variance_2"].items()},
+           "qk_pairs": params.pairs,
+           "norm_amplifies_low": int(m["norm_amplifies_low"].sum()),
+           "norm_amplifies_high": int(m["norm_amplifies_high"].sum())}
+    out["summary"] = (f"entropy rises with tau in {out['entropy_rises']} of {params.rows} rows; the Jacobian lifted by a "
+                      f"larger tau in {out['collapsed_lifted']} of {out['collapsed']} collapsed rows, by a smaller tau in "
+                      f"{out['uniform_lifted']} nearly uniform ones; std(q . k)/sqrt(d_k) "
+                      + ", ".join(f"{v:.3f}" for v in out["qk_std"].values())
+                      + f"; NormSoftmax widens {out['norm_amplifies_low']} of {params.rows} low-std rows, "
+                      f"{out['norm_amplifies_high']} of those at or above its cap")
+    return out

@@ -1,0 +1,68 @@
+"""Scoring of figure eureka_softmax_temperature's claims from its statistics (its sidecar's ``stats``, or the copy
+kept in ``docs/stats``): statements of Sec. 3 checked on random scores, each a share of rows that must hold for
+every row, or a Monte-Carlo estimate that must lie within its own sampling error of the stated value."""
+from __future__ import annotations
+
+import math
+
+from .. import claims
+from ..figures.eureka_softmax_temperature import Params
+
+SE_BOUND = 4.0  # a Monte-Carlo estimate agrees when within 4 of its standard errors (about 1 in 16,000 by chance)
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    return {"eureka.softmax_temperature.low_tau_low_entropy": _entropy(stats),
+            "eureka.softmax_temperature.qk_std_is_sqrt_dk": qk_std(stats),
+            "eureka.softmax_temperature.tau_against_vanishing_gradients": _gradients(stats),
+            "eureka.softmax_temperature.normsoftmax_amplifies_low_std": _normsoftmax(stats)}
+
+
+def _share(k: int, n: int, control: str) -> dict:
+    p, lo, hi = claims.rate(k, n)
+    return claims.score(p, (lo, hi), None, control, claims.share_holds(k, n, of="rows"))
+
+
+def _entropy(s: dict) -> dict:
+    return _share(s["entropy_rises"], s["rows"], f"rows whose entropy rises at every step of tau = "
+                  + ", ".join(f"{t:.3g}" for t in s["taus"]) + f" ({s['keys']} keys); a constant row's entropy "
+                  + ("rises too (the check cannot fail)" if s["constant_rises"] else "stays ln n (it does not rise)"))
+
+
+def qk_std_tolerance(d: int, pairs: int) -> float:
+    """:data:`SE_BOUND` standard errors of a sample standard deviation over its true value, for q . k of d products
+    of independent standard normals (kurtosis 3 + 6/d): sqrt((kurtosis - 1) / (4 n))."""
+    return SE_BOUND * math.sqrt((2 + 6 / d) / (4 * pairs))
+
+
+def qk_std(s: dict) -> dict:
+    """std(q . k)/sqrt(d_k) within its Monte-Carlo tolerance of 1 at every head width; the worst width's miss over
+    its tolerance is the statistic (reproduced below 1)."""
+    misses = {d: abs(r - 1) / qk_std_tolerance(int(d), s["qk_pairs"]) for d, r in s["qk_std"].items()}
+    worst = max(misses.values())
+    control = (f"std(q . k)/sqrt(d_k) " + ", ".join(f"d_k = {d}: {r:.4f}" for d, r in s["qk_std"].items())
+               + f" over {s['qk_pairs']} pairs each (tolerance {SE_BOUND:g} standard errors); with variance 2 "
+               + ", ".join(f"{r:.3f}" for r in s["qk_std_variance_2"].values()))
+    return claims.score(worst, (worst, worst), None, control, claims.below(worst, worst, 1.0))
+
+
+def _gradients(s: dict) -> dict:
+    lo_t, hi_t = f"{s['taus'][0]:.3g}", f"{s['taus'][-1]:.3g}"
+    j = s["jacobian_median"]
+    collapsed = claims.share_holds(s["collapsed_lifted"], s["collapsed"], of="rows")
+    uniform = claims.share_holds(s["uniform_lifted"], s["rows"], of="rows")
+    k, n = s["collapsed_lifted"] + s["uniform_lifted"], s["collapsed"] + s["rows"]
+    p, lo, hi = claims.rate(k, n)
+    return claims.score(p, (lo, hi), None,
+                        f"a larger tau ({hi_t} against {lo_t}) lifts the Softmax's Jacobian in {s['collapsed_lifted']} of "
+                        f"{s['collapsed']} collapsed rows (largest weight >= 0.99 at tau {lo_t}; median norm "
+                        f"{j['jac_collapsed'][lo_t]:.2g} -> {j['jac_collapsed'][hi_t]:.2g}); a smaller tau lifts it in "
+                        f"{s['uniform_lifted']} of {s['rows']} nearly uniform rows (median {j['jac_uniform'][hi_t]:.2g} -> "
+                        f"{j['jac_uniform'][lo_t]:.2g})", claims.weakest(collapsed, uniform))
+
+
+def _normsoftmax(s: dict) -> dict:
+    return _share(s["norm_amplifies_low"], s["rows"],
+                  f"rows of standard deviation under the cap sqrt(d_k) = {s['cap']:g} whose weights NormSoftmax spreads "
+                  f"wider than the Softmax at tau = sqrt(d_k); at or above the cap (a control, where the two are one "
+                  f"function): {s['norm_amplifies_high']} of {s['rows']}")
