@@ -673,9 +673,14 @@ def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both
     assert non["predicted"][1] == pytest.approx(np.exp((4 - 0.25) / 2))
     assert non["deviation_end"] < non["deviation_half"] and non["deviation_end"] < 0.1
     scores = rules.score_claims(stats, params)
+    printed = "tian.joma_odes.linear_invariant_as_printed"
+    assert scores.pop(printed)["verdict"] == "not reproduced"  # erf(v/2)/Delta is not conserved by the printed ODE
     assert {s["verdict"] for s in scores.values()} == {"reproduced"}
     for s in scores.values():
         assert claims.crossings(s["rule"])[1] == "not reproduced"
+    # the sqrt(2) form in the printed invariant's place: it holds, so the rule can pass
+    fixed = {**stats, "linear": {**lin, "printed_invariant_spread": lin["sqrt2_invariant_spread"]}}
+    assert rules.score_claims(fixed, params)[printed]["verdict"] == "reproduced"
     # a component that keeps growing, and rates that do not approach the printed ratio: both claims fail
     bad = {"linear": {**lin, "others_max_gap": 0.5}, "nonlinear": {**non, "deviation_end": 0.3, "deviation_half": 0.2}}
     assert {s["verdict"] for s in rules.score_claims(bad, params).values()} == {"not reproduced"}

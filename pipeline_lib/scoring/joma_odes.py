@@ -21,6 +21,18 @@ def score_linear(stats: dict) -> dict:
                         verdict)
 
 
+def score_printed_invariant(stats: dict) -> dict:
+    """Theorem 2's invariant as printed, erf(v_l(t)/2)/Delta_lm equal over the components l, on the printed ODE's
+    solution at the salient component's end: its relative spread under :data:`GAP`; the sqrt(2) form beside."""
+    lin = stats["linear"]
+    spread = lin["printed_invariant_spread"]
+    return claims.score(spread, (spread, spread), None,
+                        f"relative spread (largest minus smallest over their mean) of erf(v_l/2)/Delta_l over the "
+                        f"components Delta = {lin['delta']} at t = {lin['t_end']:.6f}; of erf(v_l/sqrt 2)/Delta_l, "
+                        f"which the printed ODE conserves: {lin['sqrt2_invariant_spread']:.1e}; tolerance {GAP:g}",
+                        claims.below(spread, spread, GAP))
+
+
 def score_rates(stats: dict) -> dict:
     non = stats["nonlinear"]
     end, half = non["deviation_end"], non["deviation_half"]
@@ -33,4 +45,5 @@ def score_rates(stats: dict) -> dict:
 
 def score_claims(stats: dict, params: Params) -> dict:
     return {"tian.joma_odes.linear_only_salient_diverges": score_linear(stats),
+            "tian.joma_odes.linear_invariant_as_printed": score_printed_invariant(stats),
             "tian.joma_odes.nonlinear_rate_ratio": score_rates(stats)}
