@@ -143,3 +143,63 @@ def homomorphism_errors(n1: Net, n2: Net) -> dict[str, float]:
             "mul": relative_error(r_terms(mul(n1, n2)), {n: r1[n] * r2[n] for n in r1}),
             "one": relative_error(r_terms(one(d)), {n: np.ones_like(r1[n]) for n in r1}),
             "token_kronecker": relative_error(r_terms(token_kronecker(n1, n2)), {n: r1[n] * r2[n] for n in r1})}
+
+
+# -- the talk's sets of partial and global solutions, and its composed optimizer ------------------------------------
+#
+# Sufficient conditions of a global optimizer ('Structure of Loss Functions' / slide 2), over k != 0:
+#   R_g: r[k, k, k] = 1;  R_c: r[k1, k2, k] = 0 for (k1, k2) != (k, k);  R_n: r_p[k', -k', k] = 0;
+#   R_*: r_p[k', m - k', k] = 0 for m != 0.
+# The talk names the partial solutions z_syn (in R_c and R_n, not R_*) and z_nu (in R_*) without printing them;
+# their forms here are the ones the reference's classifier recognises (luckmatters cogo/factorize_sol.py: an order-3
+# factor of columns 1, w, w-bar; an order-2 factor whose z_a is -z_b), on one frequency k:
+#   z_syn: three nodes with z_a = z_b = z_c = w^j (w = e^{2 pi i / 3}, j = 0, 1, 2);
+#   z_nu:  two nodes, (1, 1, 1) and (nu, -nu, -1/nu^2) for a real nu != 0.
+# Then z_syn * z_nu has r[k, k, k] = 3 x 2 = 6, and z_F6 = 6^{-1/3} sum_k z_syn^(k) * z_nu^(k) is in every set.
+SETS = ("R_g", "R_c", "R_n", "R_*")
+
+
+def frequency_net(d: int, k: int, nodes: list[tuple[complex, complex, complex]]) -> Net:
+    """The real network whose node j is (z_a, z_b, z_c) = nodes[j] at frequency k (their conjugates at -k) and zero at
+    every other frequency: W_a[j, m] = 2 Re(a_j e^{-2 pi i m k / d}) / d, W_c[m, j] = d Re(c_j e^{2 pi i m k / d})."""
+    e = np.exp(-2j * np.pi * np.arange(d) * k / d)
+    a, b, c = (np.array([n[i] for n in nodes], dtype=complex)[:, None] for i in range(3))
+    return Net(2 * np.real(a * e) / d, 2 * np.real(b * e) / d, (d * np.real(c * e.conj())).T)
+
+
+def z_syn(d: int, k: int) -> Net:
+    w = np.exp(2j * np.pi / 3)
+    return frequency_net(d, k, [(w**j, w**j, w**j) for j in range(3)])
+
+
+def z_nu(d: int, k: int, nu: float) -> Net:
+    return frequency_net(d, k, [(1, 1, 1), (nu, -nu, -1 / nu**2)])
+
+
+def scaled(net: Net, s: float) -> Net:
+    """s z: every weight times s^(1/3), so that every r term is s times its value (r is trilinear)."""
+    c = np.cbrt(s)
+    return Net(net.W_a * c, net.W_b * c, net.W_c * c)
+
+
+def z_f6(d: int, nus: np.ndarray) -> Net:
+    """The talk's order-6 optimizer 6^{-1/3} sum_{k=1}^{(d-1)/2} z_syn^(k) * z_nu^(k) (nus: nu per frequency)."""
+    parts = [scaled(mul(z_syn(d, k), z_nu(d, k, nu)), 1 / 6) for k, nu in zip(range(1, (d - 1) // 2 + 1), nus)]
+    out = parts[0]
+    for p in parts[1:]:
+        out = add(out, p)
+    return out
+
+
+def set_residuals(net: Net) -> dict[str, float]:
+    """How far ``net`` is from each set, over the outputs k != 0: R_g the largest |r[k, k, k] - 1|; R_c, R_n, R_* the
+    largest |term| among the terms the set requires to vanish (r_a's and r_b's for R_n and R_*)."""
+    r = r_terms(net)
+    d = r["r"].shape[0]
+    k, kp = np.arange(1, d), np.arange(d)
+    off = r["r"].copy()
+    off[k, k, k] = 0
+    out = {"R_g": float(np.abs(r["r"][k, k, k] - 1).max()), "R_c": float(np.abs(off[:, :, 1:]).max())}
+    out["R_n"] = float(max(np.abs(r[p][kp, (-kp) % d][:, 1:]).max() for p in ("r_a", "r_b")))
+    out["R_*"] = float(max(np.abs(r[p][kp, (m - kp) % d][:, 1:]).max() for p in ("r_a", "r_b") for m in range(1, d)))
+    return out

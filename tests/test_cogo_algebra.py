@@ -58,3 +58,28 @@ def test_r_is_a_ring_homomorphism_on_constructed_real_networks(rng):
     prod = ca.mul(n1, n2)
     assert prod.W_a.shape == (6, 11) and np.isrealobj(prod.W_a)
     assert ca.loss_from_r(prod) == pytest.approx(ca.model_loss(prod), rel=1e-12)  # a real network of the model
+
+
+def test_a_frequency_net_puts_its_nodes_on_one_frequency_and_its_conjugate():
+    d, k = 11, 3
+    nodes = [(1 + 2j, -0.5j, 0.3 - 1j), (2.0, 1j, -1.0)]
+    za, zb, zc = ca.z_terms(ca.frequency_net(d, k, nodes))
+    assert np.allclose(za[k], [n[0] for n in nodes]) and np.allclose(zc[k], [n[2] for n in nodes])
+    assert np.allclose(zb[d - k], np.conj([n[1] for n in nodes]))  # real weights: the conjugate at -k
+    others = [f for f in range(d) if f not in (k, d - k)]
+    assert np.allclose(za[others], 0) and np.allclose(zc[others], 0)
+
+
+def test_the_partial_solutions_lie_in_the_sets_the_slides_say_and_compose_to_a_global_optimizer(rng):
+    d = 13
+    syn, nu = ca.set_residuals(ca.z_syn(d, 2)), ca.set_residuals(ca.z_nu(d, 2, -1.7))
+    assert max(syn["R_c"], syn["R_n"]) < 1e-12 and syn["R_*"] == pytest.approx(3.0)  # r_p[k, k, k] = sum_j w^3j
+    assert nu["R_*"] < 1e-12 and nu["R_c"] == pytest.approx(2.0)  # r[-k, -k, k] = 1 + 1
+    product = ca.set_residuals(ca.mul(ca.z_syn(d, 2), ca.z_nu(d, 2, -1.7)))
+    assert max(product["R_c"], product["R_n"], product["R_*"]) < 1e-12
+    f6 = ca.z_f6(d, rng.uniform(0.5, 2.0, (d - 1) // 2))
+    assert max(ca.set_residuals(f6).values()) < 1e-12
+    assert abs(ca.model_loss(f6)) < 1e-12 and abs(ca.loss_from_r(f6)) < 1e-12  # the MSE's global minimum, 0
+    assert ca.model_loss(ca.z_syn(d, 1)) > 0.01  # a partial solution alone is not one
+    # a complex nu breaks z_nu's R_* (r_a[k, k, -k] = 1 - nu^2 / conj(nu)^2 != 0): the check can fail
+    assert ca.set_residuals(ca.frequency_net(d, 2, [(1, 1, 1), (1j * 0.8 + 0.3, -(1j * 0.8 + 0.3), -1 / (1j * 0.8 + 0.3) ** 2)]))["R_*"] > 0.1

@@ -615,7 +615,11 @@ def test_cogo_algebra_reports_the_identities_and_the_claims_read_them_both_ways(
     assert {s["verdict"] for s in scores.values()} == {"reproduced"}
     for s in scores.values():
         assert claims.crossings(s["rule"]) == ("reproduced", "not reproduced")
-    # a formula that misses, and a product that is not multiplicative: both claims fail
+    assert stats["composed"]["f6_loss_max"] < 1e-12 < 0.01 < min(stats["composed"]["syn_alone_loss_min"],
+                                                                 stats["composed"]["nu_alone_loss_min"])
+    stale = rules.score_claims({k: v for k, v in stats.items() if k != "composed"}, params)
+    assert stale["tian.cogo_algebra.f6_global_optimizer"]["verdict"] == "not run"
+    # a formula that misses, and a product that is not multiplicative: every claim fails
     monkeypatch.setattr(ca, "loss_from_r", lambda net: ca.model_loss(net) * 1.001)
     monkeypatch.setattr(ca, "mul", ca.token_kronecker)
     bad = _build(cogo_algebra, params, None)

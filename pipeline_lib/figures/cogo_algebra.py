@@ -1,11 +1,12 @@
-"""CoGO's algebra on random networks (Tian's talk, 'Structure of Loss Functions' and 'Ring Homomorphism'):
-left, the model's own centred MSE over all d^2 pairs against the slides' loss written in the Fourier terms r
-(filled: networks whose embedding rows sum to zero, on the diagonal; open: the rows' means kept, where the formula
-misses);
-right, the relative error of each identity per network (pair): the loss formula, r(z1 + z2) = r(z1) + r(z2),
-r(z1 * z2) = r(z1) r(z2) and r(1) = 1, each r computed from the constructed network's weights, beside the
-product taken on the token weights, for which r is not multiplicative. No training: the identities are
-checked on the weights (``pipeline_lib/cogo_algebra.py`` gives the conventions)."""
+"""CoGO's algebra on random networks (Tian's talk, 'Structure of Loss Functions', 'Ring Homomorphism' and
+'Composing Global Optimizers from Partial Ones'): left, the model's own centred MSE over all d^2 pairs against the
+slides' loss written in the Fourier terms r (filled: networks whose embedding rows sum to zero, on the diagonal;
+open: the rows' means kept, where the formula misses); middle, the relative error of each identity per network
+(pair): the loss formula, r(z1 + z2) = r(z1) + r(z2), r(z1 * z2) = r(z1) r(z2) and r(1) = 1, each r computed from
+the constructed network's weights, beside the product taken on the token weights, for which r is not
+multiplicative; right, the model's loss of the talk's order-6 optimizer 6^(-1/3) sum_k z_syn^(k) * z_nu^(k)
+against each partial solution alone (scaled to r_kkk = 1). No training: everything is checked on the weights
+(``pipeline_lib/cogo_algebra.py`` gives the conventions and the partial solutions' forms).""" 
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -66,9 +67,36 @@ def measure(params: Params) -> dict:
     return out
 
 
+def composed(params: Params) -> dict:
+    """Per d: the talk's partial solutions on frequency 1 and their product (each set's residual), the order-6
+    optimizer z_F6 (its residuals and the model's loss, nu drawn per frequency) and, as controls, the loss of each
+    partial solution alone at every frequency, scaled to r[k, k, k] = 1."""
+    rng = np.random.default_rng(params.seed + 1)
+    out = {}
+    for d in params.d:
+        n = (d - 1) // 2
+        nus = rng.uniform(0.5, 2.0, n) * rng.choice([-1.0, 1.0], n)
+        syn, nu = ca.z_syn(d, 1), ca.z_nu(d, 1, float(nus[0]))
+        f6 = ca.z_f6(d, nus)
+
+        def alone(make, s):
+            net = ca.scaled(make(1), s)
+            for k in range(2, n + 1):
+                net = ca.add(net, ca.scaled(make(k), s))
+            return ca.model_loss(net)
+
+        out[int(d)] = {"syn": ca.set_residuals(syn), "nu": ca.set_residuals(nu),
+                       "product": ca.set_residuals(ca.mul(syn, nu)), "f6": ca.set_residuals(f6),
+                       "f6_loss": ca.model_loss(f6), "f6_nodes": int(f6.W_a.shape[0]),
+                       "syn_alone_loss": alone(lambda k: ca.z_syn(d, k), 1 / 3),
+                       "nu_alone_loss": alone(lambda k: ca.z_nu(d, k, float(nus[k - 1])), 1 / 2)}
+    return out
+
+
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     per_d = measure(params)
-    fig, axes = style.figure(ncols=2, width=4.2, height=3.4)
+    comp = composed(params)
+    fig, axes = style.figure(ncols=3, width=4.2, height=3.4)
     ax = axes[0, 0]
     for i, (d, rows) in enumerate(per_d.items()):
         color = style.ARM_COLORS[i % len(style.ARM_COLORS)]
@@ -98,6 +126,19 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     ax.set_title("Identities (left four: the slides'; right two: controls)", fontsize=9)
     ax.legend(fontsize=6.5)
 
+    ax = axes[0, 2]
+    labels = ("z_F6", "z_syn alone", "z_nu alone")
+    for i, (d, c) in enumerate(comp.items()):
+        y = np.maximum([c["f6_loss"], c["syn_alone_loss"], c["nu_alone_loss"]], 1e-18)
+        ax.scatter(np.arange(3) + (i - (len(comp) - 1) / 2) * 0.2, y, s=18, color=style.ARM_COLORS[i % len(style.ARM_COLORS)],
+                   label=f"d = {d}")
+    ax.axhline(TOLERANCE, color="k", lw=0.8, ls="--", label=f"global minimum 0 (within {TOLERANCE:g})")
+    ax.set_yscale("log")
+    ax.set_xticks(range(3), labels, fontsize=7)
+    ax.set_ylabel("the model's centred MSE; 0 at the floor")
+    ax.set_title("6^(-1/3) Σ_k z_syn * z_nu: a global optimizer", fontsize=9)
+    ax.legend(fontsize=6.5)
+
     def worst(key):
         return float(max(max(rows[key]) for rows in per_d.values()))
 
@@ -109,9 +150,22 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
              "loss_zero_mean_max": worst("loss_zero_mean"), "loss_with_mean_min": least("loss_with_mean"),
              "add_max": worst("add"), "mul_max": worst("mul"), "one_max": worst("one"),
              "token_kronecker_min": least("token_kronecker")}
+    stats["composed"] = {
+        "syn_in_max": max(max(c["syn"]["R_c"], c["syn"]["R_n"]) for c in comp.values()),
+        "syn_out_min": min(c["syn"]["R_*"] for c in comp.values()),
+        "nu_in_max": max(c["nu"]["R_*"] for c in comp.values()),
+        "nu_out_min": min(c["nu"]["R_c"] for c in comp.values()),
+        "product_in_max": max(max(c["product"][k] for k in ("R_c", "R_n", "R_*")) for c in comp.values()),
+        "f6_sets_max": max(max(c["f6"].values()) for c in comp.values()),
+        "f6_loss_max": max(c["f6_loss"] for c in comp.values()),
+        "f6_nodes": {str(d): c["f6_nodes"] for d, c in comp.items()},
+        "syn_alone_loss_min": min(c["syn_alone_loss"] for c in comp.values()),
+        "nu_alone_loss_min": min(c["nu_alone_loss"] for c in comp.values())}
     stats["summary"] = (f"largest relative errors over {params.networks} networks per d = {stats['d']}: loss formula "
                         f"{stats['loss_zero_mean_max']:.1e} (rows of zero mean; at least "
                         f"{stats['loss_with_mean_min']:.1e} with the rows' means kept), r(z1 + z2) {stats['add_max']:.1e}, "
                         f"r(z1 * z2) {stats['mul_max']:.1e}, r(1) {stats['one_max']:.1e}; the token-weight Kronecker "
-                        f"misses by at least {stats['token_kronecker_min']:.2f}")
+                        f"misses by at least {stats['token_kronecker_min']:.2f}; z_F6's loss "
+                        f"{stats['composed']['f6_loss_max']:.1e} (z_syn alone {stats['composed']['syn_alone_loss_min']:.2f}, "
+                        f"z_nu alone {stats['composed']['nu_alone_loss_min']:.2f})")
     return fig, stats
