@@ -518,6 +518,7 @@ def test_the_full_reproductions_cost_is_measured_from_the_run(tmp_path):
     text = cost_row(run_cost(results, tmp_path))
     assert text.startswith("| the full reproduction | 66 minutes on 2 cores: 2 jobs, 120 job-seconds, the largest job 1.25 GB")
     assert "upper bounds" not in text  # a run kept as shared (publish --keep R --shared) says its times are bounds
+    assert "66 minutes on 1 core:" in cost_row({**run_cost(results, tmp_path), "cores": 1})
     assert cost_row({**run_cost(results, tmp_path), "shared": True}).endswith(
         "MB of results (measured while the machine ran other work too: the times are upper bounds) (the last "
         "published run's benchmark files and Snakemake log) |")

@@ -129,10 +129,14 @@ def cost_text(cost: dict) -> str:
     that of the largest invocation, with its steps), the jobs, their seconds, the largest job's memory and the results'
     size; where the machine ran other work meanwhile (``shared``), that its times are upper bounds."""
     largest = cost.get("largest_invocation")
-    wall = (f"{cost['wall_seconds'] / 60:.0f} minutes on {cost['cores']} cores" if cost["wall_seconds"] is not None
+
+    def cores(n) -> str:
+        return f"{n} core" + ("" if n == 1 else "s")
+
+    wall = (f"{cost['wall_seconds'] / 60:.0f} minutes on {cores(cost['cores'])}" if cost["wall_seconds"] is not None
             else "no log of one invocation that ran every job" + (
                 f" (the largest ran {largest['steps']} steps in {largest['wall_seconds'] / 60:.0f} minutes on "
-                f"{largest['cores']} cores; the jobs added since ran on their own)" if largest else ""))
+                f"{cores(largest['cores'])}; the jobs added since ran on their own)" if largest else ""))
     return (f"{wall}: {cost['jobs']} jobs, {cost['job_seconds']:,.0f} job-seconds, the largest job "
             f"{cost['peak_rss_mb'] / 1e3:.2f} GB resident, {cost['results_mb']:,.0f} MB of results"
             + (" (measured while the machine ran other work too: the times are upper bounds)"
