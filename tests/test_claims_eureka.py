@@ -571,3 +571,21 @@ def test_a_larger_rate_against_the_normalisation_at_the_smaller_one():
     assert "Softmax at lr 0.0005 0/10" in score(grid(3, 9))["control"]
     assert score(grid(1, 10, epochs=300))["verdict"] == "not run"  # differ in length too: no one-factor grid
     assert score({"reasoning": grid(1, 10)["reasoning"]})["verdict"] == "not run"  # one rate only
+
+
+def test_heat_treatment_starts_centralized_then_spreads_needs_both_halves():
+    def arm(by_epoch):  # epoch -> per-seed share of weights above 0.5
+        return {str(e): {"above_0.5_per_seed": list(v + np.linspace(-0.002, 0.002, 5))} for e, v in by_epoch.items()}
+
+    def score(ht, softmax=None):
+        softmax = softmax or {0: 0.0, 4: 0.0, 24: 0.01, 120: 0.02, 600: 0.04}
+        return dist_rules.ht_heating({"HT": arm(ht), "Softmax": arm(softmax)})
+
+    falling = score({0: 0.0, 4: 0.30, 24: 0.20, 120: 0.10, 600: 0.05})
+    assert falling["verdict"] == "reproduced" and falling["measured"] == 1.0 and "epoch 4" in falling["control"]
+    assert score({0: 0.0, 4: 0.03, 24: 0.04, 120: 0.05, 600: 0.05})["verdict"] == "not reproduced"  # it rises
+    # falling, but no more centralized than Softmax at the start: the first half fails
+    assert score({0: 0.0, 4: 0.30, 24: 0.2, 120: 0.1, 600: 0.05},
+                 softmax={0: 0.0, 4: 0.4, 24: 0.3, 120: 0.2, 600: 0.1})["verdict"] == "not reproduced"
+    assert score({0: 0.0, 600: 0.05})["verdict"] == "not run"  # no two drawn epochs within the heating
+    assert dist_rules.ht_heating({"Softmax": arm({4: 0.0})})["verdict"] == "not run"

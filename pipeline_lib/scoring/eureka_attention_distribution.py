@@ -36,7 +36,36 @@ def score_claims(stats: dict, params: Params) -> dict:
             m, lo, hi = claims.mean_interval(high)
             control = claims.fmt_interval(f"{BASE} share above 0.5", m0, lo0, hi0)
             out[cid] = claims.score(m, (lo, hi), len(high), control, claims.exceeds(m, lo, m0, hi0))
+    out["eureka.attention_distribution.reasoning_ht_centralized_then_uniform"] = ht_heating(stats.get("reasoning", {}))
     return out
+
+
+def ht_heating(arms: dict) -> dict:
+    """Heat Treatment "starts with centralized attention but ... the next epochs attention will be more uniform than
+    the previous": at the first drawn epoch after 0, HT's share of weights above 0.5 exceeds Softmax's
+    (claims.exceeds); and per HT seed that share falls from that epoch to the last drawn epoch within the heating (the
+    schedule's first half, the run's last drawn epoch taken as its length): share_holds. The weakest of the two."""
+    if "HT" not in arms or BASE not in arms:
+        return claims.not_run(f"arms 'HT' and {BASE!r} of experiment 'reasoning' not both drawn")
+    epochs = sorted((int(e) for e in arms["HT"]), key=int)
+    heating = [e for e in epochs if 0 < e <= epochs[-1] / 2]
+    if len(heating) < 2:
+        return claims.not_run(f"fewer than two drawn epochs within the heating (epochs {epochs})")
+    first, last = arms["HT"][str(heating[0])], arms["HT"][str(heating[-1])]
+    soft = arms[BASE].get(str(heating[0]))
+    if soft is None:
+        return claims.not_run(f"{BASE} is not drawn at epoch {heating[0]}")
+    m, lo, hi = claims.mean_interval(first["above_0.5_per_seed"])
+    m0, lo0, hi0 = claims.mean_interval(soft["above_0.5_per_seed"])
+    falls = [b < a for a, b in zip(first["above_0.5_per_seed"], last["above_0.5_per_seed"])]
+    k, n = sum(falls), len(falls)
+    p, plo, phi = claims.rate(k, n)
+    return claims.score(p, (plo, phi), n,
+                        f"at epoch {heating[0]}: HT's share of weights above 0.5 {m:.4f} [{lo:.4f}, {hi:.4f}] against "
+                        f"{BASE}'s {m0:.4f} [{lo0:.4f}, {hi0:.4f}] (centralized: must exceed); from epoch {heating[0]} to "
+                        f"{heating[-1]} (the last drawn within the heating, epochs 0-{epochs[-1] // 2}) it falls in {k} of "
+                        f"{n} HT seeds (mean {m:.4f} -> {claims.mean_interval(last['above_0.5_per_seed'])[0]:.4f})",
+                        claims.weakest(claims.exceeds(m, lo, m0, hi0), claims.share_holds(k, n)))
 
 
 def _ends(arm: dict) -> tuple[dict, dict]:
