@@ -6,7 +6,7 @@ open: the rows' means kept, where the formula misses); middle, the relative erro
 the constructed network's weights, beside the product taken on the token weights, for which r is not
 multiplicative; right, the model's loss of the talk's order-6 optimizer 6^(-1/3) sum_k z_syn^(k) * z_nu^(k)
 against each partial solution alone (scaled to r_kkk = 1). No training: everything is checked on the weights
-(``pipeline_lib/cogo_algebra.py`` gives the conventions and the partial solutions' forms).""" 
+(``pipeline_lib/cogo_algebra.py`` gives the conventions and the partial solutions' forms)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

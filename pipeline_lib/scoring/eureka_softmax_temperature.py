@@ -24,7 +24,7 @@ def _share(k: int, n: int, control: str) -> dict:
 
 
 def _entropy(s: dict) -> dict:
-    return _share(s["entropy_rises"], s["rows"], f"rows whose entropy rises at every step of tau = "
+    return _share(s["entropy_rises"], s["rows"], "rows whose entropy rises at every step of tau = "
                   + ", ".join(f"{t:.3g}" for t in s["taus"]) + f" ({s['keys']} keys); a constant row's entropy "
                   + ("rises too (the check cannot fail)" if s["constant_rises"] else "stays ln n (it does not rise)"))
 
@@ -40,7 +40,7 @@ def qk_std(s: dict) -> dict:
     its tolerance is the statistic (reproduced below 1)."""
     misses = {d: abs(r - 1) / qk_std_tolerance(int(d), s["qk_pairs"]) for d, r in s["qk_std"].items()}
     worst = max(misses.values())
-    control = (f"std(q . k)/sqrt(d_k) " + ", ".join(f"d_k = {d}: {r:.4f}" for d, r in s["qk_std"].items())
+    control = ("std(q . k)/sqrt(d_k) " + ", ".join(f"d_k = {d}: {r:.4f}" for d, r in s["qk_std"].items())
                + f" over {s['qk_pairs']} pairs each (tolerance {SE_BOUND:g} standard errors); with variance 2 "
                + ", ".join(f"{r:.3f}" for r in s["qk_std_variance_2"].values()))
     return claims.score(worst, (worst, worst), None, control, claims.below(worst, worst, 1.0))
