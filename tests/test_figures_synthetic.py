@@ -631,10 +631,11 @@ def test_eureka_softmax_temperature_checks_sec3_and_the_claims_read_them_both_wa
     import torch
 
     from pipeline_lib import claims
-    from pipeline_lib.figures import eureka_softmax_temperature as fig
+    from pipeline_lib.figures import eureka_softmax_temperature
     from pipeline_lib.scoring import eureka_softmax_temperature as rules
+    fig = eureka_softmax_temperature
     params = fig.Params(rows=300, pairs=4000, d_k=(8, 32), seed=2)
-    stats = _build(fig, params, None)
+    stats = _build(eureka_softmax_temperature, params, None)
     assert stats["entropy_rises"] == 300 and not stats["constant_rises"]
     assert stats["uniform_lifted"] == 300 and 0 < stats["collapsed"] <= 300
     assert all(abs(r - 1) < 0.05 for r in stats["qk_std"].values())
