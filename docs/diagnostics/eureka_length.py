@@ -1,4 +1,4 @@
-"""Eureka-moments at 600 and at 10K epochs, seed by seed (docs/eureka_10k.md): reads the finished runs of the
+"""Eureka-moments at 600 and at 10K epochs, seed by seed: reads the finished runs of the
 default config (results/) and of config/eureka_10k.yaml (results/eureka_10k/), prints a Markdown table.
 
 Both configs train seeds 0-4 from the same initial weights on the same data (their first epochs' losses agree to
