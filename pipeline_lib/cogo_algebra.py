@@ -184,7 +184,7 @@ def scaled(net: Net, s: float) -> Net:
 
 def z_f6(d: int, nus: np.ndarray) -> Net:
     """The talk's order-6 optimizer 6^{-1/3} sum_{k=1}^{(d-1)/2} z_syn^(k) * z_nu^(k) (nus: nu per frequency)."""
-    parts = [scaled(mul(z_syn(d, k), z_nu(d, k, nu)), 1 / 6) for k, nu in zip(range(1, (d - 1) // 2 + 1), nus)]
+    parts = [scaled(mul(z_syn(d, k), z_nu(d, k, nu)), 1 / 6) for k, nu in zip(range(1, (d - 1) // 2 + 1), nus, strict=True)]
     out = parts[0]
     for p in parts[1:]:
         out = add(out, p)

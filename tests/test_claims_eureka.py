@@ -307,6 +307,7 @@ def test_long_training_needs_every_softmax_seed_to_get_its_eureka_moment_at_the_
     assert score([None] * 5)["verdict"] == "not reproduced"
     short = score([300.0] * 5, last=600)  # the default's run: not 'very long training'
     assert short["verdict"] == "not run" and "600 epochs" in short["control"]
+    assert score([300.0] * 5, last=2999)["verdict"] == "not run" and score([300.0] * 5, last=3000)["verdict"] == "reproduced"
     assert acc_rules.long_training_score({})["verdict"] == "not run"
 
 
@@ -504,8 +505,8 @@ def test_every_declared_claim_is_scored_for_the_default_config(module):
     # the claim on the paper's length, which the default's 600 epochs are not
     assert [cid for cid, s in checked.items() if s["verdict"] == "not run" and "saturated" not in s["control"]] == [
         "eureka.accuracy.reasoning_long_training_reliable"] * (module == "eureka_accuracy")
-    assert "shorter than the paper's 10000" in checked.get("eureka.accuracy.reasoning_long_training_reliable",
-                                                            {"control": "shorter than the paper's 10000"})["control"]
+    assert "shorter than the paper's 3000" in checked.get("eureka.accuracy.reasoning_long_training_reliable",
+                                                           {"control": "shorter than the paper's 3000"})["control"]
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

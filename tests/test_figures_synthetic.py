@@ -617,6 +617,9 @@ def test_cogo_algebra_reports_the_identities_and_the_claims_read_them_both_ways(
         assert claims.crossings(s["rule"]) == ("reproduced", "not reproduced")
     assert stats["composed"]["f6_loss_max"] < 1e-12 < 0.01 < min(stats["composed"]["syn_alone_loss_min"],
                                                                  stats["composed"]["nu_alone_loss_min"])
+    inside_r_star = {**stats, "composed": {**stats["composed"], "syn_out_min": 0.0}}  # z_syn in R_* after all
+    assert rules.score_claims(inside_r_star, params)["tian.cogo_algebra.composed_partial_solutions"]["verdict"] == \
+        "not reproduced"
     stale = rules.score_claims({k: v for k, v in stats.items() if k != "composed"}, params)
     assert stale["tian.cogo_algebra.f6_global_optimizer"]["verdict"] == "not run"
     # a formula that misses, and a product that is not multiplicative: every claim fails

@@ -168,7 +168,7 @@ def _composed_stats(comp: dict) -> dict:
     """The composed solutions' numbers the claims read: the worst over d of each membership and loss."""
     return {"syn_in_max": max(max(c["syn"]["R_c"], c["syn"]["R_n"]) for c in comp.values()),
             "syn_out_min": min(c["syn"]["R_*"] for c in comp.values()),
-            "nu_in_max": max(c["nu"]["R_*"] for c in comp.values()),
+            "nu_in_max": max(max(c["nu"]["R_*"], c["nu"]["R_n"]) for c in comp.values()),
             "nu_out_min": min(c["nu"]["R_c"] for c in comp.values()),
             "product_in_max": max(max(c["product"][k] for k in ("R_c", "R_n", "R_*")) for c in comp.values()),
             "f6_sets_max": max(max(c["f6"].values()) for c in comp.values()),

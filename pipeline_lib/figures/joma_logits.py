@@ -96,7 +96,8 @@ def _rank_panel(ax, an) -> dict:
 
 def row_growth_ratio(start: np.ndarray, end: np.ndarray) -> list[float]:
     """Per seed (rows: seed, token) the growth of V's fastest row from ``start`` to ``end`` (|V_l|_2 at end minus
-    at start) over the median row's growth (in absolute value): how widely the rows' growth rates vary."""
+    at start: the largest signed growth) over the median of the rows' absolute growths: how widely the rows'
+    growth rates vary."""
     g = end - start
     return [float(v) for v in g.max(-1) / np.maximum(np.median(np.abs(g), -1), 1e-300)]
 

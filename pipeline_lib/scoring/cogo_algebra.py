@@ -36,7 +36,7 @@ def score_composed(stats: dict) -> dict:
     c, tol = stats["composed"], stats["tolerance"]
     inside = max(c["syn_in_max"], c["nu_in_max"], c["product_in_max"])
     return claims.score(inside, (inside, inside), None,
-                        f"largest residual of the memberships: z_syn in R_c and R_n {c['syn_in_max']:.1e}, z_nu in R_* "
+                        f"largest residual of the memberships: z_syn in R_c and R_n {c['syn_in_max']:.1e}, z_nu in R_* and R_n "
                         f"{c['nu_in_max']:.1e}, z_syn * z_nu in R_c, R_n and R_* {c['product_in_max']:.1e} (tolerance "
                         f"{tol:g}); z_syn's distance from R_* {c['syn_out_min']:.3g} (must exceed {APART:g}); z_nu's from "
                         f"R_c {c['nu_out_min']:.3g} (d = {stats['d']})",

@@ -10,9 +10,9 @@ from ..figures.eureka_arms import BASE, EXPERIMENTS
 
 # "after both training and validation loss saturated for hundreds of epochs": a plateau of at least two hundred
 HUNDREDS = 200
-# "very long training": the paper's own length for the reasoning task (Sec. 4, "for 10 K epochs"); and the
-# default config's length, the short run the long one is set against
-PAPER_EPOCHS = 10_000
+# "very long training": the length the sentence's own evidence prints (Sec. 5.3, "training for 3000 epochs results in
+# an Eureka-ratio of 4/4"); and the default config's length, the short run stated beside the long one
+LONG_EPOCHS = 3000
 SHORT_EPOCHS = 600
 
 
@@ -32,15 +32,15 @@ def score_claims(stats: dict, params: Params) -> dict:
 
 def long_training_score(arms: dict) -> dict:
     """"one potential solution to reliably get Eureka-moments is very long training": the share of the Softmax
-    seeds with a Eureka epoch by the end of a run of the paper's length (:data:`PAPER_EPOCHS`); share_holds (every
+    seeds with a Eureka epoch by the end of a run at least as long as the paper's (:data:`LONG_EPOCHS`); share_holds (every
     seed). The same seeds' count by the default's :data:`SHORT_EPOCHS` stands beside it. Not run on a shorter run."""
     base = arms.get(BASE)
     if base is None or "eureka_epoch" not in base:
         return claims.not_run(f"arm {BASE!r} not drawn (or drawn without a Eureka threshold)")
     epochs, n = base["eureka_epoch"], len(base["eureka_epoch"])
-    if base["last_epoch"] < PAPER_EPOCHS:
-        return claims.not_run(f"the run is {base['last_epoch']} epochs, shorter than the paper's {PAPER_EPOCHS} "
-                              "(config/eureka_10k.yaml runs that length)")
+    if base["last_epoch"] < LONG_EPOCHS:
+        return claims.not_run(f"the run is {base['last_epoch']} epochs, shorter than the paper's {LONG_EPOCHS} "
+                              "(config/eureka_long.yaml and config/eureka_10k.yaml run longer)")
     k = sum(e is not None for e in epochs)
     early = sum(e is not None and e <= SHORT_EPOCHS for e in epochs)
     p, lo, hi = claims.rate(k, n)
