@@ -28,6 +28,7 @@ frequency.
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -156,7 +157,6 @@ def homomorphism_errors(n1: Net, n2: Net) -> dict[str, float]:
 #   z_syn: three nodes with z_a = z_b = z_c = w^j (w = e^{2 pi i / 3}, j = 0, 1, 2);
 #   z_nu:  two nodes, (1, 1, 1) and (nu, -nu, -1/nu^2) for a real nu != 0.
 # Then z_syn * z_nu has r[k, k, k] = 3 x 2 = 6, and z_F6 = 6^{-1/3} sum_k z_syn^(k) * z_nu^(k) is in every set.
-SETS = ("R_g", "R_c", "R_n", "R_*")
 
 
 def frequency_net(d: int, k: int, nodes: list[tuple[complex, complex, complex]]) -> Net:
@@ -182,13 +182,15 @@ def scaled(net: Net, s: float) -> Net:
     return Net(net.W_a * c, net.W_b * c, net.W_c * c)
 
 
+def total(nets: list[Net]) -> Net:
+    """z_1 + z_2 + ...: the ring sum (every network's hidden nodes)."""
+    return functools.reduce(add, nets)
+
+
 def z_f6(d: int, nus: np.ndarray) -> Net:
     """The talk's order-6 optimizer 6^{-1/3} sum_{k=1}^{(d-1)/2} z_syn^(k) * z_nu^(k) (nus: nu per frequency)."""
-    parts = [scaled(mul(z_syn(d, k), z_nu(d, k, nu)), 1 / 6) for k, nu in zip(range(1, (d - 1) // 2 + 1), nus, strict=True)]
-    out = parts[0]
-    for p in parts[1:]:
-        out = add(out, p)
-    return out
+    return total([scaled(mul(z_syn(d, k), z_nu(d, k, nu)), 1 / 6)
+                  for k, nu in zip(range(1, (d - 1) // 2 + 1), nus, strict=True)])
 
 
 def set_residuals(net: Net) -> dict[str, float]:

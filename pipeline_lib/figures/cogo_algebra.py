@@ -80,10 +80,7 @@ def composed(params: Params) -> dict:
         f6 = ca.z_f6(d, nus)
 
         def alone(make, s):
-            net = ca.scaled(make(1), s)
-            for k in range(2, n + 1):
-                net = ca.add(net, ca.scaled(make(k), s))
-            return ca.model_loss(net)
+            return ca.model_loss(ca.total([ca.scaled(make(k), s) for k in range(1, n + 1)]))
 
         out[int(d)] = {"syn": ca.set_residuals(syn), "nu": ca.set_residuals(nu),
                        "product": ca.set_residuals(ca.mul(syn, nu)), "f6": ca.set_residuals(f6),

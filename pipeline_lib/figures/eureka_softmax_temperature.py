@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from ..analysis.scan_snap import entropy
 from ..attention import attention_weights
 from . import style
 
@@ -39,11 +40,6 @@ class Params:
     d_k: tuple[int, ...] = (8, 16, 64)
     pairs: int = 20000
     seed: int = 0
-
-
-def entropy(p: np.ndarray) -> np.ndarray:
-    """Shannon entropy (nats) over the last axis."""
-    return -(p * np.log(np.clip(p, 1e-300, None))).sum(-1)
 
 
 def softmax(x: np.ndarray, tau: float) -> np.ndarray:
@@ -82,16 +78,18 @@ def measure(params: Params) -> dict:
     unit = z / z.std(-1, ddof=1, keepdims=True)  # rows of standard deviation 1, as attention.py measures it
     low = unit * rng.uniform(0.05, 0.9, (params.rows, 1)) * tau  # score rows whose std is under the cap
     high = unit * rng.uniform(1.1, 3.0, (params.rows, 1)) * tau  # above it: NormSoftmax is the Softmax there
+    jac_collapsed = {t: jacobian_norm(COLLAPSED * z, t) for t in TAUS}
+    jac_uniform = {t: jacobian_norm(UNIFORM * z, t) for t in TAUS}
     return {
         "entropy": ent,
         "entropy_rises": np.all(np.diff(ent, axis=1) > 0, axis=1),
         "constant_rises": np.all(np.diff([entropy(softmax(constant, t))[0] for t in TAUS]) > 0),
-        "jac_collapsed": {t: jacobian_norm(COLLAPSED * z, t) for t in TAUS},
-        "jac_uniform": {t: jacobian_norm(UNIFORM * z, t) for t in TAUS},
+        "jac_collapsed": jac_collapsed,
+        "jac_uniform": jac_uniform,
         # collapsed: the largest weight at the small temperature at least 0.99 (near ties of the top two are not)
         "collapsed": softmax(COLLAPSED * z, small).max(-1) >= 0.99,
-        "collapsed_lifted": jacobian_norm(COLLAPSED * z, large) > jacobian_norm(COLLAPSED * z, small),
-        "uniform_lifted": jacobian_norm(UNIFORM * z, small) > jacobian_norm(UNIFORM * z, large),
+        "collapsed_lifted": jac_collapsed[large] > jac_collapsed[small],
+        "uniform_lifted": jac_uniform[small] > jac_uniform[large],
         "qk_std": {d: qk_std_ratio(rng, d, params.pairs) for d in params.d_k},
         "qk_std_variance_2": {d: qk_std_ratio(rng, d, params.pairs, 2.0) for d in params.d_k},
         "norm_amplifies_low": weight_range(low, "normsoftmax", tau) > weight_range(low, "softmax", tau),

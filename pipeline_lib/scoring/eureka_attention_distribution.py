@@ -47,7 +47,7 @@ def ht_heating(arms: dict) -> dict:
     schedule's first half, the run's last drawn epoch taken as its length): share_holds. The weakest of the two."""
     if "HT" not in arms or BASE not in arms:
         return claims.not_run(f"arms 'HT' and {BASE!r} of experiment 'reasoning' not both drawn")
-    epochs = sorted((int(e) for e in arms["HT"]), key=int)
+    epochs = sorted(int(e) for e in arms["HT"])
     heating = [e for e in epochs if 0 < e <= epochs[-1] / 2]
     if len(heating) < 2:
         return claims.not_run(f"fewer than two drawn epochs within the heating (epochs {epochs})")

@@ -94,8 +94,8 @@ def _probe_claims(probes: dict) -> dict:
     n = _paired(cur["first_per_seed"])
     for cid, key, what in ((ids[1], "first_per_seed", "scratch at its first snapshot (untrained)"),
                            (ids[2], "last_per_seed", "scratch at its last snapshot")):
-        if _absent(probes, "scratch"):
-            out[cid] = claims.not_run(_absent(probes, "scratch"))
+        if why := _absent(probes, "scratch"):
+            out[cid] = claims.not_run(why)
             continue
         m0, lo0, hi0 = claims.mean_interval(scr[key])
         out[cid] = claims.score(m, (lo, hi), n, claims.fmt_interval(what, m0, lo0, hi0), claims.exceeds(m, lo, m0, hi0))
@@ -106,8 +106,8 @@ def _read_out(probes: dict) -> dict:
     """"If we first train the network with parity data ... the first attention layer will implement an addition
     modulo k + 1": the p=2 run at its last probed snapshot, on parity inputs (where the zeros among the first k are
     k minus their sum, the sum modulo k + 1), read out nearly exactly, at the bar that calls the count solved."""
-    if _absent(probes, "pretrain"):
-        return claims.not_run(_absent(probes, "pretrain"))
+    if why := _absent(probes, "pretrain"):
+        return claims.not_run(why)
     pre = probes["pretrain"]
     m, lo, hi = claims.mean_interval(pre["last_per_seed"])
     return claims.score(m, (lo, hi), _paired(pre["last_per_seed"]),
@@ -120,8 +120,8 @@ def _count_first(probes: dict) -> dict:
     probe is solved at a probed snapshot before the first epoch the model's own test accuracy is; 'after' where
     it is still unsolved at a snapshot at or after that epoch (or never solved); 'undetermined' where the answer
     falls between the last unsolved and the first solved snapshot. share_holds over all seeds for 'before'."""
-    if _absent(probes, "pretrain"):
-        return claims.not_run(_absent(probes, "pretrain"))
+    if why := _absent(probes, "pretrain"):
+        return claims.not_run(why)
     pre = probes["pretrain"]
     order = [count_order(c, u, a) for c, u, a in zip(pre["count_solved_epoch"], pre["count_unsolved_epoch"],
                                                       pre["answer_solved_epoch"])]

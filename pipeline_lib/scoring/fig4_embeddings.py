@@ -128,8 +128,8 @@ def one_per_sum(stats: dict, run: str, before: str | None = None) -> dict:
     s = stats.get(run)
     if s is None:
         return claims.not_run(f"run {run!r} not drawn")
-    if _predates(s, run):
-        return claims.not_run(_predates(s, run))
+    if why := _predates(s, run):
+        return claims.not_run(why)
     learned, n_all, sums = learned_seeds(s), len(s["clusters_per_seed"]), s["distinct_sums"]
     counts, purity = _of(s["clusters_per_seed"], learned), _of(s["purity_per_seed"], learned)
     start = [c == sums and q >= PURE for c, q in zip(_of(s["clusters_start_per_seed"], learned),
