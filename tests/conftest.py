@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+import crossings
+
 # The suite runs more processes than cores (pytest-xdist workers beside the smoke run's jobs): OpenMP threads
 # that spin while they wait for work (libgomp's default) then take the cores from the processes that have
 # some (a k-means test: 0.5 s alone, 12 s in the suite). Idle threads sleep instead; thread counts, and so
@@ -26,6 +28,7 @@ if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="pipeline_lib-tests-inductor-")
 
 REPO = Path(__file__).resolve().parents[1]
+crossings.install()  # before any test imports a scoring module
 SMOKE = REPO / ".test" / "config" / "config.yaml"
 # torch.compile on a CPU builds C++ kernels: tests that compile skip where no compiler is installed
 needs_cxx = pytest.mark.skipif(not any(shutil.which(c) for c in (os.environ.get("CXX", ""), "g++", "clang++", "c++") if c),
@@ -82,9 +85,42 @@ def pytest_collection_finish(session):
 
 
 def pytest_configure(config):
-    """One id for the test session, which pytest-xdist hands its workers (``--testrunuid``)."""
-    if not hasattr(config, "workerinput") and not getattr(config.option, "testrunuid", None):
-        config.option.testrunuid = uuid.uuid4().hex
+    """One id for the test session, which pytest-xdist hands its workers (``--testrunuid``), and one folder for
+    the claims' verdicts its processes see (:mod:`crossings`; the workers, started later, inherit it)."""
+    if not hasattr(config, "workerinput"):
+        if not getattr(config.option, "testrunuid", None):
+            config.option.testrunuid = uuid.uuid4().hex
+        os.environ[crossings.ENV] = tempfile.mkdtemp(prefix="pipeline_lib-tests-verdicts-")
+
+
+def _whole_suite(config) -> bool:
+    """The session runs every test (no path below tests/, no -k, -m, --lf or --deselect)."""
+    o = config.option
+    if o.keyword or o.markexpr or getattr(o, "lf", False) or getattr(o, "deselect", None):
+        return False
+    return all(Path(a).resolve() in (REPO, REPO / "tests") for a in config.args)
+
+
+def _check_crossings(session) -> None:
+    """After the whole suite: every declared claim went both ways across its rule (:mod:`crossings`), or the
+    session fails naming those that did not."""
+    from pipeline_lib import declarations
+
+    folder = Path(os.environ[crossings.ENV])
+    got, declared = crossings.seen(folder), declarations.declared_claims()
+    shutil.rmtree(folder, ignore_errors=True)
+    if session.exitstatus != 0 or not _whole_suite(session.config):
+        return
+    report = session.config.pluginmanager.get_plugin("terminalreporter")
+    gone = crossings.missing(got, declared)
+    if gone:
+        report.write_sep("=", f"{len(gone)} claims no test moved across their rule both ways", red=True)
+        for cid, verdicts in sorted(gone.items()):
+            report.write_line(f"{cid}: only {', '.join(verdicts) or 'never scored'}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    planted, ruled = crossings.tally(got, declared)
+    report.write_line(f"claims moved across their rule both ways: {planted} of {len(declared)} by a planted effect "
+                      f"and a null, {ruled} through their rule's record only, {len(gone)} neither")
 
 
 def _smoke_dir(config) -> Path:
@@ -101,10 +137,13 @@ def _side(work: Path, what: str) -> Path:
 
 
 def pytest_sessionfinish(session):
-    """The process that ran the session (not an xdist worker: others may still read the run) stops a
-    smoke run still going (an interrupted session) and removes it."""
+    """Each process keeps the claims' verdicts it saw; the process that ran the session (not an xdist worker:
+    others may still read the run) checks them, and stops a smoke run still going (an interrupted session)
+    and removes it."""
+    crossings.dump(Path(os.environ[crossings.ENV]))
     if hasattr(session.config, "workerinput"):
         return
+    _check_crossings(session)
     if os.path.basename(os.environ["TORCHINDUCTOR_CACHE_DIR"]).startswith("pipeline_lib-tests-inductor-"):
         shutil.rmtree(os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)  # ours, not a user's own
     work = _smoke_dir(session.config)

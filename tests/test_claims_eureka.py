@@ -590,3 +590,36 @@ def test_heat_treatment_starts_centralized_then_spreads_needs_both_halves():
                  softmax={0: 0.0, 4: 0.4, 24: 0.3, 120: 0.2, 600: 0.1})["verdict"] == "not reproduced"
     assert score({0: 0.0, 600: 0.05})["verdict"] == "not run"  # no two drawn epochs within the heating
     assert dist_rules.ht_heating({"Softmax": arm({4: 0.0})})["verdict"] == "not run"
+
+
+def test_every_ratio_claim_of_the_table_goes_both_ways_through_score_claims():
+    """The table's Eureka-ratio claims (every arm of every experiment, the digits rows of Table 1 and the
+    No-position task) through ``score_claims``: against a Softmax arm at 10 of 20, the arms the paper says raise the
+    ratio at 20/20 and those it says lower it at 0/20 reproduce every one; every arm at 10/20, as Softmax, none."""
+    stats = _default_stats()["eureka_table"]
+    lowers = {arms.TABLE1_LOWERS[k] for k in arms.TABLE1_LOWERS}
+
+    def counts(k_of) -> dict:
+        out = {"rows": [], "arms": {}}
+        for exp, arms_ in stats["arms"].items():
+            out["arms"][exp] = {lbl: {**a, **_arm(k_of(exp, lbl), 20)} for lbl, a in arms_.items()}
+        return out
+
+    ratio = re.compile(r"_(raises|lowers)_ratio$")
+    planted = table_rules.score_claims(counts(lambda exp, lbl: 10 if lbl == arms.BASE else
+                                              0 if exp == "digits" and lbl in lowers else 20), None)
+    null = table_rules.score_claims(counts(lambda exp, lbl: 10), None)
+    scored = sorted(cid for cid in _declared("eureka_table") if ratio.search(cid))
+    assert len(scored) >= 15 and "eureka.table.digits_nopos_normsoftmax_raises_ratio" in scored
+    assert {cid: planted[cid]["verdict"] for cid in scored} == dict.fromkeys(scored, "reproduced")
+    assert {cid: null[cid]["verdict"] for cid in scored} == dict.fromkeys(scored, "not reproduced")
+
+
+def test_long_training_claim_through_score_claims_reads_the_reasoning_softmax_arm():
+    def stats(epochs, last):
+        return {"reasoning": {arms.BASE: {"eureka_epoch": epochs, "last_epoch": last}}}
+
+    cid = "eureka.accuracy.reasoning_long_training_reliable"
+    assert acc_rules.score_claims(stats([300.0, 2500.0, 700.0, 9000.0, 450.0], 10_000), None)[cid]["verdict"] == \
+        "reproduced"
+    assert acc_rules.score_claims(stats([None] * 5, 10_000), None)[cid]["verdict"] == "not reproduced"

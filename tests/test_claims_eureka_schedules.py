@@ -145,3 +145,14 @@ def test_the_schedule_config_changes_the_schedule_alone():
         base = runs[ref[SOFTMAX]]
         assert {k for k in ctrl if ctrl[k] != base[k]} == {"seeds"}
         assert not set(ctrl["seeds"]) & set(range(base["seeds"]))
+
+
+@pytest.mark.parametrize("task", sched.TASKS)
+def test_each_tasks_claims_through_score_claims_planted_and_null(task):
+    """Each task's two claims through ``score_claims``: a Softmax ratio that swings over the schedules where
+    the lower temperature's holds (both reproduced); a flat Softmax beside a lower temperature that swings (neither)."""
+    swing, flat = [0, 0, 10, 0, 10, 0], [5, 5, 5, 5, 5, 5]
+    planted = sched_rules.score_claims({"tasks": {task: _entry(swing, [10] * 6, control=(5, 10))}}, None)
+    null = sched_rules.score_claims({"tasks": {task: _entry(flat, swing, control=(5, 10))}}, None)
+    for claim in (f"eureka.schedules.{task}_softmax_ratio_sensitive", f"eureka.schedules.{task}_lowtemp_less_sensitive"):
+        assert (planted[claim]["verdict"], null[claim]["verdict"]) == ("reproduced", "not reproduced"), claim

@@ -492,3 +492,25 @@ def test_a_split_group_pools_its_runs_seeds_and_carries_the_claims(tmp_path):
     runs["split3"] = _run(seeds=(3,), opt=_opt(lr=1e-3))  # a group must be one setting
     with pytest.raises(ValueError, match="differ in optimizer"):
         cogo_table.build(cfg, cogo_table.Params(runs=("shared",), split_groups=group), paths, outputs)
+
+
+@pytest.mark.parametrize("d", [71, 127])
+def test_row_claims_through_score_claims_the_talks_row_planted_and_moved(d):
+    """Each of the talk's rows scored through ``score_claims``: seeds that print the row's own values pass every
+    column (reproduced); the same seeds moved off every value pass none (not reproduced)."""
+    from pipeline_lib.figures.cogo_table import REFERENCE
+
+    def run(shift):
+        per_seed = {}
+        for column, cell in zip(TABLE, REFERENCE[d]):
+            ref, _, _ = cogo_table_rules.talk_value(cell)
+            per_seed["count_not_46" if column == "pct_not_46" else column] = [ref + shift] * 5
+        per_seed["pct_not_46"] = per_seed["count_not_46"]
+        return {"runs": {"r": {"d": d, "q": 512, "weight_decay": 5e-5, "talk_setting": True, "optimizer": "adam",
+                               "solved": 5, "seeds": 5,
+                               "per_seed": per_seed}}}
+
+    row = f"tian.cogo_table.row_d{d}"
+    assert cogo_table_rules.score_claims(run(0.0), None)[row]["verdict"] == "reproduced"
+    moved = cogo_table_rules.score_claims(run(50.0), None)[row]
+    assert moved["verdict"] == "not reproduced" and moved["measured"] == 0

@@ -1,0 +1,111 @@
+"""Every declared claim has a test that moves its statistic across its rule both ways: somewhere in the suite its
+scoring gives a verdict on the claimed side (a planted effect: "reproduced", or "partial" where the rule reads no
+interval) and "not reproduced" (a null), or at least it is scored on test input with a rule whose record, its
+statistic moved to either side (:func:`pipeline_lib.claims.crossings`), gives both.
+
+The suite records it as it runs: every ``score_claims`` of the scoring and figure modules is wrapped on import, and
+each verdict it returns, with its rule's crossings, is kept per claim. After a run of the whole suite (no
+selection), the claims that went both ways neither way fail the session, by name (:func:`missing`), and the claims
+crossed only through their rule record are counted (:func:`tally`). Under pytest-xdist each worker writes what it
+saw to the session's folder (:data:`ENV`), which the controller reads."""
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import sys
+from pathlib import Path
+
+ENV = "PIPELINE_LIB_TEST_VERDICTS"  # the session's folder, set by the controller before its workers start
+HOLDS = ("reproduced", "partial")
+WRAPPED = ("pipeline_lib.scoring.", "pipeline_lib.figures.")
+_seen: dict[str, set[str]] = {}
+
+
+def _wrap(module) -> None:
+    score = getattr(module, "score_claims", None)
+    if not callable(score) or getattr(score, "_recorded", False):
+        return
+
+    @functools.wraps(score)
+    def score_claims(*args, **kwargs):
+        out = score(*args, **kwargs)
+        for cid, s in out.items():
+            _seen.setdefault(cid, set()).add(str(s.get("verdict")))
+            _seen[cid].update(_crossed(s.get("rule")))
+        return out
+
+    score_claims._recorded = True
+    module.score_claims = score_claims
+
+
+def _crossed(rule) -> list[str]:
+    """The verdicts ``rule``'s record gives with its statistic moved to either side, as ``rule: <verdict>``; none
+    for a guard (no statistic decides) or a score without a record."""
+    from pipeline_lib.claims import ClaimError, crossings
+
+    try:
+        return [f"rule: {v}" for v in crossings(rule)] if rule else []
+    except ClaimError:
+        return []
+
+
+def _both(verdicts, prefix: str = "") -> bool:
+    return any(f"{prefix}{v}" in verdicts for v in HOLDS) and f"{prefix}not reproduced" in verdicts
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds the scoring and figure modules as Python does, and wraps their ``score_claims`` once loaded."""
+
+    def find_spec(self, name, path, target=None):
+        if not name.startswith(WRAPPED):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            _wrap(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def install() -> None:
+    """Wrap the modules loaded from now on, and those loaded already."""
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())
+    for name, module in list(sys.modules.items()):
+        if name.startswith(WRAPPED):
+            _wrap(module)
+
+
+def dump(folder: Path) -> None:
+    """This process's verdicts, into the session's folder."""
+    (folder / f"{os.getpid()}.json").write_text(json.dumps({c: sorted(v) for c, v in _seen.items()}))
+
+
+def seen(folder: Path) -> dict[str, set[str]]:
+    """Claim -> the verdicts (and ``rule: `` crossings) every process of the session saw."""
+    out: dict[str, set[str]] = {}
+    for path in folder.glob("*.json"):
+        for cid, verdicts in json.loads(path.read_text()).items():
+            out.setdefault(cid, set()).update(verdicts)
+    return out
+
+
+def missing(got: dict[str, set[str]], declared) -> dict[str, list[str]]:
+    """The declared claims that went both ways neither in a test's verdicts nor through their rule's record (with
+    what they did get)."""
+    return {cid: sorted(got.get(cid, ())) for cid in declared
+            if not (_both(got.get(cid, set())) or _both(got.get(cid, set()), "rule: "))}
+
+
+def tally(got: dict[str, set[str]], declared) -> tuple[int, int]:
+    """(claims whose tests' verdicts went both ways, claims crossed only through their rule's record)."""
+    planted = sum(_both(got.get(cid, set())) for cid in declared)
+    return planted, sum(not _both(got.get(c, set())) and _both(got.get(c, set()), "rule: ") for c in declared)
