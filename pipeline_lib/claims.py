@@ -69,7 +69,7 @@ from .intervals import json_floats, mean_interval, rate  # noqa: F401  (re-expor
 PLUGIN_FIELDS = ("id", "claim", "source", "reference", "statistic", "control", "test")
 # a declaration file's claim: required and optional fields
 REQUIRED_FIELDS = ("id", "figure", "origin", "landmark", "reference", "claim", "statistic", "control", "test")
-OPTIONAL_FIELDS = ("quote", "caveats", "extends", "reads")
+OPTIONAL_FIELDS = ("quote", "caveats", "extends", "reads", "not_tested_as_stated")
 SOURCE_ORIGINS = ("source", "authors_code")  # a source's file
 OWN_ORIGINS = ("extension", "diagnostic")  # own.yaml
 SCORE_FIELDS = ("measured", "ci_low", "ci_high", "n_seeds", "control", "verdict", "rule")
@@ -224,6 +224,9 @@ def check_declaration_file(where: str, doc, own: bool, figures: set[str]) -> Non
             raise ClaimError(f"{where}: claim {cid!r}: say which source it extends (extends: <key> or none)")
         if c["figure"] not in figures:
             raise ClaimError(f"{where}: claim {cid!r}: no figure {c['figure']!r}")
+        if "not_tested_as_stated" in c and not (isinstance(c["not_tested_as_stated"], str)
+                                                and c["not_tested_as_stated"].strip()):
+            raise ClaimError(f"{where}: claim {cid!r}: not_tested_as_stated says why the rule cannot test the words")
         if not all(isinstance(x, str) and x.strip() for x in c.get("caveats", [])):
             raise ClaimError(f"{where}: claim {cid!r}: caveats must be a list of non-empty texts")
         if not (isinstance(c.get("reads"), list) and c["reads"] and all(isinstance(x, str) and x.strip()

@@ -149,7 +149,29 @@ def test_seeds_to_decide_is_where_the_interval_clears_the_boundary():
 def test_counts_table_has_an_undecided_column():
     rows = [{"group": "g", "verdict": v} for v in ("reproduced", "undecided", "undecided", "not run")]
     table = con.counts_table(rows)
-    assert "| undecided |" in table.splitlines()[0] and "| g | 1 | 0 | 0 | 2 | 1 | 4 |" in table
+    assert "| undecided |" in table.splitlines()[0] and "| g | 1 | 0 | 0 | 2 | 0 | 1 | 4 |" in table
+
+
+def test_a_claim_not_tested_as_stated_is_counted_apart_whatever_its_rule_gives():
+    """A declaration's ``not_tested_as_stated``: the consolidated verdict says so, with the rule's own verdict and
+    the reason first in the row's why, for any label its rule gives (here: reproduced, and a null's not
+    reproduced); a claim no config scores stays not run; its own ledger's row keeps the rule's verdict, the
+    reason first among the caveats."""
+    from pipeline_lib import declarations
+
+    marked = [c for c, d in declarations.declared_claims().items() if d.get("not_tested_as_stated")]
+    assert marked
+    cid, why = marked[0], declarations.declared_claims()[marked[0]]["not_tested_as_stated"]
+    for value, verdict in ((0.9, "reproduced"), (0.3, "not reproduced")):
+        own = {r["id"]: r for r in _ledger({cid: _above(value, value - 0.05)})}[cid]
+        assert own["verdict"] == verdict and own["caveats"].startswith(f"not tested as stated: {why}")
+        row = {r["id"]: r for r in con.consolidate({"config": _ledger({cid: _above(value, value - 0.05)})}, {},
+                                                   rank={"config": (0, 0)})}[cid]
+        assert row["verdict"] == "not tested as stated" and row["why"].startswith(f"its rule gives {verdict}, but {why}")
+    idle = {r["id"]: r for r in con.consolidate({"config": _ledger({})}, {}, rank={"config": (0, 0)})}[cid]
+    assert idle["verdict"] == "not run"
+    table = con.counts_table([{"group": "g", "verdict": "not tested as stated"}])
+    assert "| not tested as stated | not run |" in table.splitlines()[0] and "| g | 0 | 0 | 0 | 0 | 1 | 0 | 1 |" in table
 
 
 def test_a_count_verdict_that_one_seed_decides_is_undecided():

@@ -34,7 +34,7 @@ from ..stages.claims import as_float, consistent, md_cell, measured_text, source
 from .cost import cost_text
 
 PRECEDENCE = Path(__file__).with_name("precedence.yaml")
-ORDER = ("reproduced", "partial", "not reproduced", "undecided", "not run")
+ORDER = ("reproduced", "partial", "not reproduced", "undecided", "not tested as stated", "not run")
 MAX_SEEDS = 10_000  # no search for seeds beyond this: "more than 10000"
 
 
@@ -284,6 +284,9 @@ def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]
             d = {**d, "verdict": "undecided", "knife_edge": True}
         if any(v != d["verdict"] for _, v in others):
             why.append("configs differ: " + ", ".join(f"{o} {v}" for o, v in others if v != d["verdict"]))
+        if r.get("not_tested_as_stated"):  # whatever its rule gives, the label would claim more than it tested
+            why.insert(0, f"its rule gives {d['verdict']}, but {r['not_tested_as_stated']}")
+            d = {**d, "verdict": "not tested as stated"}
         out.append({**r, "verdict": d["verdict"], "config": c, "why": "; ".join(why), "others": others,
                     "knife_edge": d["knife_edge"]})
     return out
@@ -344,7 +347,9 @@ def consolidated_markdown(rows: list[dict], configs: list[tuple], not_kept: list
              "undecided too. A count verdict (a share of seeds, or two shares) that leaving out any one seed would "
              "change, or that rests on one seed, is undecided as well: one seed, or one CPU's rounding in it, "
              "decides it. Where a config's seeds were run again on another machine and give another verdict there, "
-             "the machine's rounding decides it: undecided too.", "",
+             "the machine's rounding decides it: undecided too. A claim whose rule tests less than its sentence "
+             "says (its declaration's `not_tested_as_stated`) is *not tested as stated*, whatever that rule gives, "
+             "with the rule's verdict and what it misses in the last column.", "",
              "| config | figures | kept from commit | its own ledger | what its kept run cost (wall time from its own invocation's log) |", "|---|---:|---|---|---|"]
     lines += [_config_row(*c) for c in configs]
     if not_kept:

@@ -34,7 +34,8 @@ from ..scoring import score_figure
 
 COLUMNS = ["id", "group", "paper", "origin", "landmark", "quote", "claim", "reference", "measured", "ci_low", "ci_high",
            "n_seeds", "control", "verdict", "caveats", "figure", "statistic", "reads", "test"]
-_DECLARED = ("id", "group", "paper", "origin", "landmark", "quote", "claim", "reference", "figure", "statistic", "test")
+_DECLARED = ("id", "group", "paper", "origin", "landmark", "quote", "claim", "reference", "figure", "statistic", "test",
+             "not_tested_as_stated")
 REPLICATE_COLUMNS = ["id", "paper", "claim", "measured", "ci_low", "ci_high", "n_seeds", "verdict",
                      "replicate_measured", "replicate_ci_low", "replicate_ci_high", "replicate_n_seeds",
                      "replicate_verdict", "agrees", "knife_edge", "why"]
@@ -70,8 +71,10 @@ def collect(sides: dict[str, dict]) -> list[dict]:
         if s is None:
             why = "figure not drawn by this config" if decl["figure"] not in sides else "not scored"
             s = not_run(f"{why} ({decl['figure']})")
+        as_stated = [f"not tested as stated: {decl['not_tested_as_stated']}"] if decl.get("not_tested_as_stated") else []
         rows.append({**{k: decl.get(k, "") for k in _DECLARED}, **s,
-                     "caveats": " / ".join([*at_best(s), *(fill_caveat(c, stats) for c in decl.get("caveats", []))]),
+                     "caveats": " / ".join([*as_stated, *at_best(s),
+                                            *(fill_caveat(c, stats) for c in decl.get("caveats", []))]),
                      "reads": "; ".join(decl.get("reads", []))})
     return rows
 
