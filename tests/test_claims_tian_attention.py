@@ -181,8 +181,12 @@ def test_sweep_ratio_claim_reads_every_panel_and_the_projects_reading_num_last_1
     assert only_one[SW + "larger_ratio_denser"] == "not reproduced"  # 4 of 16 series
     every = _sw(lambda a, r, ref: 2.1 - 0.1 * a + 0.005 * r)
     assert every[SW + "larger_ratio_denser"] == every[SW + "larger_ratio_denser_num_last_1"] == "reproduced"
+    # the talk's "large eta_Y leads to denser": the largest ratio against the smallest, not every step between
     dips = _sw(lambda a, r, ref: 2.1 - 0.1 * a + 0.005 * r - (0.5 if (a, r) == (3.0, 2.0) else 0.0))
-    assert dips[SW + "larger_ratio_denser"] == "partial"  # one series of 16 dips at ratio 2
+    assert dips[SW + "larger_ratio_denser"] == "reproduced"  # one series of 16 dips at ratio 2, its ends rise
+    assert dips[SW + "larger_ratio_denser_num_last_1"] == "not reproduced"  # the project's row: every step, 3 of 4
+    ends = _sw(lambda a, r, ref: 2.1 - 0.1 * a + 0.005 * r - (0.5 if (a, r) == (3.0, 10.0) else 0.0))
+    assert ends[SW + "larger_ratio_denser"] == "partial"  # one series of 16 ends below its start
 
 
 def test_sweep_matches_the_release_within_the_declared_bound_and_flips_outside_it():
