@@ -94,9 +94,12 @@ def pytest_configure(config):
 
 
 def _whole_suite(config) -> bool:
-    """The session runs every test (no path below tests/, no -k, -m, --lf or --deselect)."""
+    """The session runs every test (no path below tests/, and none of -k, -m, --lf, --sw, --deselect, --ignore,
+    --collect-only, --setup-only or --setup-plan)."""
     o = config.option
-    if o.keyword or o.markexpr or getattr(o, "lf", False) or getattr(o, "deselect", None):
+    narrowed = ("keyword", "markexpr", "lf", "stepwise", "deselect", "ignore", "ignore_glob", "collectonly",
+                "setuponly", "setupplan")
+    if any(getattr(o, name, None) for name in narrowed):
         return False
     return all(Path(a).resolve() in (REPO, REPO / "tests") for a in config.args)
 
@@ -143,7 +146,13 @@ def pytest_sessionfinish(session):
     crossings.dump(Path(os.environ[crossings.ENV]))
     if hasattr(session.config, "workerinput"):
         return
-    _check_crossings(session)
+    try:
+        _stop_smoke_run(session)
+    finally:
+        _check_crossings(session)
+
+
+def _stop_smoke_run(session) -> None:
     if os.path.basename(os.environ["TORCHINDUCTOR_CACHE_DIR"]).startswith("pipeline_lib-tests-inductor-"):
         shutil.rmtree(os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)  # ours, not a user's own
     work = _smoke_dir(session.config)

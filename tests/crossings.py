@@ -1,13 +1,14 @@
 """Every declared claim has a test that moves its statistic across its rule both ways: somewhere in the suite its
-scoring gives a verdict on the claimed side (a planted effect: "reproduced", or "partial" where the rule reads no
-interval) and "not reproduced" (a null), or at least it is scored on test input with a rule whose record, its
-statistic moved to either side (:func:`pipeline_lib.claims.crossings`), gives both.
+scoring of test input gives a verdict on the claimed side (a planted effect: "reproduced" or "partial") and "not
+reproduced" (a null), or at least it is scored on test input with a rule whose record, its statistic moved to
+either side (:func:`pipeline_lib.claims.crossings`), gives both.
 
 The suite records it as it runs: every ``score_claims`` of the scoring and figure modules is wrapped on import, and
-each verdict it returns, with its rule's crossings, is kept per claim. After a run of the whole suite (no
-selection), the claims that went both ways neither way fail the session, by name (:func:`missing`), and the claims
-crossed only through their rule record are counted (:func:`tally`). Under pytest-xdist each worker writes what it
-saw to the session's folder (:data:`ENV`), which the controller reads."""
+each verdict it returns, with its rule's crossings, is kept per claim. Scores of real runs are not test input and are
+not recorded: the kept statistics that ``publish`` re-scores (:data:`NOT_TEST_INPUT`). After a run of the whole
+suite (no selection), the claims that never went both ways fail the session, by name (:func:`missing`), and the
+claims crossed only through their rule record are counted (:func:`tally`). Under pytest-xdist each worker writes what
+it saw to the session's folder (:data:`ENV`), which the controller reads."""
 from __future__ import annotations
 
 import functools
@@ -21,6 +22,7 @@ from pathlib import Path
 ENV = "PIPELINE_LIB_TEST_VERDICTS"  # the session's folder, set by the controller before its workers start
 HOLDS = ("reproduced", "partial")
 WRAPPED = ("pipeline_lib.scoring.", "pipeline_lib.figures.")
+NOT_TEST_INPUT = ("pipeline_lib/build/publish.py",)  # callers whose scores are of real runs' statistics
 _seen: dict[str, set[str]] = {}
 
 
@@ -32,6 +34,8 @@ def _wrap(module) -> None:
     @functools.wraps(score)
     def score_claims(*args, **kwargs):
         out = score(*args, **kwargs)
+        if _from_real_runs():
+            return out
         for cid, s in out.items():
             _seen.setdefault(cid, set()).add(str(s.get("verdict")))
             _seen[cid].update(_crossed(s.get("rule")))
@@ -39,6 +43,15 @@ def _wrap(module) -> None:
 
     score_claims._recorded = True
     module.score_claims = score_claims
+
+
+def _from_real_runs() -> bool:
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.replace(os.sep, "/").endswith(NOT_TEST_INPUT):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _crossed(rule) -> list[str]:
@@ -99,8 +112,8 @@ def seen(folder: Path) -> dict[str, set[str]]:
 
 
 def missing(got: dict[str, set[str]], declared) -> dict[str, list[str]]:
-    """The declared claims that went both ways neither in a test's verdicts nor through their rule's record (with
-    what they did get)."""
+    """The declared claims that never went both ways, neither in a test's verdicts nor through their rule's record
+    (with what they did get)."""
     return {cid: sorted(got.get(cid, ())) for cid in declared
             if not (_both(got.get(cid, set())) or _both(got.get(cid, set()), "rule: "))}
 

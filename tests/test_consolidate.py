@@ -167,7 +167,7 @@ def test_a_claim_not_tested_as_stated_is_counted_apart_whatever_its_rule_gives()
         assert own["verdict"] == verdict and own["caveats"].startswith(f"not tested as stated: {why}")
         row = {r["id"]: r for r in con.consolidate({"config": _ledger({cid: _above(value, value - 0.05)})}, {},
                                                    rank={"config": (0, 0)})}[cid]
-        assert row["verdict"] == "not tested as stated" and row["why"].startswith(f"its rule gives {verdict}, but {why}")
+        assert row["verdict"] == "not tested as stated" and row["why"].startswith(f"scored, it would be {verdict}; but {why}")
     idle = {r["id"]: r for r in con.consolidate({"config": _ledger({})}, {}, rank={"config": (0, 0)})}[cid]
     assert idle["verdict"] == "not run"
     table = con.counts_table([{"group": "g", "verdict": "not tested as stated"}])

@@ -285,7 +285,7 @@ def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]
         if any(v != d["verdict"] for _, v in others):
             why.append("configs differ: " + ", ".join(f"{o} {v}" for o, v in others if v != d["verdict"]))
         if r.get("not_tested_as_stated"):  # whatever its rule gives, the label would claim more than it tested
-            why.insert(0, f"its rule gives {d['verdict']}, but {r['not_tested_as_stated']}")
+            why.insert(0, f"scored, it would be {d['verdict']}; but {r['not_tested_as_stated']}")
             d = {**d, "verdict": "not tested as stated"}
         out.append({**r, "verdict": d["verdict"], "config": c, "why": "; ".join(why), "others": others,
                     "knife_edge": d["knife_edge"]})

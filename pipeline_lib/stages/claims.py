@@ -165,10 +165,11 @@ def coverage(rows: list[dict]) -> dict[str, dict]:
     """Per source (key): ``title``, ``results`` (each result it states with the verdicts of the claims that
     score it, or why none does) and ``counts``: results scored here (a claim of it not ``not run``), scored by a
     proxy (the result's ``proxy`` says why its claims test something near it, not it; also a result that only the
-    project's own claims score), declared but not run here
+    project's own claims score, or only claims not tested as stated), declared but not run here
     (an overlay config, a GPU), not covered."""
     verdict = {r["id"]: r["verdict"] for r in rows}
     own = {r["id"] for r in rows if r.get("origin") == "extension"}
+    loose = {r["id"]: r["not_tested_as_stated"] for r in rows if r.get("not_tested_as_stated")}
     out = {}
     for key, doc in declaration_files().items():
         if "results" not in doc:
@@ -181,6 +182,8 @@ def coverage(rows: list[dict]) -> dict[str, dict]:
                 results.append({**res, "status": f"not a result ({res['kind']})", "verdicts": verdicts})
                 continue
             scored = [i for i in ids if verdict.get(i, "not run") != "not run"]
+            if scored and all(i in loose for i in scored) and not res.get("proxy"):  # no rule tests the words
+                res = {**res, "proxy": "not tested as stated: " + "; ".join(loose[i] for i in scored)}
             if not ids:
                 status = "not covered"
             elif scored:
