@@ -514,3 +514,27 @@ def test_row_claims_through_score_claims_the_talks_row_planted_and_moved(d):
     assert cogo_table_rules.score_claims(run(0.0), None)[row]["verdict"] == "reproduced"
     moved = cogo_table_rules.score_claims(run(50.0), None)[row]
     assert moved["verdict"] == "not reproduced" and moved["measured"] == 0
+
+
+def test_d23_cells_and_weight_decay_through_score_claims_planted_and_moved():
+    """The d = 23 cells (the talk's row printed for each seed) and the weight-decay claim through ``score_claims``:
+    the planted values pass, the moved ones fail."""
+    from pipeline_lib.figures.cogo_table import REFERENCE
+
+    def run(shift):
+        per_seed = {}
+        for column, cell in zip(TABLE, REFERENCE[23]):
+            ref, _, _ = cogo_table_rules.talk_value(cell)
+            per_seed["count_not_46" if column == "pct_not_46" else column] = [ref + shift] * 5
+        per_seed["pct_not_46"] = per_seed["count_not_46"]
+        return {"runs": {"r": {"d": 23, "q": 512, "weight_decay": 5e-5, "talk_setting": True, "optimizer": "adam",
+                               "solved": 5, "seeds": 5, "per_seed": per_seed}}}
+
+    cell = "tian.cogo_table.error_order6_d23"
+    assert cogo_table_rules.score_claims(run(0.0), None)[cell]["verdict"] == "reproduced"
+    assert cogo_table_rules.score_claims(run(50.0), None)[cell]["verdict"] == "not reproduced"
+    wd = "tian.cogo_table.weight_decay_simpler"
+    simpler = {"runs": {"a": _wd_row(23, 512, 1e-5, [9, 10, 11]), "b": _wd_row(23, 512, 5e-4, [4, 4.1, 4.2])}}
+    same = {"runs": {"a": _wd_row(23, 512, 1e-5, [9, 10, 11]), "b": _wd_row(23, 512, 5e-4, [9, 10, 11])}}
+    assert cogo_table_rules.score_claims(simpler, None)[wd]["verdict"] == "reproduced"
+    assert cogo_table_rules.score_claims(same, None)[wd]["verdict"] == "not reproduced"

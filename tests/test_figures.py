@@ -449,3 +449,15 @@ def test_a_table_figure_has_no_blank_band_around_its_table():
             found = np.flatnonzero(ink.any(axis=axis))
             bands = (found[0], ink.shape[1 - axis] - 1 - found[-1])  # blank before and after the frame
             assert max(bands) <= 0.25 * dpi, (width, "rows" if axis == 1 else "columns", ink.shape, bands)
+
+
+def test_fig5_paper_code_arms_through_score_claims_planted_and_null():
+    from pipeline_lib.scoring.fig5_accuracy import score_claims
+
+    def arms(k, k0):
+        return {"curriculum, paper code": {"successes": k, "seeds": 10},
+                "scratch, paper code": {"successes": k0, "seeds": 10}}
+
+    cid = "circuits.fig5.curriculum_beats_scratch_paper_code"
+    assert score_claims(arms(10, 0), None)[cid]["verdict"] == "reproduced"
+    assert score_claims(arms(5, 5), None)[cid]["verdict"] == "not reproduced"
