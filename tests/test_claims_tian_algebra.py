@@ -2,6 +2,7 @@
 effect score ``reproduced``, null ones ``not reproduced``, a statistic across the threshold flips the verdict,
 every declared id is scored for stats shaped like the default config's, and missing arms are ``not run``."""
 import copy
+import functools
 import importlib
 from pathlib import Path
 from types import SimpleNamespace
@@ -494,22 +495,25 @@ def test_a_split_group_pools_its_runs_seeds_and_carries_the_claims(tmp_path):
         cogo_table.build(cfg, cogo_table.Params(runs=("shared",), split_groups=group), paths, outputs)
 
 
+def _talk_row(d: int, shift: float) -> dict:
+    """cogo_table's stats of one run in the talk's setting whose 5 seeds each print the talk's row of modulus d,
+    every value moved by ``shift``."""
+    from pipeline_lib.figures.cogo_table import REFERENCE
+
+    per_seed = {}
+    for column, cell in zip(TABLE, REFERENCE[d]):
+        ref, _, _ = cogo_table_rules.talk_value(cell)
+        per_seed["count_not_46" if column == "pct_not_46" else column] = [ref + shift] * 5
+    per_seed["pct_not_46"] = per_seed["count_not_46"]
+    return {"runs": {"r": {"d": d, "q": 512, "weight_decay": 5e-5, "talk_setting": True, "optimizer": "adam",
+                           "solved": 5, "seeds": 5, "per_seed": per_seed}}}
+
+
 @pytest.mark.parametrize("d", [71, 127])
 def test_row_claims_through_score_claims_the_talks_row_planted_and_moved(d):
     """Each of the talk's rows scored through ``score_claims``: seeds that print the row's own values pass every
     column (reproduced); the same seeds moved off every value pass none (not reproduced)."""
-    from pipeline_lib.figures.cogo_table import REFERENCE
-
-    def run(shift):
-        per_seed = {}
-        for column, cell in zip(TABLE, REFERENCE[d]):
-            ref, _, _ = cogo_table_rules.talk_value(cell)
-            per_seed["count_not_46" if column == "pct_not_46" else column] = [ref + shift] * 5
-        per_seed["pct_not_46"] = per_seed["count_not_46"]
-        return {"runs": {"r": {"d": d, "q": 512, "weight_decay": 5e-5, "talk_setting": True, "optimizer": "adam",
-                               "solved": 5, "seeds": 5,
-                               "per_seed": per_seed}}}
-
+    run = functools.partial(_talk_row, d)
     row = f"tian.cogo_table.row_d{d}"
     assert cogo_table_rules.score_claims(run(0.0), None)[row]["verdict"] == "reproduced"
     moved = cogo_table_rules.score_claims(run(50.0), None)[row]
@@ -519,17 +523,7 @@ def test_row_claims_through_score_claims_the_talks_row_planted_and_moved(d):
 def test_d23_cells_and_weight_decay_through_score_claims_planted_and_moved():
     """The d = 23 cells (the talk's row printed for each seed) and the weight-decay claim through ``score_claims``:
     the planted values pass, the moved ones fail."""
-    from pipeline_lib.figures.cogo_table import REFERENCE
-
-    def run(shift):
-        per_seed = {}
-        for column, cell in zip(TABLE, REFERENCE[23]):
-            ref, _, _ = cogo_table_rules.talk_value(cell)
-            per_seed["count_not_46" if column == "pct_not_46" else column] = [ref + shift] * 5
-        per_seed["pct_not_46"] = per_seed["count_not_46"]
-        return {"runs": {"r": {"d": 23, "q": 512, "weight_decay": 5e-5, "talk_setting": True, "optimizer": "adam",
-                               "solved": 5, "seeds": 5, "per_seed": per_seed}}}
-
+    run = functools.partial(_talk_row, 23)
     cell = "tian.cogo_table.error_order6_d23"
     assert cogo_table_rules.score_claims(run(0.0), None)[cell]["verdict"] == "reproduced"
     assert cogo_table_rules.score_claims(run(50.0), None)[cell]["verdict"] == "not reproduced"
