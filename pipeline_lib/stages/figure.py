@@ -57,11 +57,26 @@ def caption_rst(caption: str, stats: dict, attrs: dict) -> str:
     return "{% raw %}\n" + "\n\n".join(paragraphs) + "\n{% endraw %}\n"
 
 
+def laid_out_box(fig):
+    """Lay ``fig`` out once and return its tight bounding box (inches, padded as ``bbox_inches="tight"``
+    pads it), with the layout engine then switched off: each ``savefig`` given that box draws the figure
+    once, where ``bbox_inches="tight"`` lays it out and draws it twice per file (most of a large figure's
+    time, e.g. one panel per run)."""
+    import matplotlib as mpl
+
+    fig.draw_without_rendering()
+    box = fig.get_tightbbox()
+    fig.set_layout_engine("none")
+    pad = mpl.rcParams["savefig.pad_inches"]
+    return box.padded(pad, pad)
+
+
 def save_figure(fig, stats: dict, attrs: dict, pdf: str, png: str, sidecar: str) -> None:
     meta = json.dumps({"stats": stats, "provenance": attrs})
+    box = laid_out_box(fig)
     with atomic_path(pdf) as tmp:
-        fig.savefig(tmp, format="pdf", bbox_inches="tight", metadata={"Subject": meta[:60000]})
+        fig.savefig(tmp, format="pdf", bbox_inches=box, metadata={"Subject": meta[:60000]})
     with atomic_path(png) as tmp:
-        fig.savefig(tmp, format="png", dpi=150, bbox_inches="tight", metadata={"Description": meta})
+        fig.savefig(tmp, format="png", dpi=150, bbox_inches=box, metadata={"Description": meta})
     with atomic_path(sidecar) as tmp:
         Path(tmp).write_text(json.dumps({"stats": stats, "provenance": attrs}, indent=2))
