@@ -107,11 +107,12 @@ def test_fig5_soon_after_switch_compares_time_to_threshold_with_scratch():
         stats = fig5_stats(arms, {"curriculum": [50]}, threshold=0.9)
         return score_claims(stats, None)["circuits.fig5.curriculum_generalises_soon_after_switch"]["verdict"]
 
-    # scratch never reaches it: its median is the censoring value, no time to compare against (the rates are
-    # the success-rate claim's)
-    assert verdict([1.0] * 10, [0.3] * 10) == "not run"
-    assert verdict([0.3] * 10, [0.3] * 10) == "not run"
-    assert verdict([1.0] * 10, [0.3] * 5 + [1.0] * 5) == "not run"  # half of scratch never: still no time
+    # scratch never reaches it: its median is no time, but at least its run's 100 epochs, a bound the curriculum's
+    # 40 epochs after the switch lie below; a curriculum that does not reach it either is not sooner
+    assert verdict([1.0] * 10, [0.3] * 10) == "reproduced"
+    assert verdict([0.3] * 10, [0.3] * 10) == "not reproduced"
+    assert verdict([1.0] * 10, [0.3] * 5 + [1.0] * 5) == "reproduced"  # half of scratch at 90, half beyond 100
+    assert verdict([1.0] * 10, [0.3] * 10, np.arange(0, 31)) == "not reproduced"  # scratch's bound, 30, is sooner
     assert verdict([1.0] * 10, [1.0] * 10) == "reproduced"  # 40 epochs after the switch; scratch later, at 90
     assert verdict([1.0] * 10, [1.0] * 10, np.arange(0, 31)) == "not reproduced"  # scratch sooner, at 27
     assert verdict([0.3] * 7 + [1.0] * 3, [1.0] * 10) == "not reproduced"  # most curriculum seeds never do

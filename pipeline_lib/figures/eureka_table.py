@@ -96,7 +96,7 @@ def arm_stats(stats: dict[str, xr.Dataset]) -> dict:
 MIN_EUREKA_SEEDS = 2  # seeds with a Eureka-moment a mean Eureka epoch needs (one seed has no interval)
 
 
-IMMEDIATE = 0.2  # "immediately": the Eureka epoch within this share of the run (on the digits task: 12 of 60
-# epochs, the 5 warm-up epochs and less than eureka_accuracy's 'long' plateau, 10% of the run, after them)
+IMMEDIATE = 0.2  # "immediately": the Eureka epoch within this share of the run (the warm-up and less than
+# eureka_accuracy's 'long' plateau after it)
 
 

@@ -2,6 +2,8 @@
 ``docs/stats``): the ledger job and ``publish`` call :func:`score_claims`; the figure job does not."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import claims
 from ..figures.fig5_accuracy import Params
 
@@ -42,8 +44,10 @@ def faster(arm: str, control: str, stats: dict) -> dict:
     """"Easily finds a circuit" read as time: the arm's median epochs from its switch to the success threshold
     against the control's median from its start; a seed that never reaches it counts as one epoch beyond the
     longer of the two phases, in both arms alike. Reproduced when the arm's bootstrap interval lies below the
-    control's median; not reproduced unless more than half of the arm's seeds reach the threshold; not run (first)
-    unless more than half of the control's do (its median is otherwise the censoring value, not a time)."""
+    control's median; not reproduced unless more than half of the arm's seeds reach the threshold. Where no more
+    than half of the control's seeds reach it, its median is no time but has a lower bound: each such seed's time
+    exceeds the control's phase, so its median with those seeds at the phase's length bounds it from below, and
+    the arm's interval is read against that bound."""
     a, c = stats[arm], stats[control]
     never = max(a["phase_epochs"], c["phase_epochs"]) + 1
 
@@ -56,13 +60,14 @@ def faster(arm: str, control: str, stats: dict) -> dict:
     text = (claims.fmt_interval(f"{control}: median epochs from its start (never: {never})", m0, lo0, hi0, digits=5)
             + f"; {arm}: {len(reached)} of {a['seeds']} seeds reach test accuracy >= {a['threshold']:g} after the "
             f"switch (epoch {a['phase_start']}), of the {a['phase_epochs']} epochs of finetuning")
-    if 2 * sum(e is not None for e in c["epochs_to_threshold"]) <= c["seeds"]:  # the control's median is no time
-        why = (f"no more than half of the {control} seeds reach the threshold, so its median is the censoring value, "
-               "not a time: 'sooner' cannot be compared (the rates are compared by the success-rate claim)")
-        return claims.score(m, (lo, hi), a["seeds"], f"{text} ({why})", claims.guard("not run", why))
     if 2 * len(reached) <= a["seeds"]:  # no majority reaches it: the median is no time
         return claims.score(m, (lo, hi), a["seeds"], text, claims.guard(
             "not reproduced", f"no more than half of the {arm} seeds reach the threshold within its phase"))
+    if 2 * sum(e is not None for e in c["epochs_to_threshold"]) <= c["seeds"]:  # the control's median is no time
+        bound = float(np.median([c["phase_epochs"] if e is None else e for e in c["epochs_to_threshold"]]))
+        text += (f"; no more than half of the {control} seeds reach the threshold, so its median is at least "
+                 f"{bound:g} (its never-reaching seeds at its phase's {c['phase_epochs']} epochs, a lower bound)")
+        return claims.score(m, (lo, hi), a["seeds"], text, claims.below(m, hi, bound))
     return claims.score(m, (lo, hi), a["seeds"], text, claims.below(m, hi, m0))
 
 
