@@ -223,3 +223,22 @@ def test_a_verdict_the_same_seeds_do_not_repeat_on_another_machine_is_undecided(
     assert rows[b]["verdict"] == "reproduced" and rows[b]["why"] == ""
     assert rows[c]["verdict"] == "reproduced"
     assert {r["id"]: r["verdict"] for r in con.consolidate({"config": first}, {})}[a] == "reproduced"  # no rerun
+
+
+def test_each_source_section_lists_whose_claims_apart_the_sources_first():
+    """Within a source's section the project's own claims (which may quote the source's sentence they extend)
+    stand under their own heading, after the source's statements and its authors' code, so a verdict is never
+    read as the source's when it is ours."""
+    rows = con.consolidate({"config": _ledger({})}, {}, rank={"config": (0, 0)})
+    md = con.consolidated_markdown(rows, [], [])
+    for paper in dict.fromkeys(r["paper"] for r in rows):
+        section = md.split(f"\n## {paper}\n", 1)[1].split("\n## ", 1)[0]
+        heads = [line[4:] for line in section.splitlines() if line.startswith("### ")]
+        mine = {r["group"] for r in rows if r["paper"] == paper}
+        assert set(heads) == mine and len(heads) == len(mine), paper  # one heading per group, each once
+        own = [h.startswith("The project's own") for h in heads]
+        assert own == sorted(own), heads  # the sources' groups first
+        for h in heads:  # every row under a heading belongs to its group
+            table = section.split(f"### {h}\n", 1)[1].split("\n### ", 1)[0]
+            ids = [line.split(" | ")[0][2:] for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
+            assert ids and all({r["id"]: r for r in rows}[i]["group"] == h for i in ids), h

@@ -357,14 +357,26 @@ def consolidated_markdown(rows: list[dict], configs: list[tuple], not_kept: list
                   "to publish it): " + ", ".join(f"[{n}]({n})" for n in not_kept) + "."]
     lines += ["", "## Counts", "", counts_table(rows)]
     for paper in dict.fromkeys(r["paper"] for r in rows):
-        mine = [r for r in rows if r["paper"] == paper]
-        c = counts(mine, "paper")[paper]
-        lines += ["", f"## {paper}", "", ", ".join(f"{n} {v}" for v, n in c.items() if n) + ".", "",
-                  "| id | the source's words or the claim | landmark | verdict | config | statistic (epoch, metric, set) | "
-                  "measured [95% CI] | seeds | also scored by | why |", "|---|---|---|---|---|---|---|---:|---|---|"]
-        for r in mine:
-            lines.append("| " + " | ".join(md_cell(x) for x in (
-                r["id"], source_words(r), r["landmark"], r["verdict"], r["config"], r.get("statistic") or "-",
-                measured_text(r) if r["config"] != "-" else "-", r.get("n_seeds") if r["config"] != "-" else "-",
-                ", ".join(f"{o} ({v})" for o, v in r["others"]) or "-", r["why"] or "-")) + " |")
+        lines += ["", f"## {paper}"]
+        for group, mine in counts_by(rows, paper).items():  # whose claim it is: a source's, its code's, or ours
+            c = counts(mine, "group")[group]
+            lines += ["", f"### {group}", "", ", ".join(f"{n} {v}" for v, n in c.items() if n) + ".", "",
+                      "| id | the source's words or the claim | landmark | verdict | config | statistic (epoch, metric, "
+                      "set) | measured [95% CI] | seeds | also scored by | why |",
+                      "|---|---|---|---|---|---|---|---:|---|---|"]
+            lines += [_consolidated_row(r) for r in mine]
     return "\n".join(lines) + "\n"
+
+
+def counts_by(rows: list[dict], paper: str) -> dict[str, list[dict]]:
+    """The rows of one report category (``paper``) by their counts' group, the sources' own statements first."""
+    mine = [r for r in rows if r["paper"] == paper]
+    groups = sorted(dict.fromkeys(r["group"] for r in mine), key=lambda g: g.startswith("The project's own"))
+    return {g: [r for r in mine if r["group"] == g] for g in groups}
+
+
+def _consolidated_row(r: dict) -> str:
+    return "| " + " | ".join(md_cell(x) for x in (
+        r["id"], source_words(r), r["landmark"], r["verdict"], r["config"], r.get("statistic") or "-",
+        measured_text(r) if r["config"] != "-" else "-", r.get("n_seeds") if r["config"] != "-" else "-",
+        ", ".join(f"{o} ({v})" for o, v in r["others"]) or "-", r["why"] or "-")) + " |"
