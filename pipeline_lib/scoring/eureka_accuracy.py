@@ -73,7 +73,7 @@ def plateau_score(arms: dict) -> dict:
                if e is not None]
     k = sum(eureka_shaped(p, j) for p, j in learned)
     control = (f"{len(learned)} of {n_all} {BASE} seeds learned the intermediate task (a Eureka epoch); saturated: "
-               f"train and test loss each within {LOSS_BAND:g} of their values where the jump starts (from the last "
+               f"train and test loss each within {LOSS_BAND:.0%} of their values where the jump starts (from the last "
                f"epoch at the no-first-step accuracy {level:.3f} + the band); hundreds: >= {HUNDREDS} epochs, rapid: "
                f"<= {FAST_JUMP:g} x the plateau; (plateau, jump) of the learned seeds: "
                f"{[(p, None if j is None else round(j)) for p, j in learned]}")
