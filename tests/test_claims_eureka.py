@@ -465,9 +465,10 @@ def _default_stats(drop: str | None = None) -> dict:
                    for i, lbl in enumerate(labels) if lbl != drop} for exp, labels in EXPERIMENTS.items()}
     probe_rows = {exp: {lbl: _probe([0.6, 0.62, 0.9, 0.95]) for lbl in arms} for exp, arms in trajs.items()}
     thr = {exp: 0.7 for exp in EXPERIMENTS}
-    table_trajs = {exp: {lbl: trajs.get(exp, {}).get(lbl) or _traj([40 + 3 * j for j in range(5)],
+    # each arm its own run: arms whose seeds all end alike would be one run twice (scoring.eureka_table.twin)
+    table_trajs = {exp: {lbl: trajs.get(exp, {}).get(lbl) or _traj([40 + 3 * j + i for j in range(5)],
                                                                     epochs=301 if exp.startswith("reasoning") else 101)
-                         for lbl in labels if lbl != drop} for exp, labels in TABLE_EXPERIMENTS.items()}
+                         for i, lbl in enumerate(labels) if lbl != drop} for exp, labels in TABLE_EXPERIMENTS.items()}
     lr = lambda exp, lbl: DEFAULT["runs"][DEFAULT["analyses"]["eureka"][exp]["arms"][lbl]]["optimizer"]["lr"]  # noqa: E731
     table_arms = {exp: {lbl: {**_arm(5, 5, [float(v) for v in ds.test_acc.argmax("epoch").values]),
                               "final_accs": [0.9] * 5, "epochs": int(ds.epoch.values[-1]), "lr": lr(exp, lbl)}
@@ -605,8 +606,10 @@ def test_every_ratio_claim_of_the_table_goes_both_ways_through_score_claims():
 
     def counts(k_of) -> dict:
         out = {"rows": [], "arms": {}}
-        for exp, arms_ in stats["arms"].items():
-            out["arms"][exp] = {lbl: {**a, **_arm(k_of(exp, lbl), 20)} for lbl, a in arms_.items()}
+        for exp, arms_ in stats["arms"].items():  # each arm its own run (scoring.eureka_table.twin)
+            out["arms"][exp] = {lbl: {**a, **_arm(k_of(exp, lbl), 20, [100.0 + i + j for j in range(k_of(exp, lbl))]),
+                                      "final_accs": [0.5 + 0.01 * i + 0.4 * (j < k_of(exp, lbl)) for j in range(20)]}
+                                for i, (lbl, a) in enumerate(arms_.items())}
         return out
 
     ratio = re.compile(r"_(raises|lowers)_ratio$")
@@ -627,3 +630,22 @@ def test_long_training_claim_through_score_claims_reads_the_reasoning_softmax_ar
     assert acc_rules.score_claims(stats([300.0, 2500.0, 700.0, 9000.0, 450.0], 10_000), None)[cid]["verdict"] == \
         "reproduced"
     assert acc_rules.score_claims(stats([None] * 5, 10_000), None)[cid]["verdict"] == "not reproduced"
+
+
+def test_an_arm_that_trained_anothers_run_gets_no_verdict_of_its_own():
+    """NormSoftmax+HT ending every seed as NormSoftmax did (its cap never binding): one run, so its claims are not
+    run naming the arm it repeats, while NormSoftmax's are scored; one seed ending otherwise makes it its own run."""
+    def arm(k, accs):
+        return {**_arm(k, 10), "final_accs": accs}
+
+    norm = arm(10, [0.95 + 0.001 * i for i in range(10)])
+    arms = {"Softmax": arm(3, [0.9] * 3 + [0.5] * 7), "NormSoftmax": norm, "NormSoftmax+HT": dict(norm)}
+    scores = table_rules.score_claims({"arms": {"reasoning": arms}}, None)
+    twin = scores["eureka.table.reasoning_normsoftmax_ht_raises_ratio"]
+    assert twin["verdict"] == "not run" and "same run as arm 'NormSoftmax'" in twin["control"]
+    assert scores["eureka.table.reasoning_normsoftmax_ht_earlier_eureka"]["verdict"] == "not run"
+    assert scores["eureka.table.reasoning_normsoftmax_raises_ratio"]["verdict"] == "reproduced"
+    own = dict(norm, final_accs=norm["final_accs"][:-1] + [0.5])
+    arms["NormSoftmax+HT"] = own
+    scores = table_rules.score_claims({"arms": {"reasoning": arms}}, None)
+    assert scores["eureka.table.reasoning_normsoftmax_ht_raises_ratio"]["verdict"] == "reproduced"

@@ -22,8 +22,8 @@ def score_claims(stats: dict, params: Params) -> dict:
     for exp in EXPERIMENTS:
         arms = stats.get("arms", {}).get(exp, {})
         for key, arm in ARMS.items():
-            if arm not in arms or BASE not in arms:
-                why = claims.not_run(f"arms {arm!r} and {BASE!r} of experiment {exp!r} not both in the table")
+            why = _pair(arms, arm, exp)
+            if why is not None:
                 out[f"eureka.table.{exp}_{key}_raises_ratio"] = out[f"eureka.table.{exp}_{key}_earlier_eureka"] = why
                 continue
             out[f"eureka.table.{exp}_{key}_raises_ratio"] = ratio_score(arms[arm], arms[BASE])
@@ -63,10 +63,35 @@ def larger_lr_score(arms_by_exp: dict) -> dict:
 
 
 def _pair(arms: dict, arm: str, exp: str):
-    """None where the experiment holds the arm and Softmax, else the 'not run' score saying which is missing."""
-    if arm in arms and BASE in arms:
-        return None
-    return claims.not_run(f"arms {arm!r} and {BASE!r} of experiment {exp!r} not both in the table")
+    """None where the experiment holds the arm and Softmax and the arm trained a run of its own, else the 'not
+    run' score saying which is missing, or which arm's run it repeats (:func:`twin`)."""
+    if arm not in arms or BASE not in arms:
+        return claims.not_run(f"arms {arm!r} and {BASE!r} of experiment {exp!r} not both in the table")
+    other = twin(arms, arm)
+    if other is not None:
+        return claims.not_run(f"arm {arm!r} of experiment {exp!r} trained the same run as arm {other!r} (every seed "
+                              "ends with the same Eureka epoch and final accuracy): a verdict of its own would count "
+                              f"{other!r}'s seeds twice")
+    return None
+
+
+def twin(arms: dict, arm: str) -> str | None:
+    """The arm listed before ``arm`` (not the control) whose seeds ended as ``arm``'s did: per seed the same Eureka
+    epoch and final test accuracy to three decimals. The two then trained one run (e.g. NormSoftmax+HT where
+    NormSoftmax's cap never binds, so the temperature it rescales does not matter), and ``arm``'s claims add no
+    evidence of their own."""
+    def ends(a: dict):
+        if "final_accs" not in a or "eureka_epochs" not in a:
+            return None
+        return [None if v is None else round(v, 3) for v in a["final_accs"]], list(a["eureka_epochs"])
+
+    mine = ends(arms[arm])
+    for other in arms:
+        if other == arm:
+            return None
+        if other != BASE and mine is not None and ends(arms[other]) == mine:
+            return other
+    return None
 
 
 def table1_scores(arms_by_exp: dict) -> dict:
