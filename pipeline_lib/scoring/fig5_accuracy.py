@@ -51,8 +51,8 @@ def faster(arm: str, control: str, stats: dict) -> dict:
     a, c = stats[arm], stats[control]
     never = max(a["phase_epochs"], c["phase_epochs"]) + 1
 
-    def censored(s: dict) -> list[int]:
-        return [never if e is None else e for e in s["epochs_to_threshold"]]
+    def censored(s: dict, at: int = never) -> list[int]:
+        return [at if e is None else e for e in s["epochs_to_threshold"]]
 
     m, lo, hi = claims.median_interval(censored(a))
     m0, lo0, hi0 = claims.median_interval(censored(c))
@@ -64,7 +64,7 @@ def faster(arm: str, control: str, stats: dict) -> dict:
         return claims.score(m, (lo, hi), a["seeds"], text, claims.guard(
             "not reproduced", f"no more than half of the {arm} seeds reach the threshold within its phase"))
     if 2 * sum(e is not None for e in c["epochs_to_threshold"]) <= c["seeds"]:  # the control's median is no time
-        bound = float(np.median([c["phase_epochs"] if e is None else e for e in c["epochs_to_threshold"]]))
+        bound = float(np.median(censored(c, c["phase_epochs"])))
         text += (f"; no more than half of the {control} seeds reach the threshold, so its median is at least "
                  f"{bound:g} (its never-reaching seeds at its phase's {c['phase_epochs']} epochs, a lower bound)")
         return claims.score(m, (lo, hi), a["seeds"], text, claims.below(m, hi, bound))
