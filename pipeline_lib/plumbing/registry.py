@@ -25,6 +25,7 @@ from types import ModuleType
 import yaml
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pipeline_lib/
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where PyYAML was built with it: ~10x faster
 
 # registry kind -> the package whose modules are its plug-ins
 PACKAGES = {"task": "tasks", "model": "models", "analysis": "analysis", "figure": "figures", "optimizer": "optimizers"}
@@ -161,28 +162,41 @@ def user_import_path() -> None:
 
 @functools.lru_cache(maxsize=None)
 def plugins(kind: str) -> dict[str, Plugin]:
-    """Name -> plug-in of one registry kind ('task', 'model', 'analysis', 'figure'), sorted by name."""
-    package = PACKAGES[kind]
+    """Name -> plug-in of one registry kind ('task', 'model', 'analysis', 'figure'), sorted by name; every
+    declaration checked (the config's validation reads them all, so a malformed plug-in fails before any job)."""
     found: dict[str, Plugin] = {}
-    for path in sorted((PACKAGE_DIR / package).glob("*.py")):
-        if path.name.startswith("_"):
-            continue
-        declared = _declaration(path, kind)
-        if "NAME" not in declared:
+    for path in sorted((PACKAGE_DIR / PACKAGES[kind]).glob("*.py")):
+        plug = _read(kind, path)
+        if plug is None:
             continue  # a helper module of the package, not a plug-in
-        name = declared["NAME"]
-        if name in found:
-            raise PluginError(f"{path}: {kind} {name!r} is also declared by {found[name].path}")
-        if not isinstance(declared.get("CONFIG", ""), str):
-            raise PluginError(f"{path}: CONFIG must be a string of YAML (the JSON schema of the config block)")
-        if isinstance(declared.get("CONFIG"), str):
-            try:
-                declared["CONFIG"] = yaml.safe_load(declared["CONFIG"]) or {}
-            except yaml.YAMLError as exc:
-                raise PluginError(f"{path}: CONFIG is not valid YAML: {exc}") from exc
-        _check_declaration(kind, path, declared)
-        found[name] = Plugin(kind, name, f"pipeline_lib.{package}.{path.stem}", path, declared)
+        if plug.name in found:
+            raise PluginError(f"{path}: {kind} {plug.name!r} is also declared by {found[plug.name].path}")
+        _check_declaration(kind, path, plug.declared)
+        found[plug.name] = plug
     return dict(sorted(found.items()))
+
+
+def _read(kind: str, path: Path) -> Plugin | None:
+    """The plug-in a module of the package declares (its CONFIG parsed), or None for a helper module."""
+    if path.name.startswith("_"):
+        return None
+    declared = _declaration(path, kind)
+    if "NAME" not in declared:
+        return None
+    if not isinstance(declared.get("CONFIG", ""), str):
+        raise PluginError(f"{path}: CONFIG must be a string of YAML (the JSON schema of the config block)")
+    if isinstance(declared.get("CONFIG"), str):
+        try:
+            declared["CONFIG"] = yaml.load(declared["CONFIG"], Loader=_YAML_LOADER) or {}
+        except yaml.YAMLError as exc:
+            raise PluginError(f"{path}: CONFIG is not valid YAML: {exc}") from exc
+    return Plugin(kind, declared["NAME"], f"pipeline_lib.{PACKAGES[kind]}.{path.stem}", path, declared)
+
+
+@functools.lru_cache(maxsize=None)
+def _named(kind: str, name: str) -> Plugin | None:
+    path = PACKAGE_DIR / PACKAGES[kind] / f"{name}.py"
+    return _read(kind, path) if path.is_file() else None
 
 
 def check_rule_names() -> None:
@@ -195,6 +209,13 @@ def check_rule_names() -> None:
 
 
 def plugin(kind: str, name: str) -> Plugin:
+    """One plug-in by name. A job (a process per job) reads only the module named after it where that module
+    declares that name (the config, validated before any job runs, has checked every declaration: see
+    :func:`plugins`); otherwise, or where it declares another name, the whole package is read."""
+    if kind in PACKAGES and name.isidentifier():
+        own = _named(kind, name)
+        if own is not None and own.name == name:
+            return own
     known = plugins(kind)
     if name not in known:
         raise PluginError(f"no {kind} named {name!r}; known: {', '.join(known)}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sys
 from pathlib import Path
 
 from ..plumbing import registry
@@ -14,6 +15,7 @@ from ..plumbing.config import Config
 from ..plumbing.jobs import FIGURE_OUTPUTS, figure_inputs, figure_outputs
 from ..plumbing.paths import Paths
 from ..plumbing.store import atomic_path, provenance
+from .figure_layout import collisions
 
 
 def build_figure(cfg: Config, name: str, paths: Paths | None = None, caption: str | None = None,
@@ -72,8 +74,13 @@ def laid_out_box(fig):
 
 
 def save_figure(fig, stats: dict, attrs: dict, pdf: str, png: str, sidecar: str) -> None:
+    """The figure's files, and a line in the job's log (stderr) on its layout: each text of one panel that runs
+    into another panel (:mod:`.figure_layout`)."""
     meta = json.dumps({"stats": stats, "provenance": attrs})
     box = laid_out_box(fig)
+    found = collisions(fig)
+    print(f"layout of {Path(png).stem}: {len(fig.axes)} axes, {len(found)} texts running into another panel"
+          + "".join(f"\n  {line}" for line in found), file=sys.stderr)
     with atomic_path(pdf) as tmp:
         fig.savefig(tmp, format="pdf", bbox_inches=box, metadata={"Subject": meta[:60000]})
     with atomic_path(png) as tmp:
