@@ -27,6 +27,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="pipeline_lib-tests-inductor-")
 
+# Config checks that passed are remembered on disk (pipeline_lib/plumbing/checked.py): the suite remembers into a
+# folder of its own, made per test session (workers and snakemake runs inherit it) and removed at its end.
+if "PIPELINE_LIB_CACHE" not in os.environ:
+    os.environ["PIPELINE_LIB_CACHE"] = tempfile.mkdtemp(prefix="pipeline_lib-tests-cache-")
 REPO = Path(__file__).resolve().parents[1]
 crossings.install()  # before any test imports a scoring module
 SMOKE = REPO / ".test" / "config" / "config.yaml"
@@ -154,8 +158,10 @@ def pytest_sessionfinish(session):
 
 
 def _stop_smoke_run(session) -> None:
-    if os.path.basename(os.environ["TORCHINDUCTOR_CACHE_DIR"]).startswith("pipeline_lib-tests-inductor-"):
-        shutil.rmtree(os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)  # ours, not a user's own
+    for env, ours in (("TORCHINDUCTOR_CACHE_DIR", "pipeline_lib-tests-inductor-"),
+                      ("PIPELINE_LIB_CACHE", "pipeline_lib-tests-cache-")):
+        if os.path.basename(os.environ[env]).startswith(ours):
+            shutil.rmtree(os.environ[env], ignore_errors=True)  # ours, not a user's own
     work = _smoke_dir(session.config)
     if not work.exists():
         return

@@ -1,0 +1,88 @@
+"""Config checks that pass once are not repeated on every ``snakemake`` call.
+
+A model of kind ``module`` is checked when the config is read: the user's class is imported, built and run on
+two examples (:func:`pipeline_lib.models.module.validate`), which imports torch, about 1.5 s of a 4 s
+``snakemake -n``. A check that passed is remembered as an empty file named by the digest of everything it
+reads: the model's and run's config, the data's shape, the source of ``pipeline_lib`` and of the ``.py`` files of
+the user's module's folder (the module and the helpers beside it, what a run reruns for), and the versions of
+torch and Python. Any change of these checks again; a failed check is never remembered. A change in a module
+outside that folder is not in the digest: the training job builds the model anyway, and names the config key
+where it fails.
+
+The folder: ``$PIPELINE_LIB_CACHE``, else ``$XDG_CACHE_HOME/pipeline_lib`` (``~/.cache/pipeline_lib``);
+``PIPELINE_LIB_CACHE=off`` checks every time, and a folder that cannot be written is not used.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+from importlib import metadata
+from pathlib import Path
+
+ENV = "PIPELINE_LIB_CACHE"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pipeline_lib/
+
+
+def folder() -> Path | None:
+    where = os.environ.get(ENV, "")
+    if where == "off":
+        return None
+    if where:
+        return Path(where) / "passed-checks"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pipeline_lib" / "passed-checks"
+
+
+def _source_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        h.update(str(path.relative_to(PACKAGE_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _module_file(spec: str) -> Path | None:
+    """The file of the user's module (``package.module:Class``) as its import would find it, without running it."""
+    try:
+        found = importlib.util.find_spec(spec.partition(":")[0])
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(found, "origin", None)
+    return Path(origin) if origin and os.path.isfile(origin) else None
+
+
+def module_check_key(model: dict, shape: dict, run: dict) -> str | None:
+    """The digest a passed check of this module model is remembered by; None where it cannot be formed (the
+    module's file is not found, torch is not installed): then it is checked every time."""
+    path = _module_file(str(model.get("module", "")))
+    try:
+        torch_version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+    if path is None:
+        return None
+    what = json.dumps([model, shape, run.get("attention"), torch_version, sys.version, str(path)], sort_keys=True,
+                      default=str)
+    h = hashlib.sha256(what.encode())
+    h.update(_source_digest().encode())
+    for beside in sorted(path.parent.glob("*.py")):
+        h.update(beside.name.encode() + b"\0" + beside.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def passed(key: str | None) -> bool:
+    where = folder()
+    return key is not None and where is not None and (where / key).is_file()
+
+
+def remember(key: str | None) -> None:
+    where = folder()
+    if key is None or where is None:
+        return
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        (where / key).touch()
+    except OSError:
+        pass  # a folder that cannot be written: checked every time
