@@ -27,7 +27,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="pipeline_lib-tests-inductor-")
 
-# Config checks that passed are remembered on disk (pipeline_lib/plumbing/checked.py): the suite remembers into a
+# Config checks that passed are remembered on disk (pipeline_lib/plumbing/remembered.py): the suite remembers into a
 # folder of its own, made per test session (workers and snakemake runs inherit it) and removed at its end.
 if "PIPELINE_LIB_CACHE" not in os.environ:
     os.environ["PIPELINE_LIB_CACHE"] = tempfile.mkdtemp(prefix="pipeline_lib-tests-cache-")

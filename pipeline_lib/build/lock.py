@@ -21,8 +21,11 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
+import sys
 from pathlib import Path
 
+from ..plumbing import remembered
 from .astdump import canonical_dump
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: pipeline_lib/ and workflow/ below it
@@ -76,12 +79,30 @@ def _statements(body: list) -> list:
 @functools.lru_cache(maxsize=1024)
 def read_source(text: str, name: str = "<source>") -> tuple[str, tuple]:
     """A module's digest (its syntax tree without bare strings, as version-independent text) and its import
-    statements as ``(level, module, names)``, from one parse."""
+    statements as ``(level, module, names)``, from one parse; remembered on disk under the digest of the text and
+    of the code that reads it (:mod:`pipeline_lib.plumbing.remembered`: every ``snakemake`` call reads every
+    hashed module)."""
+    key = hashlib.sha256((_reader_digest() + text).encode()).hexdigest()
+    kept = remembered.recall("source-digests", key)
+    if kept is not None:
+        digest_, imports = json.loads(kept)
+        return digest_, tuple((level, module, tuple(names)) for level, module, names in imports)
     tree = ast.parse(text, name)
     imports = tuple((s.level, s.module, tuple(a.name for a in s.names)) if isinstance(s, ast.ImportFrom)
                     else (None, None, tuple(a.name for a in s.names))
                     for s in _statements(tree.body) if isinstance(s, (ast.Import, ast.ImportFrom)))
-    return hashlib.sha256(canonical_dump(tree).encode()).hexdigest()[:16], imports
+    out = hashlib.sha256(canonical_dump(tree).encode()).hexdigest()[:16], imports
+    remembered.keep("source-digests", key, json.dumps(out))
+    return out
+
+
+@functools.cache
+def _reader_digest() -> str:
+    """The code that turns a text into its digest and imports (this module and :mod:`.astdump`), and the Python
+    that parses it."""
+    here = Path(__file__).resolve().parent
+    code = (here / "lock.py").read_bytes() + (here / "astdump.py").read_bytes() + sys.version.encode()
+    return hashlib.sha256(code).hexdigest()
 
 
 def digest_text(text: str, name: str = "<source>") -> str:

@@ -1,4 +1,6 @@
-"""Config checks that pass once are not repeated on every ``snakemake`` call.
+"""What every ``snakemake`` call would work out again, worked out once and remembered on disk, each under the
+digest of everything it reads (so a change of any of it is worked out anew, never read stale): a passed check of
+a ``module`` model, and the code digests of the rerun lock (:func:`pipeline_lib.build.lock.read_source`).
 
 A model of kind ``module`` is checked when the config is read: the user's class is imported, built and run on
 two examples (:func:`pipeline_lib.models.module.validate`), which imports torch, about 1.5 s of a 4 s
@@ -10,7 +12,7 @@ outside that folder is not in the digest: the training job builds the model anyw
 where it fails.
 
 The folder: ``$PIPELINE_LIB_CACHE``, else ``$XDG_CACHE_HOME/pipeline_lib`` (``~/.cache/pipeline_lib``);
-``PIPELINE_LIB_CACHE=off`` checks every time, and a folder that cannot be written is not used.
+``PIPELINE_LIB_CACHE=off`` remembers nothing, and a folder that cannot be written is not used.
 """
 from __future__ import annotations
 
@@ -26,14 +28,38 @@ ENV = "PIPELINE_LIB_CACHE"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pipeline_lib/
 
 
-def folder() -> Path | None:
+def folder(kind: str) -> Path | None:
+    """Where one kind of thing is remembered; None where nothing is (``PIPELINE_LIB_CACHE=off``)."""
     where = os.environ.get(ENV, "")
     if where == "off":
         return None
-    if where:
-        return Path(where) / "passed-checks"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pipeline_lib" / "passed-checks"
+    base = Path(where) if where else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pipeline_lib"
+    return base / kind
+
+
+def recall(kind: str, key: str | None) -> str | None:
+    """The text remembered under ``key``, or None."""
+    where = folder(kind)
+    if key is None or where is None:
+        return None
+    try:
+        return (where / key).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def keep(kind: str, key: str | None, text: str = "") -> None:
+    """Remember ``text`` under ``key`` (written whole or not at all; a folder that cannot be written: not kept)."""
+    where = folder(kind)
+    if key is None or where is None:
+        return
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        tmp = where / f".{key}.{os.getpid()}.tmp"
+        tmp.write_text(text)
+        tmp.replace(where / key)
+    except OSError:
+        pass
 
 
 def _source_digest() -> str:
@@ -73,16 +99,9 @@ def module_check_key(model: dict, shape: dict, run: dict) -> str | None:
 
 
 def passed(key: str | None) -> bool:
-    where = folder()
-    return key is not None and where is not None and (where / key).is_file()
+    """A check with this key passed before."""
+    return recall("passed-checks", key) is not None
 
 
 def remember(key: str | None) -> None:
-    where = folder()
-    if key is None or where is None:
-        return
-    try:
-        where.mkdir(parents=True, exist_ok=True)
-        (where / key).touch()
-    except OSError:
-        pass  # a folder that cannot be written: checked every time
+    keep("passed-checks", key)

@@ -1,4 +1,4 @@
-"""A passed check of a module model is remembered (pipeline_lib/plumbing/checked.py): the next read of the same
+"""A passed check of a module model is remembered (pipeline_lib/plumbing/remembered.py): the next read of the same
 config imports no torch, and an edit of the user's module checks it again and reports what is now wrong."""
 import json
 import subprocess
@@ -7,7 +7,7 @@ import sys
 import yaml
 
 from conftest import REPO, SMOKE
-from pipeline_lib.plumbing import checked
+from pipeline_lib.plumbing import remembered
 
 MODULE = '''
 import torch.nn as nn
@@ -47,7 +47,7 @@ def _config(tmp_path) -> None:
 def _read(tmp_path, cache) -> dict:
     res = subprocess.run([sys.executable, "-c", READ], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(REPO),
-                              checked.ENV: str(cache)})
+                              remembered.ENV: str(cache)})
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -68,11 +68,30 @@ def test_a_passed_module_check_is_not_repeated_until_the_module_changes(tmp_path
 
 
 def test_off_or_an_unwritable_folder_checks_every_time(tmp_path, monkeypatch):
-    monkeypatch.setenv(checked.ENV, "off")
-    assert checked.folder() is None and not checked.passed("0" * 64)
-    checked.remember("0" * 64)  # nothing to write to
+    monkeypatch.setenv(remembered.ENV, "off")
+    assert remembered.folder("passed-checks") is None and not remembered.passed("0" * 64)
+    remembered.remember("0" * 64)  # nothing to write to
     blocked = tmp_path / "file"
     blocked.write_text("a file where the folder would be")
-    monkeypatch.setenv(checked.ENV, str(blocked))
-    checked.remember("0" * 64)  # cannot be written: skipped, no error
-    assert not checked.passed("0" * 64)
+    monkeypatch.setenv(remembered.ENV, str(blocked))
+    remembered.remember("0" * 64)  # cannot be written: skipped, no error
+    assert not remembered.passed("0" * 64)
+
+
+def test_a_code_digest_is_remembered_by_its_text_and_read_back_unchanged(tmp_path, monkeypatch):
+    from pipeline_lib.build import lock
+
+    text = "import os\nfrom .x import y, z\n\n\ndef f():\n    return os.sep\n"
+    monkeypatch.setenv(remembered.ENV, "off")
+    lock.read_source.cache_clear()
+    computed = lock.read_source(text)
+    monkeypatch.setenv(remembered.ENV, str(tmp_path))
+    lock.read_source.cache_clear()
+    assert lock.read_source(text) == computed and len(list((tmp_path / "source-digests").iterdir())) == 1
+    parsed = []
+    monkeypatch.setattr(lock, "canonical_dump", lambda tree: parsed.append(tree) or "")
+    lock.read_source.cache_clear()
+    assert lock.read_source(text) == computed and not parsed  # read back: the same digest and imports, no parse
+    lock.read_source(text.replace("os.sep", "os.linesep"))
+    assert len(parsed) == 1  # another text: parsed anew
+    lock.read_source.cache_clear()
