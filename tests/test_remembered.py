@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from conftest import REPO, SMOKE
@@ -95,3 +96,19 @@ def test_a_code_digest_is_remembered_by_its_text_and_read_back_unchanged(tmp_pat
     lock.read_source(text.replace("os.sep", "os.linesep"))
     assert len(parsed) == 1  # another text: parsed anew
     lock.read_source.cache_clear()
+
+
+def test_a_remembered_check_leaves_the_other_checks_of_its_run_naming_their_keys(tmp_path, monkeypatch):
+    from pipeline_lib.plumbing.config import load_config
+    from pipeline_lib.plumbing.errors import ConfigError
+
+    _config(tmp_path)
+    (tmp_path / "my_checked_net.py").write_text(MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
+    raw = yaml.safe_load((tmp_path / "c.yaml").read_text())
+    load_config(raw)  # passes, and is remembered
+    raw["runs"]["mine_run"]["n_probe"] = 10**6
+    for _ in range(2):  # checked, then remembered: the same sentence
+        with pytest.raises(ConfigError, match=r"config key 'runs\.mine_run\.n_probe'"):
+            load_config(raw)

@@ -16,6 +16,7 @@ The folder: ``$PIPELINE_LIB_CACHE``, else ``$XDG_CACHE_HOME/pipeline_lib`` (``~/
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -62,6 +63,7 @@ def keep(kind: str, key: str | None, text: str = "") -> None:
         pass
 
 
+@functools.cache
 def _source_digest() -> str:
     h = hashlib.sha256()
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
@@ -73,7 +75,7 @@ def _module_file(spec: str) -> Path | None:
     """The file of the user's module (``package.module:Class``) as its import would find it, without running it."""
     try:
         found = importlib.util.find_spec(spec.partition(":")[0])
-    except (ImportError, ValueError):
+    except Exception:  # noqa: BLE001 (a parent package that fails to import: the check itself reports it)
         return None
     origin = getattr(found, "origin", None)
     return Path(origin) if origin and os.path.isfile(origin) else None
