@@ -8,6 +8,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from pipeline_lib.plumbing.config import load_config
+from pipeline_lib.stages import figure as figure_stage
 from pipeline_lib.stages.figure import save_figure
 from pipeline_lib.stages.figure_layout import collisions
 
@@ -29,7 +30,7 @@ def test_the_check_sees_a_title_running_into_the_next_panel():
     assert overlaps(tidy) == []
 
 
-def test_the_figure_stage_logs_each_collision_and_a_clean_figure_as_clean(tmp_path, capsys):
+def test_the_figure_stage_logs_each_collision_and_a_clean_figure_as_clean(tmp_path, capsys, monkeypatch):
     crowded = Figure(figsize=(4, 2), layout="constrained")
     left, _ = crowded.subplots(1, 2)
     left.set_title("a title far too long for its own narrow panel, and longer")
@@ -43,6 +44,9 @@ def test_the_figure_stage_logs_each_collision_and_a_clean_figure_as_clean(tmp_pa
     a.set_title("short")
     save_figure(tidy, {}, {}, out["pdf"], out["png"].replace("crowded", "tidy"), out["json"])
     assert "layout of tidy: 2 axes, 0 texts running into another panel" in capsys.readouterr().err
+    monkeypatch.setattr(figure_stage, "collisions", lambda fig: 1 / 0)  # a check that fails keeps the figure
+    save_figure(tidy, {}, {}, out["pdf"], out["png"].replace("crowded", "odd"), out["json"])
+    assert "layout of odd: not checked (ZeroDivisionError" in capsys.readouterr().err
 
 
 @pytest.mark.workflow

@@ -188,3 +188,13 @@ def test_report_categories_that_rst_would_merge_are_refused(monkeypatch):
                                                                                 fake[name]))
     with pytest.raises(registry.PluginError, match="one name to the report"):
         registry.check_report_categories(["a", "b"])
+
+
+def test_a_plugin_looked_up_alone_is_the_one_the_whole_package_declares():
+    """A job reads only the module named after its plug-in; where that module declares another name (or none is
+    named so), the whole package is read: either way the same plug-in, declarations included."""
+    for kind in registry.PACKAGES:
+        for name, plug in registry.plugins(kind).items():
+            alone = registry.plugin(kind, name)
+            assert alone == plug and alone.declared == plug.declared, (kind, name)
+    assert registry.plugin("task", "sparse_modular_addition").path.name != "sparse_modular_addition.py"

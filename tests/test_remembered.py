@@ -112,3 +112,23 @@ def test_a_remembered_check_leaves_the_other_checks_of_its_run_naming_their_keys
     for _ in range(2):  # checked, then remembered: the same sentence
         with pytest.raises(ConfigError, match=r"config key 'runs\.mine_run\.n_probe'"):
             load_config(raw)
+
+
+def test_a_check_run_on_a_module_imported_before_an_edit_is_not_kept(tmp_path, monkeypatch):
+    """In one long session (a notebook) Python keeps the module as first imported: after an edit the check runs
+    on the old code, so its pass is not remembered under the edited files' key."""
+    from pipeline_lib.plumbing.config import load_config
+
+    _config(tmp_path)
+    (tmp_path / "my_session_net.py").write_text(MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
+    raw = yaml.safe_load((tmp_path / "c.yaml").read_text())
+    raw["models"]["mine"]["module"] = "my_session_net:Net"
+    load_config(raw)
+    kept = lambda: len(list((tmp_path / "cache" / "passed-checks").iterdir()))  # noqa: E731
+    assert kept() == 1
+    (tmp_path / "my_session_net.py").write_text(MODULE.replace("classes=5", "classes=2"))
+    load_config(raw)  # the old module answers in this process: passes, and must not be kept
+    assert kept() == 1
+    monkeypatch.delitem(sys.modules, "my_session_net")

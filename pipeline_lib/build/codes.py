@@ -147,7 +147,8 @@ def user_source(spec: str) -> str:
     h = hashlib.sha256()
     if found is not None and found.origin and Path(found.origin).is_file():
         for f in sorted(Path(found.origin).parent.glob("*.py")):
-            h.update(f"{f.name} {_source_digest(f)}\n".encode())
+            if f.is_file():  # not a dangling link (an editor's lock file, e.g. .#net.py)
+                h.update(f"{f.name} {_source_digest(f)}\n".encode())
     return h.hexdigest()[:16]
 
 

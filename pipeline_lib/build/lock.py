@@ -85,8 +85,11 @@ def read_source(text: str, name: str = "<source>") -> tuple[str, tuple]:
     key = hashlib.sha256((_reader_digest() + text).encode()).hexdigest()
     kept = remembered.recall("source-digests", key)
     if kept is not None:
-        digest_, imports = json.loads(kept)
-        return digest_, tuple((level, module, tuple(names)) for level, module, names in imports)
+        try:
+            digest_, imports = json.loads(kept)
+            return digest_, tuple((level, module, tuple(names)) for level, module, names in imports)
+        except (ValueError, TypeError):  # a damaged file (e.g. cut short by a crash): worked out again below
+            pass
     tree = ast.parse(text, name)
     imports = tuple((s.level, s.module, tuple(a.name for a in s.names)) if isinstance(s, ast.ImportFrom)
                     else (None, None, tuple(a.name for a in s.names))

@@ -115,10 +115,11 @@ def _run_checks(data: dict, name: str, run: dict) -> list[str]:
         registry.user_import_path()
         memo = remembered.module_check_key(model, shape, run)
         if not remembered.passed(memo):  # a check that passed with these inputs is not repeated (:mod:`.remembered`)
+            keyed = remembered.checks_the_keyed_code(model)
             found = registry.load("model", model["kind"]).validate(model, shape, run, f"models.{run['model']}",
                                                                      f"runs.{name}")
             problems += found
-            if not found:
+            if not found and keyed:
                 remembered.remember(memo)
     if run["n_probe"] > shape["n_test"]:
         problems.append(f"config key '{key}.n_probe': {run['n_probe']} probe sequences but dataset "

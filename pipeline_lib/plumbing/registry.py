@@ -188,15 +188,21 @@ def _read(kind: str, path: Path) -> Plugin | None:
     if isinstance(declared.get("CONFIG"), str):
         try:
             declared["CONFIG"] = yaml.load(declared["CONFIG"], Loader=_YAML_LOADER) or {}
-        except yaml.YAMLError as exc:
-            raise PluginError(f"{path}: CONFIG is not valid YAML: {exc}") from exc
+        except yaml.YAMLError:
+            try:  # the pure-Python parser's message quotes the offending line
+                yaml.safe_load(declared["CONFIG"])
+            except yaml.YAMLError as exc:
+                raise PluginError(f"{path}: CONFIG is not valid YAML: {exc}") from exc
+            raise
     return Plugin(kind, declared["NAME"], f"pipeline_lib.{PACKAGES[kind]}.{path.stem}", path, declared)
 
 
 @functools.lru_cache(maxsize=None)
 def _named(kind: str, name: str) -> Plugin | None:
-    path = PACKAGE_DIR / PACKAGES[kind] / f"{name}.py"
-    return _read(kind, path) if path.is_file() else None
+    """The plug-in in the module named exactly ``<name>.py`` (listed, so that a case-insensitive file system
+    does not answer for another spelling), or None."""
+    folder = PACKAGE_DIR / PACKAGES[kind]
+    return _read(kind, folder / f"{name}.py") if f"{name}.py" in os.listdir(folder) else None
 
 
 def check_rule_names() -> None:

@@ -12,7 +12,8 @@ outside that folder is not in the digest: the training job builds the model anyw
 where it fails.
 
 The folder: ``$PIPELINE_LIB_CACHE``, else ``$XDG_CACHE_HOME/pipeline_lib`` (``~/.cache/pipeline_lib``);
-``PIPELINE_LIB_CACHE=off`` remembers nothing, and a folder that cannot be written is not used.
+``PIPELINE_LIB_CACHE=off`` remembers nothing, and a folder that cannot be written is not used. Nothing is ever
+removed from it (a few hundred small files per version of the code): delete it at will, it is worked out again.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import importlib.util
 import json
 import os
 import sys
+import tempfile
 from importlib import metadata
 from pathlib import Path
 
@@ -54,13 +56,16 @@ def keep(kind: str, key: str | None, text: str = "") -> None:
     where = folder(kind)
     if key is None or where is None:
         return
+    tmp = None
     try:
         where.mkdir(parents=True, exist_ok=True)
-        tmp = where / f".{key}.{os.getpid()}.tmp"
-        tmp.write_text(text)
-        tmp.replace(where / key)
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=f".{key[:16]}.", suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, where / key)
     except OSError:
-        pass
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 
 @functools.cache
@@ -93,11 +98,40 @@ def module_check_key(model: dict, shape: dict, run: dict) -> str | None:
         return None
     what = json.dumps([model, shape, run.get("attention"), torch_version, sys.version, str(path)], sort_keys=True,
                       default=str)
-    h = hashlib.sha256(what.encode())
-    h.update(_source_digest().encode())
-    for beside in sorted(path.parent.glob("*.py")):
-        h.update(beside.name.encode() + b"\0" + beside.read_bytes() + b"\0")
+    folder_ = _folder_digest(path)
+    if folder_ is None:
+        return None
+    return hashlib.sha256((what + _source_digest() + folder_).encode()).hexdigest()
+
+
+def _folder_digest(path: Path) -> str | None:
+    """The ``.py`` files beside a module (the module included), or None where one cannot be read."""
+    h = hashlib.sha256()
+    try:
+        for beside in sorted(path.parent.glob("*.py")):
+            if beside.is_file():  # not a dangling link (an editor's lock file, e.g. .#net.py)
+                h.update(beside.name.encode() + b"\0" + beside.read_bytes() + b"\0")
+    except OSError:
+        return None
     return h.hexdigest()
+
+
+_IMPORTED: dict[str, str] = {}  # module -> its folder's digest when a check of this process first imported it
+
+
+def checks_the_keyed_code(model: dict) -> bool:
+    """Whether a check run now runs on the code its key reads: the check imports the module now, or an earlier
+    check of this process imported it from the same files (Python keeps a module once imported, so in a long
+    session, e.g. a notebook, an edited module is checked as it was first imported: that pass is not kept)."""
+    name = str(model.get("module", "")).partition(":")[0]
+    path = _module_file(str(model.get("module", "")))
+    folder_ = _folder_digest(path) if path is not None else None
+    if folder_ is None:
+        return False
+    if name not in sys.modules:
+        _IMPORTED[name] = folder_
+        return True
+    return _IMPORTED.get(name) == folder_
 
 
 def passed(key: str | None) -> bool:

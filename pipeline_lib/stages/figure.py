@@ -78,9 +78,13 @@ def save_figure(fig, stats: dict, attrs: dict, pdf: str, png: str, sidecar: str)
     into another panel (:mod:`.figure_layout`)."""
     meta = json.dumps({"stats": stats, "provenance": attrs})
     box = laid_out_box(fig)
-    found = collisions(fig)
-    print(f"layout of {Path(png).stem}: {len(fig.axes)} axes, {len(found)} texts running into another panel"
-          + "".join(f"\n  {line}" for line in found), file=sys.stderr)
+    try:
+        found = collisions(fig)
+    except Exception as exc:  # noqa: BLE001 (a check of the drawing, never a reason to lose the figure)
+        print(f"layout of {Path(png).stem}: not checked ({type(exc).__name__}: {exc})", file=sys.stderr)
+    else:
+        print(f"layout of {Path(png).stem}: {len(fig.axes)} axes, {len(found)} texts running into another panel"
+              + "".join(f"\n  {line}" for line in found), file=sys.stderr)
     with atomic_path(pdf) as tmp:
         fig.savefig(tmp, format="pdf", bbox_inches=box, metadata={"Subject": meta[:60000]})
     with atomic_path(png) as tmp:
