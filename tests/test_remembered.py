@@ -70,13 +70,13 @@ def test_a_passed_module_check_is_not_repeated_until_the_module_changes(tmp_path
 
 def test_off_or_an_unwritable_folder_checks_every_time(tmp_path, monkeypatch):
     monkeypatch.setenv(remembered.ENV, "off")
-    assert remembered.folder("passed-checks") is None and not remembered.passed("0" * 64)
-    remembered.remember("0" * 64)  # nothing to write to
+    assert remembered.folder("passed-checks") is None and remembered.recall("passed-checks", "0" * 64) is None
+    remembered.keep("passed-checks", "0" * 64)  # nothing to write to
     blocked = tmp_path / "file"
     blocked.write_text("a file where the folder would be")
     monkeypatch.setenv(remembered.ENV, str(blocked))
-    remembered.remember("0" * 64)  # cannot be written: skipped, no error
-    assert not remembered.passed("0" * 64)
+    remembered.keep("passed-checks", "0" * 64)  # cannot be written: skipped, no error
+    assert remembered.recall("passed-checks", "0" * 64) is None
 
 
 def test_a_code_digest_is_remembered_by_its_text_and_read_back_unchanged(tmp_path, monkeypatch):
@@ -132,3 +132,21 @@ def test_a_check_run_on_a_module_imported_before_an_edit_is_not_kept(tmp_path, m
     load_config(raw)  # the old module answers in this process: passes, and must not be kept
     assert kept() == 1
     monkeypatch.delitem(sys.modules, "my_session_net")
+
+
+def test_two_models_of_one_module_are_each_remembered(tmp_path, monkeypatch):
+    """The second model's check finds the module imported by the first check of this process, from the same files:
+    its pass is kept too."""
+    from pipeline_lib.plumbing.config import load_config
+
+    _config(tmp_path)
+    (tmp_path / "my_pair_net.py").write_text(MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(remembered.ENV, str(tmp_path / "cache"))
+    raw = yaml.safe_load((tmp_path / "c.yaml").read_text())
+    raw["models"] = {m: {"kind": "module", "module": "my_pair_net:Net", "args": {"classes": c}}
+                     for m, c in (("five", 5), ("six", 6))}
+    raw["runs"] = {f"{m}_run": {"dataset": "sma_p4_T12", "model": m, "epochs": 1, "seeds": 1} for m in raw["models"]}
+    load_config(raw)
+    assert len(list((tmp_path / "cache" / "passed-checks").iterdir())) == 2
+    monkeypatch.delitem(sys.modules, "my_pair_net")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.util
 from pathlib import Path
 
 from ..plumbing import registry
@@ -142,13 +141,9 @@ def user_source(spec: str) -> str:
     """A digest of a user's own module (model kind ``module``, ``'package.module:Class'``): the digests of the
     ``.py`` files of its folder (the module and the helpers beside it), so that its runs rerun when they change
     and not for a comment."""
-    registry.user_import_path()
-    found = importlib.util.find_spec(spec.partition(":")[0])
     h = hashlib.sha256()
-    if found is not None and found.origin and Path(found.origin).is_file():
-        for f in sorted(Path(found.origin).parent.glob("*.py")):
-            if f.is_file():  # not a dangling link (an editor's lock file, e.g. .#net.py)
-                h.update(f"{f.name} {_source_digest(f)}\n".encode())
+    for f in registry.user_module_files(spec):
+        h.update(f"{f.name} {_source_digest(f)}\n".encode())
     return h.hexdigest()[:16]
 
 

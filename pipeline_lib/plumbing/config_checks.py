@@ -113,14 +113,9 @@ def _run_checks(data: dict, name: str, run: dict) -> list[str]:
     problems = _declared_checks(kind, {**model, **shape, "run": name, "dataset": run["dataset"]}, f"models.{run['model']}")
     if kind.get("VALIDATE") and not problems:  # checks that must import the plug-in (e.g. a user's nn.Module)
         registry.user_import_path()
-        memo = remembered.module_check_key(model, shape, run)
-        if not remembered.passed(memo):  # a check that passed with these inputs is not repeated (:mod:`.remembered`)
-            keyed = remembered.checks_the_keyed_code(model)
-            found = registry.load("model", model["kind"]).validate(model, shape, run, f"models.{run['model']}",
-                                                                     f"runs.{name}")
-            problems += found
-            if not found and keyed:
-                remembered.remember(memo)
+        problems += remembered.unless_passed(  # a check that passed with these inputs is not repeated
+            model, shape, run, lambda: registry.load("model", model["kind"]).validate(
+                model, shape, run, f"models.{run['model']}", f"runs.{name}"))
     if run["n_probe"] > shape["n_test"]:
         problems.append(f"config key '{key}.n_probe': {run['n_probe']} probe sequences but dataset "
                         f"'{run['dataset']}' has {shape['n_test']} test examples; allowed n_probe <= that")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import importlib.util
 import os
 import re
 import sys
@@ -160,6 +161,17 @@ def user_import_path() -> None:
         sys.path.append(root)
 
 
+def user_module_files(spec: str) -> list[Path]:
+    """The ``.py`` files of a user's module's folder (``'package.module:Class'``: the module and the helpers beside
+    it, what its runs rerun for), found as its import would find it (:func:`user_import_path`) without running it;
+    none where it is not a file (a dangling link, e.g. an editor's lock file ``.#net.py``, is skipped)."""
+    user_import_path()
+    found = importlib.util.find_spec(spec.partition(":")[0])
+    if found is None or not found.origin or not Path(found.origin).is_file():
+        return []
+    return [f for f in sorted(Path(found.origin).parent.glob("*.py")) if f.is_file()]
+
+
 @functools.lru_cache(maxsize=None)
 def plugins(kind: str) -> dict[str, Plugin]:
     """Name -> plug-in of one registry kind ('task', 'model', 'analysis', 'figure'), sorted by name; every
@@ -176,8 +188,10 @@ def plugins(kind: str) -> dict[str, Plugin]:
     return dict(sorted(found.items()))
 
 
+@functools.lru_cache(maxsize=None)
 def _read(kind: str, path: Path) -> Plugin | None:
-    """The plug-in a module of the package declares (its CONFIG parsed), or None for a helper module."""
+    """The plug-in a module of the package declares (its CONFIG parsed), or None for a helper module; read once
+    per process, for the full scan and the look-up alike."""
     if path.name.startswith("_"):
         return None
     declared = _declaration(path, kind)
@@ -197,7 +211,6 @@ def _read(kind: str, path: Path) -> Plugin | None:
     return Plugin(kind, declared["NAME"], f"pipeline_lib.{PACKAGES[kind]}.{path.stem}", path, declared)
 
 
-@functools.lru_cache(maxsize=None)
 def _named(kind: str, name: str) -> Plugin | None:
     """The plug-in in the module named exactly ``<name>.py`` (listed, so that a case-insensitive file system
     does not answer for another spelling), or None."""

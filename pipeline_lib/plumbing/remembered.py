@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import json
 import os
 import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
+from typing import Callable
+
+from . import registry
 
 ENV = "PIPELINE_LIB_CACHE"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pipeline_lib/
@@ -76,68 +78,48 @@ def _source_digest() -> str:
     return h.hexdigest()
 
 
-def _module_file(spec: str) -> Path | None:
-    """The file of the user's module (``package.module:Class``) as its import would find it, without running it."""
+def unless_passed(model: dict, shape: dict, run: dict, check: Callable[[], list[str]]) -> list[str]:
+    """The problems ``check()`` finds with a module model, or none where it passed before with the same inputs. A
+    pass is remembered only where the check ran on the code its key read: it imported the module now, or an
+    earlier check of this process imported it from the same files (Python keeps a module once imported, so in a
+    long session, e.g. a notebook, an edited module is checked as it was first imported: that pass is not kept)."""
+    name = str(model.get("module", "")).partition(":")[0]
+    code = _module_code(model)
+    key = _check_key(model, shape, run, code)
+    if key is None:
+        return check()
+    if recall("passed-checks", key) is not None:
+        return []
+    if name not in sys.modules:  # this check imports it
+        _IMPORTED[name] = code
+    found = check()
+    if not found and _IMPORTED.get(name) == code:
+        keep("passed-checks", key)
+    return found
+
+
+_IMPORTED: dict[str, str] = {}  # module -> its files' digest when a check of this process imported it
+
+
+def _module_code(model: dict) -> str | None:
+    """The digest of the ``.py`` files of the user's module's folder; None where they are not found or read."""
     try:
-        found = importlib.util.find_spec(spec.partition(":")[0])
+        files = registry.user_module_files(str(model.get("module", "")))
+        h = hashlib.sha256()
+        for f in files:
+            h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
     except Exception:  # noqa: BLE001 (a parent package that fails to import: the check itself reports it)
         return None
-    origin = getattr(found, "origin", None)
-    return Path(origin) if origin and os.path.isfile(origin) else None
+    return h.hexdigest() if files else None
 
 
-def module_check_key(model: dict, shape: dict, run: dict) -> str | None:
-    """The digest a passed check of this module model is remembered by; None where it cannot be formed (the
-    module's file is not found, torch is not installed): then it is checked every time."""
-    path = _module_file(str(model.get("module", "")))
+def _check_key(model: dict, shape: dict, run: dict, code: str | None) -> str | None:
+    """The digest a passed check is remembered by; None (checked every time) without the module's code or torch."""
     try:
         torch_version = metadata.version("torch")
     except metadata.PackageNotFoundError:
         return None
-    if path is None:
+    if code is None:
         return None
-    what = json.dumps([model, shape, run.get("attention"), torch_version, sys.version, str(path)], sort_keys=True,
-                      default=str)
-    folder_ = _folder_digest(path)
-    if folder_ is None:
-        return None
-    return hashlib.sha256((what + _source_digest() + folder_).encode()).hexdigest()
-
-
-def _folder_digest(path: Path) -> str | None:
-    """The ``.py`` files beside a module (the module included), or None where one cannot be read."""
-    h = hashlib.sha256()
-    try:
-        for beside in sorted(path.parent.glob("*.py")):
-            if beside.is_file():  # not a dangling link (an editor's lock file, e.g. .#net.py)
-                h.update(beside.name.encode() + b"\0" + beside.read_bytes() + b"\0")
-    except OSError:
-        return None
-    return h.hexdigest()
-
-
-_IMPORTED: dict[str, str] = {}  # module -> its folder's digest when a check of this process first imported it
-
-
-def checks_the_keyed_code(model: dict) -> bool:
-    """Whether a check run now runs on the code its key reads: the check imports the module now, or an earlier
-    check of this process imported it from the same files (Python keeps a module once imported, so in a long
-    session, e.g. a notebook, an edited module is checked as it was first imported: that pass is not kept)."""
-    name = str(model.get("module", "")).partition(":")[0]
-    path = _module_file(str(model.get("module", "")))
-    folder_ = _folder_digest(path) if path is not None else None
-    if folder_ is None:
-        return False
-    if name not in sys.modules:
-        _IMPORTED[name] = folder_
-        return True
-    return _IMPORTED.get(name) == folder_
-
-
-def passed(key: str | None) -> bool:
-    """A check with this key passed before."""
-    return recall("passed-checks", key) is not None
-
-
-def remember(key: str | None) -> None:
-    keep("passed-checks", key)
+    what = json.dumps([model, shape, run.get("attention"), torch_version, sys.version], sort_keys=True, default=str)
+    return hashlib.sha256((what + _source_digest() + code).encode()).hexdigest()
