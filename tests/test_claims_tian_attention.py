@@ -17,6 +17,7 @@ from pipeline_lib.figures import (
     joma_invariants,
     joma_logits,
     scan_snap_attention,
+    scan_snap_gain,
     scan_snap_lr_sweep,
     scan_snap_transition,
 )
@@ -26,6 +27,7 @@ from pipeline_lib.scoring import attention_entropy as attention_entropy_rules
 from pipeline_lib.scoring import joma_invariants as joma_invariants_rules
 from pipeline_lib.scoring import joma_logits as joma_logits_rules
 from pipeline_lib.scoring import scan_snap_attention as scan_snap_attention_rules
+from pipeline_lib.scoring import scan_snap_gain as scan_snap_gain_rules
 from pipeline_lib.scoring import scan_snap_lr_sweep as scan_snap_lr_sweep_rules
 from pipeline_lib.scoring import scan_snap_transition as scan_snap_transition_rules
 
@@ -282,6 +284,77 @@ def test_transition_half_step_and_unsettled_cells():
                 "run_seed": ("seed", [0, 0])}))
     assert [c["settled"] for c in slow] == [False, True]  # a curve still moving at the end has not settled
     assert np.isnan(scan_snap_transition.pooled_slope([[slow[1]]])[0])  # one cell fits no slope
+
+
+# -- Scan&Snap, Theorem 3's relative gain -------------------------------------------------------------------------
+
+def _gain(paths, law, seeds=4, steps=60, tokens=10, classes=2, run="theorem"):
+    """A scan_snap analysis whose distinct tokens' c~ = P exp(z) follow ``law``: "closed" (the theorem's: each
+    c~_l^-2 falls by one shared B(t), so r_{l0/l'}(t) / r_{l0/l'}(0) is one factor for every l'), "linear" (each
+    logit grows in proportion to its own frequency: a factor per token), or "none" (Z never moves)."""
+    p = np.linspace(0.1, 1.0, tokens) / np.linspace(0.1, 1.0, tokens).sum()
+    t = np.arange(steps + 1, dtype=float)
+    jitter = 1 + 0.05 * np.arange(seeds)[:, None, None, None]  # seeds differ in how fast they move
+    B = (np.log1p(t) / np.log1p(steps))[None, :, None, None] * jitter * 0.45 / p.max() ** 2
+    if law == "closed":
+        c = (p ** -2.0 - B) ** -0.5
+    elif law == "linear":
+        c = p * np.exp(4.0 * p / p.max() * (t / steps)[None, :, None, None] * jitter)
+    else:
+        c = np.broadcast_to(p, (seeds, steps + 1, classes, tokens))
+    c = np.broadcast_to(c, (seeds, steps + 1, classes, tokens))
+    write_dataset(xr.Dataset({"distinct_c": (("seed", "step", "class", "rank"), c / c.sum(-1, keepdims=True))},
+                             coords={"seed": np.arange(seeds), "step": t.astype(int)}), paths.analysis("scan_snap", run))
+    return scan_snap_gain.Params(run=run)
+
+
+def _gain_cfg(momentum=0.0, ratio=10.0, init="zero"):
+    from types import SimpleNamespace
+
+    opt = SimpleNamespace(momentum=momentum, lr_ratio={"Y": ratio})
+    return SimpleNamespace(runs={"theorem": SimpleNamespace(optimizer=opt, model="m", sweep=None)},
+                           models={"m": SimpleNamespace(params={"init": init})})
+
+
+@pytest.mark.parametrize("law, verdict", [("closed", "reproduced"), ("linear", "not reproduced"),
+                                          ("none", "not run")])
+def test_gain_closed_form_reads_one_factor_for_every_other_token(tmp_path, law, verdict):
+    paths = Paths(str(tmp_path))
+    params = _gain(paths, law)
+    _, stats = scan_snap_gain.build(_gain_cfg(), params, paths, {})
+    score = scan_snap_gain_rules.score_claims(json.loads(json.dumps(stats)), params)[scan_snap_gain_rules.ID]
+    assert score["verdict"] == verdict, (score, stats["summary"])
+    if law == "closed":  # the planted law is exact: no spread, and every multiple at least 1 (the lower bound)
+        assert max(stats["spread_per_seed"]) < 1e-9 and min(stats["lowest_multiple_per_seed"]) >= 1.0
+        assert stats["others"] == 9 and stats["log_chi_per_seed"][0] > scan_snap_gain_rules.MIN_GAIN
+    if law == "linear":  # a factor per token: the first power's spread is not the theorem's either
+        assert min(stats["spread_per_seed"]) > scan_snap_gain_rules.TOLERANCE
+
+
+@pytest.mark.parametrize("setting, broken", [({"momentum": 0.9}, "momentum"), ({"ratio": 2.0}, "eta_Y / eta_Z"),
+                                             ({"init": "uniform"}, "init")])
+def test_gain_claim_is_not_run_outside_the_theorems_assumptions(tmp_path, setting, broken):
+    paths = Paths(str(tmp_path))
+    params = _gain(paths, "closed")
+    _, stats = scan_snap_gain.build(_gain_cfg(**setting), params, paths, {})
+    score = scan_snap_gain_rules.score_claims(stats, params)[scan_snap_gain_rules.ID]
+    assert score["verdict"] == "not run" and broken in score["control"] + str(score)
+    assert not stats["theorem_setting"] and broken in stats["summary"]
+
+
+def test_gain_dominant_token_is_the_largest_at_the_start_wherever_it_sits(tmp_path):
+    """l0 is read per seed and class from the first step: the same law with the tokens in another order gives the
+    same statistics."""
+    paths = Paths(str(tmp_path))
+    _gain(paths, "closed")
+    an = xr.open_dataset(paths.analysis("scan_snap", "theorem"), engine="h5netcdf").load()
+    c = an.distinct_c.values
+    shuffled = c[..., [3, 9, 0, 8, 1, 7, 2, 6, 4, 5]]
+    assert np.allclose(scan_snap_gain.spread(scan_snap_gain.log_multiples(shuffled)[:, -1]),
+                       scan_snap_gain.spread(scan_snap_gain.log_multiples(c)[:, -1]), equal_nan=True)
+    with pytest.raises(ValueError, match="record_weights"):
+        write_dataset(an.isel(step=slice(1, None)), paths.analysis("scan_snap", "late"))
+        scan_snap_gain.build(_gain_cfg(), scan_snap_gain.Params(run="late"), paths, {})
 
 
 # -- JoMA -----------------------------------------------------------------------------------------------------

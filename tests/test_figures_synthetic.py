@@ -318,6 +318,28 @@ def test_scan_snap_lr_sweep_reports_the_planted_grid(paths, cfg):
     assert s["reference_setting"] is False and all(c["reference"] is None for c in s["cells"])  # not the released run
 
 
+def test_scan_snap_gain_reads_the_planted_gains_and_the_runs_setting(paths, cfg):
+    """Theorem 3's statistics on a planted attention: two tokens' squared gains grow by factors 2 and 4 against the
+    dominant one (log 2 and log 4: spread 1/3 of their mean), their first powers by other factors; the test config's
+    Scan&Snap run (momentum 0.9, eta_Y = 2 eta_Z) is named as outside the theorem's assumptions."""
+    from pipeline_lib.figures import scan_snap_gain
+    run = "scan_snap"
+    r0 = np.array([3.0, 1.0])  # r_{l0/l'}(0) = (c_l0 / c_l')^2 - 1 for the two others
+    ratio = np.sqrt(1 + np.stack([r0, r0 * [2.0, 4.0]]))  # (step, other): c_l0 / c_l' at steps 0 and 1
+    c = np.concatenate([1 / ratio, np.ones((2, 1))], axis=1)  # the dominant token last, c_l0 = 1
+    c = np.broadcast_to((c / c.sum(-1, keepdims=True))[None, :, None, :], (2, 2, 1, 3))  # (seed, step, class, rank)
+    write_dataset(xr.Dataset({"distinct_c": (("seed", "step", "class", "rank"), c)},
+                             coords={"seed": [0, 1], "step": [0, 1]}), paths.analysis("scan_snap", run))
+    stats = _build(scan_snap_gain, scan_snap_gain.Params(run=run), paths, cfg)
+    logs = np.log([2.0, 4.0])
+    assert stats["spread_per_seed"] == pytest.approx([logs.std() / logs.mean()] * 2)
+    assert stats["log_chi_per_seed"] == pytest.approx([logs.mean()] * 2) and stats["others"] == 2
+    first = np.log((ratio[1] - 1) / (ratio[0] - 1))
+    assert stats["spread_first_power_per_seed"] == pytest.approx([first.std() / first.mean()] * 2)
+    assert stats["lowest_multiple_per_seed"] == pytest.approx([2.0, 2.0])
+    assert not stats["theorem_setting"] and len(stats["outside_theorem"]) == 2  # momentum and eta_Y / eta_Z
+
+
 def test_scan_snap_transition_reports_the_planted_half_steps(paths, cfg):
     from pipeline_lib.figures import scan_snap_transition
     run = "scan_snap_sweep"
