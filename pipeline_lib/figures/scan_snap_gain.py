@@ -20,6 +20,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..intervals import json_floats
 from ..plumbing.store import read_dataset
 from . import style
 
@@ -48,12 +49,15 @@ def theorem_setting(cfg, run: str) -> list[str]:
     """What of the theorem's assumptions the run breaks (empty: none of those a config can state)."""
     rc = cfg.runs[run]
     opt = rc.optimizer
-    broken = []
-    if cfg.models[rc.model].params.get("init", "zero") != "zero":
-        broken.append("Z does not start at zero (init: " + str(cfg.models[rc.model].params.get("init")) + ")")
-    if (opt.momentum or 0.0) != 0.0:
-        broken.append(f"momentum {opt.momentum} (the theorem is about plain gradient steps)")
-    ratio = dict(opt.lr_ratio).get("Y", 1.0)
+    init = cfg.models[rc.model].params.get("init", "zero")
+    ratio = dict(opt.lr_ratio)
+    ratio = ratio.get("Y", 1.0) / ratio.get("Z", 1.0)
+    broken = [f"Z does not start at zero (init: {init})"] if init != "zero" else []
+    broken += [f"the run starts from run {rc.init_from!r}'s weights"] if getattr(rc, "init_from", None) else []
+    if opt.name != "sgd" or (opt.momentum or 0.0) != 0.0 or opt.weight_decay or opt.schedule != "constant":
+        broken.append(f"optimizer {opt.name}, momentum {opt.momentum or 0.0:g}, weight decay {opt.weight_decay:g}, "
+                      f"schedule {opt.schedule} (the theorem is about plain gradient steps: sgd, no momentum, no "
+                      "weight decay, a constant rate)")
     if ratio < MIN_RATIO:
         broken.append(f"eta_Y / eta_Z = {ratio:g} (the theorem assumes eta_Y >> eta_Z, read as >= {MIN_RATIO:g})")
     if rc.sweep:
@@ -61,28 +65,42 @@ def theorem_setting(cfg, run: str) -> list[str]:
     return broken
 
 
-def log_multiples(distinct_c: np.ndarray, power: int = 2) -> np.ndarray:
+def multiples(distinct_c: np.ndarray, power: int = 2) -> np.ndarray:
     """(seed, step, class, rank) attention over each class's distinct tokens -> (seed, step, class, other) the
-    estimates log(r(t) / r(0)) of log chi_l0(t), one per other token l', with r = (c_l0 / c_l')^power - 1 and l0
-    the token of the largest c at the first step (the most frequent one when Z starts at zero); NaN where
-    r(0) = 0 (a tie at the start gives no estimate)."""
+    multiples r(t) / r(0), one per other token l', with r = (c_l0 / c_l')^power - 1 and l0 the token of the largest
+    c at the first step (the most frequent one when Z starts at zero); NaN where r(0) = 0 (a tie at the start gives
+    no estimate). A multiple at or below 0 means l' has caught up with or overtaken l0, which no factor chi > 0
+    allows."""
     d = np.asarray(distinct_c, dtype=np.float64)
     top = d[:, 0].argmax(-1)  # (seed, class)
     order = np.argsort(np.arange(d.shape[-1]) == top[..., None], axis=-1, kind="stable")  # the others, then l0
     d = np.take_along_axis(d, order[:, None], axis=-1)  # (seed, step, class, rank), l0 last
-    c0, others = d[..., -1:], d[..., :-1]
-    r = (c0 / others) ** power - 1.0
+    r = (d[..., -1:] / d[..., :-1]) ** power - 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        multiple = r / r[:, :1]
-        return np.where(r[:, :1] > 0, np.log(multiple), np.nan)
+        return np.where(r[:, :1] > 0, r / r[:, :1], np.nan)
 
 
-def spread(log_chi: np.ndarray) -> np.ndarray:
-    """The spread of the estimates over the other tokens (last axis): their standard deviation over the absolute
-    value of their mean (NaN where the mean is 0, as at the first step)."""
+def spread(multiple: np.ndarray) -> np.ndarray:
+    """The spread of the estimates log(multiple) of log chi over the other tokens (last axis): their standard
+    deviation over the absolute value of their mean; NaN where the mean is 0 (as at the first step), infinite where
+    a multiple is at or below 0 (an overtaken l0: no common factor)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.nanmean(log_chi, axis=-1)
-        return np.where(mean != 0, np.nanstd(log_chi, axis=-1) / np.abs(mean), np.nan)
+        logs = np.log(np.where(multiple > 0, multiple, np.nan))
+        mean = np.nanmean(logs, axis=-1)
+        out = np.where(mean != 0, np.nanstd(logs, axis=-1) / np.abs(mean), np.nan)
+        return np.where((multiple <= 0).any(-1), np.inf, out)
+
+
+def trend(multiple: np.ndarray) -> np.ndarray:
+    """Spearman's rho between the other tokens' order (least frequent first when Z starts at zero) and their
+    estimates of log chi, per leading index: 0 for estimates that differ by noise alone, near -1 or 1 where the
+    factor depends on l' systematically."""
+    from scipy.stats import spearmanr
+
+    flat = multiple.reshape(-1, multiple.shape[-1])
+    rho = [spearmanr(np.arange(len(m)), np.log(m)).statistic if (m > 0).all() and np.ptp(m) > 0 else np.nan
+           for m in flat]
+    return np.asarray(rho).reshape(multiple.shape[:-1])
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
@@ -91,31 +109,38 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     if steps[0] != 0:
         raise ValueError(f"figures.scan_snap_gain.run: run {params.run!r} records its weights from step {steps[0]}, "
                          "not from step 0: the relative gain is a multiple of its start (record_weights)")
-    two, one = log_multiples(an.distinct_c.values, 2), log_multiples(an.distinct_c.values, 1)
+    two, one = multiples(an.distinct_c.values, 2), multiples(an.distinct_c.values, 1)
     return plot(two, one, steps, params), stats(cfg, two, one, steps, params)
 
 
 def stats(cfg, two: np.ndarray, one: np.ndarray, steps: np.ndarray, params: Params) -> dict:
-    """Per seed at the last step: the spread over the other tokens (mean over classes) for the squared gain and the
-    first power, the mean estimate of log chi_l0 (how much the dominant token gained), and the smallest multiple
-    r(t) / r(0) over every later step, class and other token (at least 1 by the theorem's lower bound)."""
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+    """Per seed at the last step: the spread over the other tokens (mean over classes; None where a class's dominant
+    token was overtaken, counted apart) for the squared gain and the first power, the mean estimate of log chi_l0 (how much the dominant token gained), the trend of the estimates
+    with the other token's frequency (mean over classes), the smallest multiple r(t) / r(0) over every later step,
+    class and other token (at least 1 by the theorem's lower bound) and the count of overtaken (class, token)
+    pairs at the last step."""
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices where nothing moved: NaN is the answer
         last2, last1 = spread(two[:, -1]).mean(-1), spread(one[:, -1]).mean(-1)
-        gain = np.nanmean(two[:, -1], axis=(-2, -1))
-        lowest = np.exp(np.nanmin(two[:, 1:], axis=(1, 2, 3))) if len(steps) > 1 else np.full(len(two), np.nan)
-        summary = (np.nanmedian(last2), np.nanmedian(last1), np.nanmedian(gain), np.nanmin(lowest))
+        gain = np.nanmean(np.log(np.where(two[:, -1] > 0, two[:, -1], np.nan)), axis=(-2, -1))
+        lowest = np.nanmin(two[:, 1:], axis=(1, 2, 3)) if len(steps) > 1 else np.full(len(two), np.nan)
+        rho = np.nanmean(trend(two[:, -1]), axis=-1)
+        summary = (np.nanmedian(last2), np.nanmedian(last1), np.nanmedian(gain), np.nanmin(lowest), np.nanmedian(rho))
     broken = theorem_setting(cfg, params.run)
     out = {"seeds": int(two.shape[0]), "classes": int(two.shape[2]), "others": int(two.shape[3]),
            "last_step": int(steps[-1]), "steps_recorded": int(len(steps)),
-           "spread_per_seed": [float(v) for v in last2], "spread_first_power_per_seed": [float(v) for v in last1],
+           "spread_per_seed": json_floats(last2), "spread_first_power_per_seed": json_floats(last1),
            "log_chi_per_seed": [float(v) for v in gain], "lowest_multiple_per_seed": [float(v) for v in lowest],
-           "log_chi_last_per_seed_class_other": np.round(two[:, -1], 6).tolist(),
+           "trend_per_seed": [float(v) for v in rho],
+           "overtaken_per_seed": [int(v) for v in (two[:, -1] <= 0).sum((-2, -1))],
+           "multiple_last_per_seed_class_other": np.round(two[:, -1], 6).tolist(),
            "theorem_setting": not broken, "outside_theorem": broken}
     out["summary"] = (
         f"run {params.run}, step {out['last_step']}: spread of the {out['others']} estimates of log chi_l0 (sd over "
-        f"|mean|, median over {out['seeds']} seeds) {summary[0]:.3f} for the squared gain, "
-        f"{summary[1]:.3f} for the first power; log chi_l0 {summary[2]:.3f}; smallest r(t)/r(0) {summary[3]:.4f}" + ("" if not broken else "; outside the theorem's assumptions: " + "; ".join(broken)))
+        f"|mean|, median over {out['seeds']} seeds) {summary[0]:.3f} for the squared gain, {summary[1]:.3f} for the "
+        f"first power; log chi_l0 {summary[2]:.3f}; Spearman's rho of the estimates with the other token's frequency "
+        f"{summary[4]:.2f}; smallest r(t)/r(0) {summary[3]:.4f}"
+        + ("" if not broken else "; outside the theorem's assumptions: " + "; ".join(broken)))
     return out
 
 
@@ -123,7 +148,9 @@ def plot(two: np.ndarray, one: np.ndarray, steps: np.ndarray, params: Params) ->
     fig, axes = style.figure(ncols=2, width=3.6)
     ax = axes[0, 0]
     n = min(params.class_index, two.shape[2] - 1)
-    est = np.nanmedian(two[:, :, n], axis=0)  # (step, other)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        est = np.log(np.nanmedian(two[:, :, n], axis=0))  # (step, other)
     colors = matplotlib.colormaps["viridis"](np.linspace(0, 0.9, est.shape[-1]))
     for k in range(est.shape[-1]):
         ax.plot(steps, est[:, k], color=colors[k], lw=1.0, label="least frequent" if k == 0 else
