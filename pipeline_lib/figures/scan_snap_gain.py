@@ -115,10 +115,10 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
 
 def stats(cfg, two: np.ndarray, one: np.ndarray, steps: np.ndarray, params: Params) -> dict:
     """Per seed at the last step: the spread over the other tokens (mean over classes; None where a class's dominant
-    token was overtaken, counted apart) for the squared gain and the first power, the mean estimate of log chi_l0 (how much the dominant token gained), the trend of the estimates
-    with the other token's frequency (mean over classes), the smallest multiple r(t) / r(0) over every later step,
-    class and other token (at least 1 by the theorem's lower bound) and the count of overtaken (class, token)
-    pairs at the last step."""
+    token was overtaken, counted apart) for the squared gain and the first power, the mean estimate of log chi_l0
+    (how much the dominant token gained), the trend of the estimates with the other token's frequency (mean over
+    classes), the smallest multiple r(t) / r(0) over every later step, class and other token (at least 1 by the
+    theorem's lower bound) and the count of overtaken (class, token) pairs at the last step."""
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices where nothing moved: NaN is the answer
         last2, last1 = spread(two[:, -1]).mean(-1), spread(one[:, -1]).mean(-1)
