@@ -83,3 +83,32 @@ def test_the_partial_solutions_lie_in_the_sets_the_slides_say_and_compose_to_a_g
     assert ca.model_loss(ca.z_syn(d, 1)) > 0.01  # a partial solution alone is not one
     # a complex nu breaks z_nu's R_* (r_a[k, k, -k] = 1 - nu^2 / conj(nu)^2 != 0): the check can fail
     assert ca.set_residuals(ca.frequency_net(d, 2, [(1, 1, 1), (1j * 0.8 + 0.3, -(1j * 0.8 + 0.3), -1 / (1j * 0.8 + 0.3) ** 2)]))["R_*"] > 0.1
+
+
+def test_occams_razor_a_zero_loss_path_joins_y_times_z_to_z(rng):
+    """The talk's "Occam's Razor" ('Gradient Dynamics', slides 1-2): if z = y * z' and both are global optimal, a
+    path of zero loss connects them, and ||e * z'|| <= ||y * z'||. With z' = z_F6 (a global optimizer) and y a unit
+    split into three nodes of r-weights w (sum 1, so r(y) = 1 and z is global optimal too), the path y(s) = the
+    nodes of weights (1 - s) w + s (1, 0, 0) keeps r(y(s)) = 1: the model's own MSE stays at its minimum 0 all the
+    way to e * z' (z' in the first node block, the others zero), while the straight line between the two weight
+    vectors leaves it (a barrier), and every y * z' on the path is at least as long as e * z'."""
+    d = 11
+    zp = ca.z_f6(d, rng.uniform(0.5, 2.0, (d - 1) // 2))
+
+    def times(w):  # y * z' for the unit split into nodes of r-weights w (a node of weight 0 has zero weights)
+        return ca.mul(ca.total([ca.scaled(ca.one(d), float(x)) for x in w]), zp)
+
+    def norm2(net):
+        return sum(float((x ** 2).sum()) for x in net)
+
+    w = np.array([0.5, 0.3, 0.2])
+    e = np.array([1.0, 0.0, 0.0])
+    path = [times((1 - s) * w + s * e) for s in np.linspace(0, 1, 11)]
+    assert max(abs(ca.model_loss(z)) for z in path) < 1e-12  # zero loss along the path
+    end = path[-1]
+    assert max(np.abs(a - b).max() for a, b in zip(end, times(e))) < 1e-12
+    assert abs(norm2(end) - norm2(zp)) < 1e-9 * norm2(zp)  # e * z' is z' (with zero nodes beside it)
+    assert norm2(path[0]) == pytest.approx(norm2(zp) * (w ** (2 / 3)).sum())  # sum w^(2/3) > 1 = sum w
+    assert all(norm2(z) >= norm2(end) - 1e-9 for z in path)
+    straight = [ca.Net(*((1 - s) * a + s * b for a, b in zip(path[0], end))) for s in (0.25, 0.5, 0.75)]
+    assert min(ca.model_loss(z) for z in straight) > 1e-3  # the straight line is no zero-loss path
