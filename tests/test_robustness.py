@@ -210,9 +210,9 @@ def test_a_module_edit_reruns_exactly_the_jobs_that_compute_with_it(tmp_path, sm
     jobs = _planned(work, repo)
     # every run: the 17 epoch-engine runs of the original families (r_matched, the MNIST run, the ResNet and the
     # W_QKV-scaled run too), the 5 JoMA runs (softmax on two frequency kinds, exp, linear at two step ratios),
-    # the 6 modular-addition and GaLore runs, the shortest-path run, the 2 runs of own nn.Modules, and the 2
-    # online runs (the engine's loop); no dataset
-    assert jobs["train"] == 31 and jobs["train_online"] == 2 and "dataset" not in jobs
+    # the 6 modular-addition and GaLore runs, the shortest-path run, the 2 runs of own nn.Modules, the 2 runs of
+    # the relation theorems (reversal, chain), and the 2 online runs (the engine's loop); no dataset
+    assert jobs["train"] == 33 and jobs["train_online"] == 2 and "dataset" not in jobs
 
 
 def _restore(repo, *parts):
