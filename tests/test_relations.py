@@ -114,11 +114,12 @@ def _analysis(kind, p_low_gap, p_high, control, steps=(0, 1, 2, 5, 10, 20, 50, 1
     return xr.Dataset({"p_label": (("seed", "step", "sample"), p)}, coords={"seed": [0, 1], "step": list(steps), **coords})
 
 
-def _cfg(kinds=("reversal", "chain"), n=50, lr=0.05, ratio=10.0, batch_size=1, momentum=0.0, init="zero"):
+def _cfg(kinds=("reversal", "chain"), n=50, lr=0.05, ratio=10.0, batch_size=1, momentum=0.0, init="zero",
+         warmup_epochs=0, label_smoothing=0.0, sweep=None):
     opt = SimpleNamespace(name="sgd", lr=lr, momentum=momentum, weight_decay=0.0, schedule="constant",
-                          lr_ratio={"Y": ratio})
-    runs = {k: SimpleNamespace(optimizer=opt, model="m", dataset=k, batch_size=batch_size, sweep=None, init_from=None)
-            for k in kinds}
+                          lr_ratio={"Y": ratio}, warmup_epochs=warmup_epochs)
+    runs = {k: SimpleNamespace(optimizer=opt, model="m", dataset=k, batch_size=batch_size, sweep=sweep,
+                               init_from=None, label_smoothing=label_smoothing) for k in kinds}
     M = {"reversal": 2 * n + 2, "chain": 3 * n + 2}
     return SimpleNamespace(runs=runs, models={"m": SimpleNamespace(params={"init": init})},
                            datasets={k: SimpleNamespace(plugin="relations", params={"kind": k}) for k in kinds},
@@ -142,6 +143,7 @@ def test_the_figure_reads_the_planted_decay_and_the_held_out_probability(tmp_pat
         s = stats[kind]
         assert s["N"] == n_train and s["M"] == M and s["t0"] == pytest.approx(n_train * math.log(M) / 0.5)
         assert s["decay_exponent_per_seed"] == pytest.approx([0.7, 0.7])
+        assert s["end_decay_exponent_per_seed"] == pytest.approx([0.7, 0.7]) and s["end_steps"] == 3
         assert s["p_high_times_M_per_seed"] == pytest.approx([0.01 * M] * 2)
         twin = 0.5 if kind == "chain" else 1 - 0.5 * 200 ** -0.7  # the reversal's twins: trained, in the lower bound
         assert s["control_times_M_per_seed"] == pytest.approx([twin * M] * 2) and s["theorem_setting"]
@@ -155,6 +157,10 @@ def test_the_figure_reads_the_planted_decay_and_the_held_out_probability(tmp_pat
 @pytest.mark.parametrize("gap, high, verdicts", [
     (lambda t: np.maximum(t, 1) ** -1.0, 0.005, ("reproduced", "reproduced")),  # the theorems hold: M p < 1
     (lambda t: np.full(t.shape, 0.3), 0.2, ("not reproduced", "not reproduced")),  # no decay, above 1/M
+    (lambda t: np.maximum(t, 1) ** -1.0, 0.2, ("reproduced", "not reproduced")),  # learned, but above 1/M
+    (lambda t: 0.9 + 0.05 * np.maximum(t, 1) ** -0.5, 0.005, ("not reproduced", "reproduced")),  # p levels at 0.1
+    (lambda t: np.where(t <= 50, 1.0 / np.maximum(t, 1), 1e-4 * t + 0.015), 0.005,
+     ("not reproduced", "reproduced")),  # 1 - p rises again over the last steps
 ])
 def test_rules_move_across_both_ways(tmp_path, gap, high, verdicts):
     stats, params = _stats(tmp_path, gap, high, 0.5)
@@ -167,7 +173,11 @@ def test_rules_move_across_both_ways(tmp_path, gap, high, verdicts):
 
 @pytest.mark.parametrize("setting, broken", [({"batch_size": 8}, "batch size 8"), ({"momentum": 0.9}, "momentum 0.9"),
                                              ({"lr": 0.2}, "eta_Y = 2"), ({"ratio": 2.0}, "eta_Y / eta_Z = 2"),
-                                             ({"init": "uniform"}, "init"), ({"n": 20}, "tokens (the theorems assume M >> 100)")])
+                                             ({"init": "uniform"}, "init"), ({"n": 20}, "tokens (the theorems assume M >> 100)"),
+                                             ({"lr": 0.0005}, "1/M^0.99"), ({"warmup_epochs": 2}, "warm-up"),
+                                             ({"label_smoothing": 0.1}, "label smoothing 0.1"),
+                                             ({"batch_size": "full"}, "batch size full"),
+                                             ({"sweep": {"lr": [0.05, 0.1]}}, "swept")])
 def test_outside_the_assumptions_is_not_run(tmp_path, setting, broken):
     stats, params = _stats(tmp_path, lambda t: np.maximum(t, 1) ** -1.0, 0.005, 0.5, **setting)
     scores = rules.score_claims(stats, params)
@@ -176,8 +186,41 @@ def test_outside_the_assumptions_is_not_run(tmp_path, setting, broken):
 
 
 def test_too_few_steps_after_t0_is_not_run(tmp_path):
-    stats, params = _stats(tmp_path, lambda t: np.maximum(t, 1) ** -1.0, 0.01, 0.5, lr=0.001)  # t0 past the last t
+    stats, params = _stats(tmp_path, lambda t: np.maximum(t, 1) ** -1.0, 0.01, 0.5, lr=0.0015)  # t0 past the last t
     assert stats["reversal"]["theorem_setting"] and stats["chain"]["steps_after_t0"] == 0
     scores = rules.score_claims(stats, params)
     assert {s["verdict"] for s in scores.values()} == {"not run"}
     assert all("train it longer" in s["control"] for s in scores.values())
+
+
+def _seed_stats(c, c_end, p_last, high):
+    """Figure statistics for both theorems with the given per-seed values (a run inside the assumptions)."""
+    one = {"theorem_setting": True, "outside_theorem": [], "steps_after_t0": 20, "end_steps": 7, "t0": 1592.0,
+           "M": 202, "N": 150, "eta_Y": 0.5, "last_step": 75000.0, "run": "r", "decay_exponent_per_seed": c,
+           "end_decay_exponent_per_seed": c_end, "p_low_last_per_seed": p_last, "p_high_times_M_per_seed": high,
+           "control_times_M_per_seed": [200.0] * len(high)}
+    return {"reversal": dict(one), "chain": dict(one)}
+
+
+def test_every_seed_must_meet_the_bounds():
+    """The bounds hold for every run, so one seed that misses them keeps the verdict from reproduced (a seed whose
+    exponent is missing counts as missing them), and a majority that misses them is not reproduced."""
+    params = relation_theorems.Params(reversal="r", chain="r")
+
+    def verdicts(**kw):
+        base = {"c": [1.3] * 10, "c_end": [1.0] * 10, "p_last": [0.996] * 10, "high": [0.8] * 10} | kw
+        scores = rules.score_claims(_seed_stats(**base), params)
+        return [scores[rules.PREFIX + i]["verdict"] for i in rules.IDS["reversal"][:2]]
+
+    assert verdicts() == ["reproduced", "reproduced"]
+    assert verdicts(c=[1.3] * 9 + [-0.5], high=[0.8] * 9 + [3.0]) == ["partial", "partial"]  # 9 of 10
+    assert verdicts(c_end=[1.0] * 9 + [None])[0] == "partial"
+    assert verdicts(p_last=[0.4] * 6 + [0.996] * 4, high=[1.2] * 6 + [0.8] * 4) == ["not reproduced"] * 2
+
+
+def test_a_run_of_the_other_kind_is_named(tmp_path):
+    paths = Paths(str(tmp_path))
+    for key in ("reversal", "chain"):  # both keys name the chain run
+        write_dataset(_analysis("chain", lambda t: 1 / np.maximum(t, 1), 0.005, 0.5), paths.analysis("next_token", key))
+    with pytest.raises(ValueError, match="figures.relation_theorems.reversal: .* another kind"):
+        relation_theorems.build(_cfg(), relation_theorems.Params(reversal="reversal", chain="chain"), paths, {})

@@ -8,11 +8,13 @@ p(B_i | A_i ->) and p(C_i | B_i ->) obey the same lower bound, and the direct p(
 
 From analysis ``next_token`` (the label's probability per seed, snapshot and sample), per run and seed: over the
 recorded steps t >= t0 = N ln M / eta_Y (t counts optimizer steps: the snapshot's epoch times the steps of an
-epoch), the lowest probability of the sequences the lower bound is about (``p_low``), its decay exponent c (minus
-the slope of log(1 - p_low) against log t, least squares: 1 - p_low falling as t^-c), and the highest probability of
-the sequences the upper bound is about, times M (``p_high_times_M``: at most 1 under the theorem). The control is
-the same highest probability for the trained sequences of the held-out kind (the reverses, or the direct
-sequences, of the other items), which training raises.
+epoch; N the training sequences, M every token, the two relation tokens included), the lowest probability of the
+sequences the lower bound is about (``p_low``), its decay exponent c (minus the slope of log(1 - p_low) against
+log t, least squares: 1 - p_low falling as t^-c) over all those steps and over their last third (whether it still
+falls at the end of the run), and the highest probability of the sequences the upper bound is about over those
+steps, times M (``p_high_times_M``: at most 1 under the theorem). The control is the same highest probability,
+over the same steps, for the trained sequences of the held-out kind (the reverses, or the direct sequences, of the
+other items), which training raises.
 """
 from __future__ import annotations
 
@@ -52,10 +54,7 @@ class Params:
 def theorem_setting(cfg, run: str, kind: str) -> list[str]:
     """What of the theorems' assumptions a run breaks that a config states (empty: none)."""
     rc = cfg.runs[run]
-    data = cfg.datasets[rc.dataset]
     broken = []
-    if data.plugin != "relations" or data.params.get("kind", "reversal") != kind:
-        broken.append(f"its dataset is not task relations with kind {kind}")
     M = int(cfg.run_spec(run).shape["tokens"])
     if M <= MIN_TOKENS:
         broken.append(f"M = {M} tokens (the theorems assume M >> {MIN_TOKENS})")
@@ -68,10 +67,14 @@ def theorem_setting(cfg, run: str, kind: str) -> list[str]:
                       f"schedule {opt.schedule} (the theorems are about plain SGD)")
     if rc.batch_size != 1:
         broken.append(f"batch size {rc.batch_size} (the theorems assume SGD with batch size 1)")
+    if getattr(opt, "warmup_epochs", 0):
+        broken.append(f"a warm-up of {opt.warmup_epochs} epochs (the theorems assume a constant rate)")
+    if getattr(rc, "label_smoothing", 0.0):
+        broken.append(f"label smoothing {rc.label_smoothing:g} (the theorems' loss is the plain cross-entropy)")
     ratio = dict(opt.lr_ratio)
     eta_y, eta_z = opt.lr * ratio.get("Y", 1.0), opt.lr * ratio.get("Z", 1.0)
-    if not eta_y < 1:
-        broken.append(f"eta_Y = {eta_y:g} (the theorems assume eta_Y < 1)")
+    if not M ** -0.99 < eta_y < 1:
+        broken.append(f"eta_Y = {eta_y:g} (the theorems assume 1/M^0.99 << eta_Y < 1)")
     if eta_y < MIN_RATIO * eta_z:
         broken.append(f"eta_Y / eta_Z = {eta_y / eta_z:g} (the decoder learns faster than the attention, eta_Y >> "
                       f"eta_Z, read as >= {MIN_RATIO:g})")
@@ -82,14 +85,18 @@ def theorem_setting(cfg, run: str, kind: str) -> list[str]:
 
 def decay_exponent(t: np.ndarray, gap: np.ndarray) -> np.ndarray:
     """Per leading index of ``gap`` (..., step) = 1 - p at steps ``t``: minus the least-squares slope of log(gap)
-    against log(t) (c of gap ~ t^-c); NaN with fewer than 3 steps or where a gap is 0 (p rounded to 1)."""
+    against log(t) (c of gap ~ t^-c); NaN with fewer than 3 steps. A gap of 0 (p rounded to 1 in float64) is read
+    as float64's resolution, so a seed that converged fully keeps a positive exponent."""
     if len(t) < 3:
         return np.full(gap.shape[:-1], np.nan)
     lt = np.log(t) - np.log(t).mean()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lg = np.log(np.where(gap > 0, gap, np.nan))
-        slope = ((lg - lg.mean(-1, keepdims=True)) * lt).sum(-1) / (lt ** 2).sum()
-    return -slope
+    lg = np.log(np.maximum(gap, np.finfo(np.float64).eps))
+    return -((lg - lg.mean(-1, keepdims=True)) * lt).sum(-1) / (lt ** 2).sum()
+
+
+def steps_per_epoch(n_train: int, batch_size) -> int:
+    """Optimizer steps of one epoch: one for a full batch, else ceil(n_train / batch_size)."""
+    return 1 if batch_size in (None, "full") else math.ceil(n_train / int(batch_size))
 
 
 def lower_bound_sequences(an, kind: str) -> np.ndarray:
@@ -108,9 +115,10 @@ def run_stats(cfg, an, run: str, kind: str) -> dict:
     M = int(cfg.run_spec(run).shape["tokens"])
     rc = cfg.runs[run]
     eta_y = rc.optimizer.lr * dict(rc.optimizer.lr_ratio).get("Y", 1.0)
-    t = an.step.values.astype(np.float64) * math.ceil(n_train / rc.batch_size)
+    t = an.step.values.astype(np.float64) * steps_per_epoch(n_train, rc.batch_size)
     t0 = n_train * math.log(M) / eta_y
     late = t >= t0
+    end = np.flatnonzero(late)[-max(3, int(late.sum()) // 3):] if late.sum() >= 3 else np.array([], dtype=int)
     p = an.p_label.values  # (seed, step, sample)
     low_sel = lower_bound_sequences(an, kind)
     high_sel = (statement == upper) & held
@@ -119,16 +127,18 @@ def run_stats(cfg, an, run: str, kind: str) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         c = decay_exponent(t[late], 1.0 - p_low[:, late])
+        c_end = decay_exponent(t[end], 1.0 - p_low[:, end])
     high = p[..., high_sel].max(-1)
     ctrl = p[..., ctrl_sel].max(-1) if ctrl_sel.any() else np.full(high.shape, np.nan)
     out = {"run": run, "kind": kind, "M": M, "N": n_train, "eta_Y": eta_y, "t0": t0,
            "last_step": float(t[-1]), "steps_after_t0": int(late.sum()),
            "lower_bound_sequences": int(low_sel.sum()), "upper_bound_sequences": int(high_sel.sum()),
-           "decay_exponent_per_seed": json_floats(c),
-           "p_low_last_per_seed": [float(v) for v in p_low[:, -1]],
+           "decay_exponent_per_seed": json_floats(c), "end_decay_exponent_per_seed": json_floats(c_end),
+           "end_steps": int(len(end)), "p_low_last_per_seed": json_floats(p_low[:, -1]),
            "p_high_times_M_per_seed": json_floats(M * high[:, late].max(-1) if late.any()
                                                   else np.full(len(high), np.nan)),
-           "control_times_M_per_seed": json_floats(M * ctrl[:, -1]),
+           "control_times_M_per_seed": json_floats(M * ctrl[:, late].max(-1) if late.any()
+                                                   else np.full(len(ctrl), np.nan)),
            "outside_theorem": theorem_setting(cfg, run, kind)}
     out["theorem_setting"] = not out["outside_theorem"]
     return out
@@ -147,6 +157,10 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
         if "statement" not in an.coords or "held_out" not in an.coords:
             raise ValueError(f"figures.relation_theorems.{key}: run {runs[key]!r} is not a run of task relations "
                              "(its samples carry no statement and held_out)")
+        if not {*BOUNDS[key][0], BOUNDS[key][2]} <= set(an.statement.values):
+            raise ValueError(f"figures.relation_theorems.{key}: run {runs[key]!r} is a run of task relations of "
+                             f"another kind (its statements: {', '.join(sorted(set(an.statement.values)))}); "
+                             f"allowed: a run of kind {key}")
     stats = {k: run_stats(cfg, an, runs[k], k) for k, an in ans.items()}
     for k, s in stats.items():
         s["summary"] = (f"run {s['run']} ({k}, M = {s['M']}, N = {s['N']}, t0 = N ln M / eta_Y = {s['t0']:.0f} "
@@ -167,7 +181,7 @@ def plot_relation_theorems(cfg, ans: dict, stats: dict) -> Figure:
         s = stats[kind]
         upper = BOUNDS[kind][2]
         statement, held = an.statement.values, an.held_out.values.astype(bool)
-        t = an.step.values.astype(np.float64) * math.ceil(s["N"] / cfg.runs[s["run"]].batch_size)
+        t = an.step.values.astype(np.float64) * steps_per_epoch(s["N"], cfg.runs[s["run"]].batch_size)
         p = an.p_label
         low = p.isel(sample=lower_bound_sequences(an, kind)).min("sample")
         high = p.isel(sample=(statement == upper) & held).max("sample")

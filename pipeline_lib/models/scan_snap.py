@@ -4,7 +4,8 @@ For a sequence x_1..x_T over M tokens (one-hot embeddings), with Z and Y both M 
 
     a_t    = softmax_{t<T}( Z[x_T, x_t] )             attention of the last token to the context
                                                        (t <= T with ``attend_query: true``: x_T itself too)
-    h      = sum_{t<T} a_t e_{x_t} ,  h <- h / |h|_2   (normalised; set ``normalize: false`` to skip)
+    h      = sum_{t<T} a_t e_{x_t} ,  h <- h / |h|_2   (normalised; set ``normalize: false`` to skip; t <= T
+                                                       with ``attend_query: true``)
     logits = Y h                                       next-token logits over the M tokens
 
 Z is zero-initialised in the talk's setting (``init: zero``); ``init: uniform`` draws both from
