@@ -224,3 +224,21 @@ def test_a_run_of_the_other_kind_is_named(tmp_path):
         write_dataset(_analysis("chain", lambda t: 1 / np.maximum(t, 1), 0.005, 0.5), paths.analysis("next_token", key))
     with pytest.raises(ValueError, match="figures.relation_theorems.reversal: .* another kind"):
         relation_theorems.build(_cfg(), relation_theorems.Params(reversal="reversal", chain="chain"), paths, {})
+
+
+def test_next_token_names_a_run_whose_model_has_its_own_loss(tmp_path):
+    """A model that trains on its own loss (the quadratic MLP's MSE) has no next-token probabilities: the analysis
+    names the config key instead of writing softmaxed regression outputs."""
+    from pipeline_lib.models.quadratic_mlp import QuadraticMLP
+    from pipeline_lib.tasks import modular_addition
+
+    paths = Paths(str(tmp_path))
+    write_dataset(modular_addition.generate(modular_addition.Params(d=5)), paths.dataset("ma"))
+    write_dataset(xr.Dataset({"W_a": (("snapshot", "seed", "q", "d"), np.zeros((1, 1, 3, 5)))},
+                             coords={"snapshot": [0], "seed": [0]}), paths.weights("r"))
+    spec = SimpleNamespace(dataset="ma", model_module=None, model_params=None, seeds=[0], shape={}, attention=None)
+    cfg = SimpleNamespace(run_spec=lambda name: spec)
+    from unittest import mock
+    with mock.patch.object(next_token, "build_run_model", lambda spec, n: QuadraticMLP(n, 5, 3)), \
+            pytest.raises(ValueError, match="analyses.next_token.runs: run 'r'.*own loss"):
+        next_token.compute(cfg, "r", next_token.Params(runs=("r",)), paths)

@@ -59,6 +59,11 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
                          "(config key 'draws'); this analysis reads datasets with one training set")
     w = read_dataset(paths.weights(name), rule="train")
     model = build_run_model(spec, w.sizes["seed"])
+    if hasattr(model, "loss_acc") or data.y.ndim != 1:  # its own loss: a sequence of labels (decoder) or an MSE
+        raise ValueError(f"analyses.next_token.runs: run {name!r}'s model ({type(model).__name__}) trains on its own "
+                         "loss, not on one label per sequence under the cross-entropy, so its outputs are no "
+                         "next-token probabilities; allowed: runs of models with a softmax output (e.g. scan_snap, "
+                         "circuit, transformer)")
     p = label_probability(model, w, run_inputs(spec, data.x.values), data.y.values)
     sample = {k: v for k, v in data.coords.items() if v.dims == ("sample",)}
     out = xr.Dataset({"p_label": (("seed", "step", "sample"), p.astype(np.float64))},
