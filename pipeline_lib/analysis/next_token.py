@@ -16,7 +16,7 @@ import xarray as xr
 
 from ..models import build_run_model, run_inputs
 from ..plumbing.store import read_dataset
-from ..selection import seed_coords
+from ..selection import seed_coords, snapshot_arrays
 
 NAME = "next_token"
 PER_RUN = True
@@ -42,10 +42,9 @@ class Params:
 def label_probability(model, snapshots: xr.Dataset, x: torch.Tensor, y: np.ndarray) -> np.ndarray:
     """(seed, snapshot, sample) p(y | x) of ``model`` loaded with each snapshot of ``snapshots`` in turn."""
     out = np.zeros((model.S, snapshots.sizes["snapshot"], len(y)))
-    names = [n for n, v in snapshots.data_vars.items() if "snapshot" in v.dims]
     label = torch.as_tensor(y, dtype=torch.long)
     for i in range(snapshots.sizes["snapshot"]):
-        model.load_arrays({n: snapshots[n].isel(snapshot=i).values for n in names})
+        model.load_arrays(snapshot_arrays(snapshots, i))
         log_p = torch.log_softmax(model(x).double(), dim=-1)  # (S, B, V)
         out[:, i] = log_p.gather(-1, label.expand(model.S, -1)[..., None])[..., 0].exp().cpu().numpy()
     return out
@@ -66,7 +65,7 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
                          "circuit, transformer)")
     p = label_probability(model, w, run_inputs(spec, data.x.values), data.y.values)
     sample = {k: v for k, v in data.coords.items() if v.dims == ("sample",)}
-    out = xr.Dataset({"p_label": (("seed", "step", "sample"), p.astype(np.float64))},
+    out = xr.Dataset({"p_label": (("seed", "step", "sample"), p)},
                      coords={"seed": w.seed.values, "step": w.snapshot.values, **sample, **seed_coords(w)})
     out["p_label"].attrs["description"] = "the model's next-token probability of the sample's label, p(y | x)"
     return out, {"run": name, "snapshots": int(w.sizes["snapshot"]), "samples": int(data.sizes["sample"])}

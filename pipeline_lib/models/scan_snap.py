@@ -4,8 +4,7 @@ For a sequence x_1..x_T over M tokens (one-hot embeddings), with Z and Y both M 
 
     a_t    = softmax_{t<T}( Z[x_T, x_t] )             attention of the last token to the context
                                                        (t <= T with ``attend_query: true``: x_T itself too)
-    h      = sum_{t<T} a_t e_{x_t} ,  h <- h / |h|_2   (normalised; set ``normalize: false`` to skip; t <= T
-                                                       with ``attend_query: true``)
+    h      = sum_{t<T} a_t e_{x_t} ,  h <- h / |h|_2   (normalised; set ``normalize: false`` to skip)
     logits = Y h                                       next-token logits over the M tokens
 
 Z is zero-initialised in the talk's setting (``init: zero``); ``init: uniform`` draws both from
@@ -77,7 +76,7 @@ class ScanSnapModel(DirectModel):
         S, B, T = x.shape
         ctx, last = (x if self.attend_query else x[:, :, :-1]), x[:, :, -1]
         rows = self.Z[torch.arange(S, device=x.device)[:, None], last]  # (S, B, M): Z[x_T, :]
-        attention = torch.softmax(torch.gather(rows, 2, ctx), dim=-1)  # (S, B, T-1)
+        attention = torch.softmax(torch.gather(rows, 2, ctx), dim=-1)  # (S, B, T-1), T with attend_query
         h = torch.zeros(S, B, self.M, dtype=attention.dtype, device=x.device).scatter_add(2, ctx, attention)
         if self.normalize:
             h = h / h.norm(dim=-1, keepdim=True)
