@@ -217,3 +217,32 @@ def test_the_readmes_waits_come_from_kept_timings_or_say_none_is_kept(tmp_path):
     (root / "README.md").write_text((root / "README.md").read_text().replace(f"| {waits.ROWS['tour']} |", "| tour |"))
     with pytest.raises(FileNotFoundError, match="no row the tour"):
         publish.generated(root)
+
+
+def test_keeping_only_named_figures_replaces_theirs_and_nothing_else(tmp_path):
+    """`publish --keep R --figures F`: F's statistics, code and commit come from R; every other figure, the run's
+    cost and machine stay as kept. A figure the config does not draw, or a config with no kept run, is named."""
+    root = tmp_path / "checkout"
+    for part in ("pipeline_lib", "README.md", "config"):
+        (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
+    (root / publish.KEPT).mkdir(parents=True)
+    before = json.loads((REPO / publish.KEPT / "config.json").read_text())
+    publish._write_kept(root / publish.KEPT / "config.json", before)
+    results = tmp_path / "results"
+    (results / "figures").mkdir(parents=True)
+    side = {"stats": {"planted": 1.5}, "provenance": {"config_hash": "c" * 16, "code_hash": "d" * 16,
+                                                      "git_commit": "e" * 40}}
+    (results / "figures" / "joma_odes.json").write_text(json.dumps(side))
+    publish.keep(results, root, only=["joma_odes"])
+    after = json.loads((root / publish.KEPT / "config.json").read_text())
+    assert after["figures"]["joma_odes"] == {"stats": {"planted": 1.5}, "config_hash": "c" * 16, "code": "d" * 16,
+                                             "commit": "e" * 40}
+    assert {k: v for k, v in after["figures"].items() if k != "joma_odes"} == \
+        {k: v for k, v in before["figures"].items() if k != "joma_odes"}
+    assert {k: after[k] for k in ("cost", "machine", "train_seconds")} == \
+        {k: before[k] for k in ("cost", "machine", "train_seconds")}
+    with pytest.raises(FileNotFoundError, match="has no figure no_such_figure"):
+        publish.keep(results, root, only=["no_such_figure"])
+    (root / publish.KEPT / "config.json").unlink()
+    with pytest.raises(FileNotFoundError, match="no kept run of config/config.yaml"):
+        publish.keep(results, root, only=["joma_odes"])

@@ -69,26 +69,42 @@ def kept_name(config: str, replicate: bool = False) -> str:
 
 
 def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: bool = False, rerun: bool = False,
-         shared: bool = False) -> Path:
+         shared: bool = False, only: list[str] | None = None) -> Path:
     """Keep the statistics of a finished run of ``config`` (its results folder ``results``; with ``replicate``,
     the replicate's ``<results>/replication``) in ``docs/stats``, with the run's cost (its benchmark files and,
     where one invocation ran every job, its Snakemake log) and the machine it ran on. ``rerun``: the same config
     and seeds run again elsewhere (another CPU or library build), kept beside the first run
     (``<config>-rerun.json``) to check which verdicts the machine's rounding decides, not to replace it.
-    ``shared``: the machine ran other work during the run, so its times are upper bounds (said beside them)."""
+    ``shared``: the machine ran other work during the run, so its times are upper bounds (said beside them).
+    ``only``: these figures' statistics replace theirs in the config's kept file and nothing else of it changes
+    (e.g. after ``snakemake joma_odes`` rebuilt one figure whose code changed and that needs no training: the kept
+    run's cost, machine and other figures stay those of the run that made them)."""
     cfg = config_of(root, config, replicate)
+    out = root / KEPT / f"{kept_name(config, replicate)}{RERUN if rerun else ''}.json"
+    if only:
+        unknown = sorted(set(only) - set(cfg.raw["figures"]))
+        if unknown:
+            raise FileNotFoundError(f"{config} has no figure {', '.join(unknown)} (its figures: "
+                                    f"{', '.join(cfg.raw['figures'])})")
+        if not out.exists():
+            raise FileNotFoundError(f"{out}: no kept run of {config} to replace figures in; keep a whole run first "
+                                    "(without --figures)")
     figures = {}
-    for fig in cfg.raw["figures"]:
+    for fig in only or cfg.raw["figures"]:
         path = Path(results) / "figures" / f"{fig}.json"
         if not path.exists():
             raise FileNotFoundError(f"{path}: the run of {config} is not finished (snakemake {fig})")
         side = json.loads(path.read_text())
         figures[fig] = {"stats": side["stats"], "config_hash": side["provenance"]["config_hash"],
                         "code": side["provenance"]["code_hash"], "commit": side["provenance"]["git_commit"]}
+    if only:
+        kept = json.loads(out.read_text())
+        kept["figures"].update(figures)
+        _write_kept(out, kept)
+        return out
     cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg), config, replicate)
     if shared:
         cost["shared"] = True
-    out = root / KEPT / f"{kept_name(config, replicate)}{RERUN if rerun else ''}.json"
     _write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "machine": machine(),
                       **({"rerun": True} if rerun else {}), "figures": figures,
                       "train_seconds": train_seconds(Path(results), cfg)})
@@ -317,10 +333,12 @@ def _readme(root: Path, rows: list[dict], kept: dict[str, dict]) -> str:
 
 
 def publish(root: Path = ROOT, keep_from: Path | None = None, config: str = DEFAULT,
-            replicate: bool = False, rerun: bool = False, shared: bool = False) -> list[str]:
+            replicate: bool = False, rerun: bool = False, shared: bool = False,
+            only: list[str] | None = None) -> list[str]:
     """Write every generated file (:func:`generated`), after keeping a finished run's statistics (``keep_from``;
-    with ``replicate``, its replicate's); what it did."""
-    said = [f"kept {keep(keep_from, root, config, replicate, rerun, shared)}"] if keep_from is not None else []
+    with ``replicate``, its replicate's; with ``only``, just those figures'); what it did."""
+    said = ([f"kept {keep(keep_from, root, config, replicate, rerun, shared, only)}"
+             + (f" (figures {', '.join(only)})" if only else "")] if keep_from is not None else [])
     for path, text in generated(root).items():
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
