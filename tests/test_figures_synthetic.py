@@ -692,7 +692,7 @@ def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both
     from pipeline_lib import claims
     from pipeline_lib.figures import joma_odes
     from pipeline_lib.scoring import joma_odes as rules
-    params = joma_odes.Params(delta=(1.0, 0.5), v_salient=6.0, mu=(0.5, 2.0), delta_end=1e-6)
+    params = joma_odes.Params(delta=(1.0, 0.5), v_salient=6.0, mu=(0.5, 1.0, 1.5, 2.0, 2.5), delta_end=1e-6)
     stats = _build(joma_odes, params, None)
     lin, non = stats["linear"], stats["nonlinear"]
     assert lin["t_blowup"] == pytest.approx(np.sqrt(np.pi / 2))  # int_0^inf exp(-v^2/2) dv / max Delta
@@ -700,7 +700,15 @@ def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both
     assert lin["sqrt2_invariant_spread"] < 1e-8 < 0.1 < lin["printed_invariant_spread"]
     with pytest.raises(RuntimeError, match="did not reach v = 8"):  # closer to the blow-up than float64 resolves
         joma_odes.linear(np.array([1.0, 0.5]), 8.0)
-    assert non["predicted"][1] == pytest.approx(np.exp((4 - 0.25) / 2))
+    assert non["predicted"][3] == pytest.approx(np.exp((4 - 0.25) / 2))
+    # the attention softmax(v^2/2): the linear path's entropy only falls, to the salient token alone; the nonlinear
+    # path's falls, then rises to that of softmax(mu^2/2) at the end
+    assert lin["salient_share_end"] > 0.999 and lin["entropy_max_rise"] < 1e-12 and lin["entropy_rebound"] == 0
+    at_mu = np.exp(np.array(params.mu) ** 2 / 2) / np.exp(np.array(params.mu) ** 2 / 2).sum()
+    assert non["entropy_end"] == pytest.approx(-(at_mu * np.log(at_mu)).sum(), abs=1e-5)
+    assert non["entropy_start"] == pytest.approx(np.log(5)) and non["entropy_min"] < non["entropy_end"]
+    assert joma_odes.rebound(np.array([2.0, 1.0, 1.5])) == pytest.approx(0.5)
+    assert joma_odes.rebound(np.array([1.0, 1.0])) == 0  # never falls: nothing recovered
     assert non["deviation_end"] < non["deviation_half"] and non["deviation_end"] < 0.1
     scores = rules.score_claims(stats, params)
     printed = "tian.joma_odes.linear_invariant_as_printed"
@@ -712,5 +720,10 @@ def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both
     fixed = {**stats, "linear": {**lin, "printed_invariant_spread": lin["sqrt2_invariant_spread"]}}
     assert rules.score_claims(fixed, params)[printed]["verdict"] == "reproduced"
     # a component that keeps growing, and rates that do not approach the printed ratio: both claims fail
-    bad = {"linear": {**lin, "others_max_gap": 0.5}, "nonlinear": {**non, "deviation_end": 0.3, "deviation_half": 0.2}}
+    bad = {"linear": {**lin, "others_max_gap": 0.5, "salient_share_end": 0.6, "entropy_max_rise": 0.01},
+           "nonlinear": {**non, "deviation_end": 0.3, "deviation_half": 0.2, "entropy_rebound": 0.02}}
     assert {s["verdict"] for s in rules.score_claims(bad, params).values()} == {"not reproduced"}
+    # equal mu: every component settles alike, the attention stays uniform, so it never grows sparser
+    flat = joma_odes.Params(mu=(1.5, 1.5, 1.5))
+    dense = rules.score_claims(_build(joma_odes, flat, None), flat)["tian.joma_odes.nonlinear_sparser_then_denser"]
+    assert dense["verdict"] == "not reproduced"

@@ -4,7 +4,11 @@ while the others level off at finite values; right, the nonlinear case v' = (mu 
 ('JoMA for Nonlinear activation', Theorem 4): each component's convergence rate ln 1/delta_j(t),
 delta_j = 1 - v_j / mu_j, over the slowest one's, against exp(mu_j^2 / 2) / exp(mu_k^2 / 2) (dashed).
 Both from v(0) = 0, by scipy's adaptive Runge-Kutta (rtol 1e-10); the nonlinear case is integrated in
-s = ln 1/delta, whose equation s' = exp(mu^2 (1 - e^-s)^2 / 2) stays smooth as delta -> 0."""
+s = ln 1/delta, whose equation s' = exp(mu^2 (1 - e^-s)^2 / 2) stays smooth as delta -> 0. Third panel ('Implication
+of Theorem'): the attention those paths give, b = softmax(v^2 / 2) over the components (JoMA's exp-attention
+invariant z = sum_k v_k^2 / 2 + c with one node, K = 1, and c = 0 from the zero start; uniform x), as its entropy
+over time: the linear case's should only fall (sparser), the nonlinear case's fall and rise again (sparser, then
+denser)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,6 +32,7 @@ properties:
   delta_end: {description: "The nonlinear case is integrated until the slowest component's delta falls to this.", type: number, exclusiveMinimum: 0, exclusiveMaximum: 1, default: 1.0e-6}
 """
 RTOL = 1e-10
+N_GRID = 2000  # points of each path at which the attention's entropy is read (log-spaced in t, plus t = 0)
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,32 @@ class Params:
     v_salient: float = 6.0
     mu: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0, 2.5)
     delta_end: float = 1e-6
+
+
+def attention(v: np.ndarray) -> np.ndarray:
+    """b = softmax(v^2 / 2) over the components (axis 0 of ``v``, components x times): the attention of JoMA's
+    exp-attention invariant with one node and a zero start."""
+    z = v**2 / 2
+    e = np.exp(z - z.max(axis=0))
+    return e / e.sum(axis=0)
+
+
+def entropy(b: np.ndarray) -> np.ndarray:
+    """Shannon entropy (nats) of each column of ``b``."""
+    return -(b * np.log(np.clip(b, 1e-300, None))).sum(axis=0)
+
+
+def grid(t_end: float) -> np.ndarray:
+    """0, then :data:`N_GRID` - 1 times log-spaced from t_end 1e-6 to t_end (the nonlinear case's salient
+    components settle early, its slow ones late)."""
+    return np.concatenate([[0.0], np.geomspace(t_end * 1e-6, t_end, N_GRID - 1)])
+
+
+def rebound(h: np.ndarray) -> float:
+    """The share of an entropy path's fall that it recovers by its end: (H_end - H_min) / (H_0 - H_min); 0 for a
+    path that only falls, and for one that never falls (nothing to recover)."""
+    fall = h[0] - h.min()
+    return float((h[-1] - h.min()) / fall) if fall > 0 else 0.0
 
 
 def linear(delta: np.ndarray, v_salient: float) -> dict:
@@ -59,8 +90,14 @@ def linear(delta: np.ndarray, v_salient: float) -> dict:
     exact_now = np.sqrt(2) * erfinv(np.minimum(delta * sol.t_events[0][0] * np.sqrt(2 / np.pi), 1.0))
     printed = erf(end / 2) / delta
     exact = erf(end / np.sqrt(2)) / delta
+    t_end = float(sol.t_events[0][0])
+    t_h = grid(t_end)
+    v_h = np.concatenate([sol.sol(t_h[:-1]), end[:, None]], axis=1)  # the event's own state last
+    h = entropy(attention(v_h))
     return {"t": sol.t, "v": sol.y, "t_end": float(sol.t[-1]), "t_blowup": float(np.sqrt(np.pi / 2) / delta[top]),
-            "end": end, "limits": limits, "top": top,
+            "end": end, "limits": limits, "top": top, "t_entropy": t_h, "entropy": h,
+            "salient_share_end": float(attention(end[:, None])[top, 0]),
+            "entropy_max_rise": float(np.diff(h).max()), "entropy_rebound": rebound(h),
             "others_max_gap": float(np.abs(end[others] - exact_now[others]).max()),
             "others_max_gap_to_limit": float(np.abs(end[others] - limits[others]).max()),
             "others_max_end": float(np.abs(end[others]).max()),
@@ -86,14 +123,21 @@ def nonlinear(mu: np.ndarray, delta_end: float) -> dict:
         s = sol.sol(t)
         return np.abs(s / s[slow] / predicted - 1)
     t = np.linspace(t_end / 200, t_end, 200)
+    t_h = grid(t_end)
+    v_h = mu[:, None] * (1 - np.exp(-sol.sol(t_h)))  # v = mu (1 - delta), delta = e^-s
+    h = entropy(attention(v_h))
+    low = int(np.argmin(h))
     return {"t": t, "ratio": sol.sol(t) / sol.sol(t)[slow], "predicted": predicted, "t_end": t_end, "slow": slow,
-            "deviation_end": float(deviation(t_end).max()), "deviation_half": float(deviation(t_end / 2).max())}
+            "deviation_end": float(deviation(t_end).max()), "deviation_half": float(deviation(t_end / 2).max()),
+            "t_entropy": t_h, "entropy": h, "entropy_start": float(h[0]), "entropy_min": float(h[low]),
+            "entropy_end": float(h[-1]), "t_entropy_min": float(t_h[low]), "entropy_rebound": rebound(h),
+            "delta_max_end": float((1 - v_h[:, -1] / mu).max())}
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     lin = linear(np.asarray(params.delta, float), params.v_salient)
     non = nonlinear(np.asarray(params.mu, float), params.delta_end)
-    fig, axes = style.figure(ncols=2, width=3.8, height=3.0)
+    fig, axes = style.figure(ncols=3, width=3.8, height=3.0)
     ax = axes[0, 0]
     for i, d in enumerate(params.delta):
         color = style.ARM_COLORS[i % len(style.ARM_COLORS)]
@@ -119,19 +163,36 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     ax.set_ylabel(f"ln(1/δ_j) / ln(1/δ) of μ = {params.mu[non['slow']]:g}")
     ax.set_title("Nonlinear: v' = (μ − v) ∘ exp(v²/2)", fontsize=9)
     ax.legend(fontsize=7)
+    ax = axes[0, 2]
+    for case, color, label in ((lin, style.ARM_COLORS[0], "linear (Δ)"), (non, style.ARM_COLORS[1], "nonlinear (μ)")):
+        ax.plot(case["t_entropy"][1:] / case["t_end"], case["entropy"][1:], color=color, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("t / t at the path's end")
+    ax.set_ylabel("entropy of softmax(v²/2) (nats)")
+    ax.set_title("Attention: sparser, then denser?", fontsize=9)
+    ax.legend(fontsize=7)
     stats = {"linear": {"delta": list(params.delta), "v_salient": params.v_salient, "t_end": lin["t_end"],
                         "t_blowup": lin["t_blowup"], "end": lin["end"].tolist(),
                         "limits": [None if i == lin["top"] else float(x) for i, x in enumerate(lin["limits"])],
                         "others_max_gap": lin["others_max_gap"], "others_max_end": lin["others_max_end"],
                         "others_max_gap_to_limit": lin["others_max_gap_to_limit"],
                         "printed_invariant_spread": lin["printed_invariant_spread"],
-                        "sqrt2_invariant_spread": lin["sqrt2_invariant_spread"]},
+                        "sqrt2_invariant_spread": lin["sqrt2_invariant_spread"],
+                        "salient_share_end": lin["salient_share_end"], "entropy_max_rise": lin["entropy_max_rise"],
+                        "entropy_rebound": lin["entropy_rebound"], "entropy_start": float(lin["entropy"][0]),
+                        "entropy_end": float(lin["entropy"][-1])},
              "nonlinear": {"mu": list(params.mu), "delta_end": params.delta_end, "t_end": non["t_end"],
                            "predicted": non["predicted"].tolist(), "ratio_end": non["ratio"][:, -1].tolist(),
-                           "deviation_end": non["deviation_end"], "deviation_half": non["deviation_half"]}}
+                           "deviation_end": non["deviation_end"], "deviation_half": non["deviation_half"],
+                           **{k: non[k] for k in ("entropy_start", "entropy_min", "entropy_end", "t_entropy_min",
+                                                  "entropy_rebound", "delta_max_end")}}}
     stats["summary"] = (f"linear: the most salient component reaches v = {params.v_salient:g} at t = {lin['t_end']:.4f} "
                         f"(blow-up {lin['t_blowup']:.4f}); the others end within {lin['others_max_gap']:.1e} of the exact "
                         f"solution and {lin['others_max_gap_to_limit']:.1e} of their finite limits; nonlinear: the rate ratios deviate from exp(mu_j^2/2)/exp(mu_k^2/2) by at most "
                         f"{non['deviation_end']:.3f} at the slowest delta = {params.delta_end:g} "
-                        f"({non['deviation_half']:.3f} at half that time)")
+                        f"({non['deviation_half']:.3f} at half that time); the attention softmax(v^2/2): linear, "
+                        f"entropy {stats['linear']['entropy_start']:.3f} -> {stats['linear']['entropy_end']:.2e} nats, "
+                        f"salient share {lin['salient_share_end']:.6f} at the end; nonlinear, entropy "
+                        f"{non['entropy_start']:.3f} -> lowest {non['entropy_min']:.3f} (t = {non['t_entropy_min']:.3g}) "
+                        f"-> {non['entropy_end']:.3f} at the end, {non['entropy_rebound']:.3f} of its fall recovered")
     return fig, stats

@@ -7,6 +7,9 @@ from ..figures.joma_odes import Params
 
 GAP = 1e-6  # "finite": the other components end within this of their limits, at the salient one's blow-up
 NEAR = 0.1  # the "~" of Theorem 4: the ratios within 10% of the predicted, a convention (no margin printed)
+TAKES_ALL = 0.99  # "takes all": the salient token's attention share at the linear path's end (a convention)
+RISE = 1e-9  # "sparser": the linear path's entropy never rises by more than this (nats; the integration's noise)
+REBOUND = 0.1  # "and denser": the nonlinear path's entropy recovers at least this share of its fall (a convention)
 
 
 def score_linear(stats: dict) -> dict:
@@ -43,7 +46,37 @@ def score_rates(stats: dict) -> dict:
                         f"{[round(x, 3) for x in non['ratio_end']]}", verdict)
 
 
+def score_takes_all(stats: dict) -> dict:
+    """'Linear case ... Most salient feature takes all (Attention becomes sparser)': on the linear path, the
+    salient token's share of softmax(v^2/2) at the end is at least :data:`TAKES_ALL` and the attention's entropy
+    never rises by more than :data:`RISE` between two read points."""
+    lin = stats["linear"]
+    share, rise = lin["salient_share_end"], lin["entropy_max_rise"]
+    verdict = claims.weakest(claims.above(share, share, TAKES_ALL), claims.below(rise, rise, RISE))
+    return claims.score(share, (share, share), None,
+                        f"entropy of softmax(v^2/2) {lin['entropy_start']:.3f} -> {lin['entropy_end']:.2e} nats, its "
+                        f"largest rise between read points {rise:.1e} (tolerance {RISE:g}); Delta = {lin['delta']}",
+                        verdict)
+
+
+def score_sparser_then_denser(stats: dict) -> dict:
+    """'Nonlinear case ... Most salient feature grows, and others catch up (Attention becomes sparser and denser)':
+    the entropy of softmax(v^2/2) on the nonlinear path falls and then recovers at least :data:`REBOUND` of its
+    fall by the end; the linear path's rebound (a path that should only fall) beside it."""
+    non, lin = stats["nonlinear"], stats["linear"]
+    got = non["entropy_rebound"]
+    verdict = claims.weakest(claims.below(non["entropy_min"], non["entropy_min"], non["entropy_start"]),
+                             claims.above(got, got, REBOUND))
+    return claims.score(got, (got, got), None,
+                        f"entropy {non['entropy_start']:.3f} -> lowest {non['entropy_min']:.3f} at t = "
+                        f"{non['t_entropy_min']:.3g} -> {non['entropy_end']:.3f} nats at t = {non['t_end']:.3g} (every "
+                        f"component then within {non['delta_max_end']:.1e} of its mu: the others caught up); mu = "
+                        f"{non['mu']}; the linear path's rebound (control): {lin['entropy_rebound']:.3g}", verdict)
+
+
 def score_claims(stats: dict, params: Params) -> dict:
     return {"tian.joma_odes.linear_only_salient_diverges": score_linear(stats),
             "tian.joma_odes.linear_invariant_as_printed": score_printed_invariant(stats),
-            "tian.joma_odes.nonlinear_rate_ratio": score_rates(stats)}
+            "tian.joma_odes.nonlinear_rate_ratio": score_rates(stats),
+            "tian.joma_odes.linear_salient_takes_all": score_takes_all(stats),
+            "tian.joma_odes.nonlinear_sparser_then_denser": score_sparser_then_denser(stats)}
