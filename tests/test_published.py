@@ -246,3 +246,28 @@ def test_keeping_only_named_figures_replaces_theirs_and_nothing_else(tmp_path):
     (root / publish.KEPT / "config.json").unlink()
     with pytest.raises(FileNotFoundError, match="no kept run of config/config.yaml"):
         publish.keep(results, root, only=["joma_odes"])
+
+
+def test_a_rule_that_reads_a_statistic_older_kept_code_lacks_leaves_its_claims_not_run(tmp_path):
+    """Kept statistics computed by older code of a figure lack what a new rule reads: its claims are not run,
+    naming the figure and the config to rerun, and the figure is listed as needing a rerun (no traceback). The
+    same statistics under the figure's current code are a defect, and raise."""
+    root = tmp_path / "checkout"
+    for part in ("pipeline_lib", "README.md", "config"):
+        (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
+    (root / publish.KEPT).mkdir(parents=True)
+    kept = json.loads((REPO / publish.KEPT / "config.json").read_text())
+    odes = kept["figures"]["joma_odes"]
+    odes["stats"] = {**odes["stats"], "linear": {k: v for k, v in odes["stats"]["linear"].items()
+                                                 if k != "salient_share_end"}}
+    path = root / publish.KEPT / "config.json"
+    publish._write_kept(path, kept)
+    with pytest.raises(KeyError, match="salient_share_end"):  # the checkout's own code: not a stale figure
+        publish.rescore(root, path)
+    odes["code"] = "0" * 16  # computed by other code
+    publish._write_kept(path, kept)
+    rows, _, stale = publish.rescore(root, path)
+    assert "joma_odes" in stale
+    row = next(r for r in rows if r["id"] == "tian.joma_odes.linear_salient_takes_all")
+    assert row["verdict"] == "not run" and "rerun figure joma_odes of config/config.yaml" in row["control"]
+    assert next(r for r in rows if r["id"] == "circuits.fig5.curriculum_beats_scratch")["verdict"] != "not run"

@@ -16,6 +16,8 @@ import json
 import shutil
 from pathlib import Path
 
+from ..claims import not_run
+from ..declarations import figure_claims
 from ..plumbing.config import load_config, read_config_file, standalone_files
 from ..plumbing.replicate import replicate_config
 from ..plumbing.values import slice_hash
@@ -160,8 +162,18 @@ def rescore(root: Path, kept_path: Path) -> tuple[list[dict], dict[str, str], li
     computed by other code or another config slice than the checkout's (they need a rerun)."""
     kept = json.loads(kept_path.read_text())
     cfg = config_of(root, kept["config"], kept.get("replicate", False))
-    sides = scored({fig: {"stats": k["stats"]} for fig, k in kept["figures"].items()}, cfg.figures)
-    return collect(sides), summaries(sides), stale_figures(kept, cfg)
+    stale = stale_figures(kept, cfg)
+    sides = {}
+    for fig, k in kept["figures"].items():
+        try:
+            sides.update(scored({fig: {"stats": k["stats"]}}, cfg.figures))
+        except KeyError as exc:  # a rule reads a statistic its figure's code did not compute when these were kept
+            if fig not in stale:
+                raise
+            why = (f"the statistics kept for {fig} (commit {k['commit'][:7]}) lack {exc}, which the current rule "
+                   f"reads: rerun figure {fig} of {kept['config']} and keep it")
+            sides[fig] = {"stats": k["stats"], "claims": {cid: not_run(why) for cid in figure_claims(fig)}}
+    return collect(sides), summaries(sides), stale
 
 
 def stale_figures(kept: dict, cfg) -> list[str]:
