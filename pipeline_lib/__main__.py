@@ -96,7 +96,7 @@ def main(argv=None) -> int:
             print("\n".join(publish(keep_from=Path(args.keep) if args.keep else None, config=args.config,
                                      replicate=args.replicate, rerun=args.rerun, shared=args.shared,
                                      only=args.figures)))
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         return 0

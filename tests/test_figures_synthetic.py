@@ -723,6 +723,18 @@ def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both
     bad = {"linear": {**lin, "others_max_gap": 0.5, "salient_share_end": 0.6, "entropy_max_rise": 0.01},
            "nonlinear": {**non, "deviation_end": 0.3, "deviation_half": 0.2, "entropy_rebound": 0.02}}
     assert {s["verdict"] for s in rules.score_claims(bad, params).values()} == {"not reproduced"}
+    # each clause of "takes all, sparser" alone: a share under 0.99, or one rise of the entropy, fails it
+    takes_all = "tian.joma_odes.linear_salient_takes_all"
+    for broken in ({"salient_share_end": 0.98}, {"entropy_max_rise": 1e-6}):
+        one = {**stats, "linear": {**lin, **broken}}
+        assert rules.score_claims(one, params)[takes_all]["verdict"] == "not reproduced", broken
+    # a tie for the largest Delta: the two share the attention, so neither takes all
+    tied = joma_odes.Params(delta=(1.0, 1.0, 0.5))
+    assert rules.score_claims(_build(joma_odes, tied, None), tied)[takes_all]["verdict"] == "not reproduced"
+    # a fall within rounding noise is no "sparser", however large its relative rebound
+    noise = {**stats, "nonlinear": {**non, "entropy_min": non["entropy_start"] - 1e-12, "entropy_rebound": 0.9}}
+    assert rules.score_claims(noise, params)["tian.joma_odes.nonlinear_sparser_then_denser"]["verdict"] == \
+        "not reproduced"
     # equal mu: every component settles alike, the attention stays uniform, so it never grows sparser
     flat = joma_odes.Params(mu=(1.5, 1.5, 1.5))
     dense = rules.score_claims(_build(joma_odes, flat, None), flat)["tian.joma_odes.nonlinear_sparser_then_denser"]

@@ -221,28 +221,45 @@ def test_the_readmes_waits_come_from_kept_timings_or_say_none_is_kept(tmp_path):
 
 def test_keeping_only_named_figures_replaces_theirs_and_nothing_else(tmp_path):
     """`publish --keep R --figures F`: F's statistics, code and commit come from R; every other figure, the run's
-    cost and machine stay as kept. A figure the config does not draw, or a config with no kept run, is named."""
+    cost and machine stay as kept (F says where it ran, when elsewhere). Refused, each naming why: a figure the
+    config does not draw, a config with no kept run, a figure built by other code or settings, --shared (no times
+    are kept), and a rerun's file of another machine."""
+    from pipeline_lib.build.codes import job_code
+    from pipeline_lib.build.waits import machine
+    from pipeline_lib.plumbing.values import slice_hash
+
     root = tmp_path / "checkout"
     for part in ("pipeline_lib", "README.md", "config"):
         (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
     (root / publish.KEPT).mkdir(parents=True)
     before = json.loads((REPO / publish.KEPT / "config.json").read_text())
-    publish._write_kept(root / publish.KEPT / "config.json", before)
+    publish._write_kept(root / publish.KEPT / "config.json", {**before, "machine": "CPU Y"})
+    cfg = publish.config_of(root, publish.DEFAULT)
+    ours = {"config_hash": slice_hash(cfg.figure_slice("joma_odes")), "code_hash": job_code(cfg, "figure joma_odes"),
+            "git_commit": "e" * 40}
     results = tmp_path / "results"
     (results / "figures").mkdir(parents=True)
-    side = {"stats": {"planted": 1.5}, "provenance": {"config_hash": "c" * 16, "code_hash": "d" * 16,
-                                                      "git_commit": "e" * 40}}
-    (results / "figures" / "joma_odes.json").write_text(json.dumps(side))
-    publish.keep(results, root, only=["joma_odes"])
+    sidecar = results / "figures" / "joma_odes.json"
+    sidecar.write_text(json.dumps({"stats": {"planted": 1.5}, "provenance": ours}))
+    publish.keep(results, root, only=["joma_odes", "joma_odes"])
     after = json.loads((root / publish.KEPT / "config.json").read_text())
-    assert after["figures"]["joma_odes"] == {"stats": {"planted": 1.5}, "config_hash": "c" * 16, "code": "d" * 16,
-                                             "commit": "e" * 40}
+    assert after["figures"]["joma_odes"] == {"stats": {"planted": 1.5}, "config_hash": ours["config_hash"],
+                                             "code": ours["code_hash"], "commit": "e" * 40, "machine": machine()}
     assert {k: v for k, v in after["figures"].items() if k != "joma_odes"} == \
         {k: v for k, v in before["figures"].items() if k != "joma_odes"}
-    assert {k: after[k] for k in ("cost", "machine", "train_seconds")} == \
-        {k: before[k] for k in ("cost", "machine", "train_seconds")}
+    assert {k: after[k] for k in ("cost", "train_seconds")} == {k: before[k] for k in ("cost", "train_seconds")}
+    assert after["machine"] == "CPU Y"
     with pytest.raises(FileNotFoundError, match="has no figure no_such_figure"):
         publish.keep(results, root, only=["no_such_figure"])
+    with pytest.raises(ValueError, match="keeps no times"):
+        publish.keep(results, root, only=["joma_odes"], shared=True)
+    sidecar.write_text(json.dumps({"stats": {}, "provenance": {**ours, "code_hash": "0" * 16}}))
+    with pytest.raises(ValueError, match="not built by this checkout's code"):
+        publish.keep(results, root, only=["joma_odes"])
+    sidecar.write_text(json.dumps({"stats": {}, "provenance": ours}))
+    publish._write_kept(root / publish.KEPT / "config-rerun.json", {**before, "machine": "CPU Y", "rerun": True})
+    with pytest.raises(ValueError, match="holds the run on CPU Y"):
+        publish.keep(results, root, only=["joma_odes"], rerun=True)
     (root / publish.KEPT / "config.json").unlink()
     with pytest.raises(FileNotFoundError, match="no kept run of config/config.yaml"):
         publish.keep(results, root, only=["joma_odes"])
@@ -267,7 +284,7 @@ def test_a_rule_that_reads_a_statistic_older_kept_code_lacks_leaves_its_claims_n
     odes["code"] = "0" * 16  # computed by other code
     publish._write_kept(path, kept)
     rows, _, stale = publish.rescore(root, path)
-    assert "joma_odes" in stale
+    assert "joma_odes" in stale and all(r["verdict"] == "not run" for r in rows if r["figure"] == "joma_odes")
     row = next(r for r in rows if r["id"] == "tian.joma_odes.linear_salient_takes_all")
     assert row["verdict"] == "not run" and "rerun figure joma_odes of config/config.yaml" in row["control"]
     assert next(r for r in rows if r["id"] == "circuits.fig5.curriculum_beats_scratch")["verdict"] != "not run"

@@ -83,14 +83,8 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
     run's cost, machine and other figures stay those of the run that made them)."""
     cfg = config_of(root, config, replicate)
     out = root / KEPT / f"{kept_name(config, replicate)}{RERUN if rerun else ''}.json"
-    if only:
-        unknown = sorted(set(only) - set(cfg.raw["figures"]))
-        if unknown:
-            raise FileNotFoundError(f"{config} has no figure {', '.join(unknown)} (its figures: "
-                                    f"{', '.join(cfg.raw['figures'])})")
-        if not out.exists():
-            raise FileNotFoundError(f"{out}: no kept run of {config} to replace figures in; keep a whole run first "
-                                    "(without --figures)")
+    only = list(dict.fromkeys(only or []))
+    kept = _kept_for_figures(out, cfg, config, only, rerun, shared) if only else None
     figures = {}
     for fig in only or cfg.raw["figures"]:
         path = Path(results) / "figures" / f"{fig}.json"
@@ -99,10 +93,16 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
         side = json.loads(path.read_text())
         figures[fig] = {"stats": side["stats"], "config_hash": side["provenance"]["config_hash"],
                         "code": side["provenance"]["code_hash"], "commit": side["provenance"]["git_commit"]}
-    if only:
-        kept = json.loads(out.read_text())
+    if kept is not None:
+        for fig in only:
+            if stale_figures({"figures": {fig: figures[fig]}}, cfg):
+                raise ValueError(f"{Path(results) / 'figures' / f'{fig}.json'} was not built by this checkout's code "
+                                 f"and {config}'s settings of {fig}: rebuild it (snakemake {fig}) before keeping it")
+            if machine() != kept.get("machine"):  # the rest of the file ran elsewhere: say where this figure did
+                figures[fig]["machine"] = machine()
         kept["figures"].update(figures)
         _write_kept(out, kept)
+        _readme_figures(root, Path(results), config, replicate, rerun, only)
         return out
     cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg), config, replicate)
     if shared:
@@ -110,11 +110,36 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
     _write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "machine": machine(),
                       **({"rerun": True} if rerun else {}), "figures": figures,
                       "train_seconds": train_seconds(Path(results), cfg)})
-    if config == DEFAULT and not replicate and not rerun:  # the README's figure: the default run's own drawing, kept with it
-        (root / README_IMG).mkdir(parents=True, exist_ok=True)
-        for fig in README_FIGURES:
-            shutil.copyfile(Path(results) / "figures" / f"{fig}.png", root / README_IMG / f"{fig}.png")
+    _readme_figures(root, Path(results), config, replicate, rerun, README_FIGURES)
     return out
+
+
+def _readme_figures(root: Path, results: Path, config: str, replicate: bool, rerun: bool, figures) -> None:
+    """The README's figures among ``figures``: the default run's own drawing, kept with its statistics."""
+    if config == DEFAULT and not replicate and not rerun:
+        (root / README_IMG).mkdir(parents=True, exist_ok=True)
+        for fig in (f for f in figures if f in README_FIGURES):
+            shutil.copyfile(results / "figures" / f"{fig}.png", root / README_IMG / f"{fig}.png")
+
+
+def _kept_for_figures(out: Path, cfg, config: str, only: list[str], rerun: bool, shared: bool) -> dict:
+    """The kept file that ``only``'s figures go into, after the checks that they may: each is one of the config's
+    figures, the file exists, ``shared`` is not asked for (the figures' cost is not kept) and a rerun's file (another
+    machine's numbers) is not given this machine's."""
+    unknown = sorted(set(only) - set(cfg.raw["figures"]))
+    if unknown:
+        raise FileNotFoundError(f"{config} has no figure {', '.join(unknown)} (its figures: "
+                                f"{', '.join(cfg.raw['figures'])})")
+    if not out.exists():
+        raise FileNotFoundError(f"{out}: no kept run of {config} to replace figures in; keep a whole run first "
+                                "(without --figures)")
+    if shared:
+        raise ValueError("--shared says the kept run's times are upper bounds; --figures keeps no times")
+    kept = json.loads(out.read_text())
+    if rerun and kept.get("machine") != machine():
+        raise ValueError(f"{out} holds the run on {kept.get('machine')}; this is {machine()}: a figure rebuilt "
+                         "here would stand for that machine's numbers")
+    return kept
 
 
 def _write_kept(out: Path, kept: dict) -> None:
@@ -165,13 +190,17 @@ def rescore(root: Path, kept_path: Path) -> tuple[list[dict], dict[str, str], li
     stale = stale_figures(kept, cfg)
     sides = {}
     for fig, k in kept["figures"].items():
+        if fig not in cfg.figures:  # kept, but the config no longer draws it
+            why = f"{kept['config']} no longer draws {fig}; its kept statistics are not scored"
+            sides[fig] = {"stats": k["stats"], "claims": {cid: not_run(why) for cid in figure_claims(fig)}}
+            continue
         try:
             sides.update(scored({fig: {"stats": k["stats"]}}, cfg.figures))
         except KeyError as exc:  # a rule reads a statistic its figure's code did not compute when these were kept
             if fig not in stale:
                 raise
-            why = (f"the statistics kept for {fig} (commit {k['commit'][:7]}) lack {exc}, which the current rule "
-                   f"reads: rerun figure {fig} of {kept['config']} and keep it")
+            why = (f"the statistics kept for {fig} (commit {k['commit'][:7]}) lack {exc}, which a rule of this "
+                   f"figure reads, so none of its claims is scored: rerun figure {fig} of {kept['config']} and keep it")
             sides[fig] = {"stats": k["stats"], "claims": {cid: not_run(why) for cid in figure_claims(fig)}}
     return collect(sides), summaries(sides), stale
 

@@ -56,10 +56,16 @@ def entropy(b: np.ndarray) -> np.ndarray:
     return -(b * np.log(np.clip(b, 1e-300, None))).sum(axis=0)
 
 
-def grid(t_end: float) -> np.ndarray:
+def grid(t_end: float, blowup: bool = False) -> np.ndarray:
     """0, then :data:`N_GRID` - 1 times log-spaced from t_end 1e-6 to t_end (the nonlinear case's salient
-    components settle early, its slow ones late)."""
-    return np.concatenate([[0.0], np.geomspace(t_end * 1e-6, t_end, N_GRID - 1)])
+    components settle early, its slow ones late); with ``blowup`` (the linear case, whose salient component
+    diverges at t_end) half of them log-spaced in the time left, t_end - t from t_end to t_end 1e-9 instead, where
+    the attention changes most."""
+    if not blowup:
+        return np.concatenate([[0.0], np.geomspace(t_end * 1e-6, t_end, N_GRID - 1)])
+    half = (N_GRID - 1) // 2
+    late = t_end - np.geomspace(t_end, t_end * 1e-9, N_GRID - 1 - half)
+    return np.unique(np.concatenate([[0.0], np.geomspace(t_end * 1e-6, t_end, half), late, [t_end]]))
 
 
 def rebound(h: np.ndarray) -> float:
@@ -91,7 +97,7 @@ def linear(delta: np.ndarray, v_salient: float) -> dict:
     printed = erf(end / 2) / delta
     exact = erf(end / np.sqrt(2)) / delta
     t_end = float(sol.t_events[0][0])
-    t_h = grid(t_end)
+    t_h = grid(t_end, blowup=True)
     v_h = np.concatenate([sol.sol(t_h[:-1]), end[:, None]], axis=1)  # the event's own state last
     h = entropy(attention(v_h))
     return {"t": sol.t, "v": sol.y, "t_end": float(sol.t[-1]), "t_blowup": float(np.sqrt(np.pi / 2) / delta[top]),
