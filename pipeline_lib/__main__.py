@@ -32,10 +32,9 @@ def _parser() -> argparse.ArgumentParser:
                                                           "so that a verdict the two machines do not share is undecided")
     pub.add_argument("--shared", action="store_true", help="the machine ran other work during RESULTS's run: its "
                                                           "times are kept as upper bounds, and said so")
-    pub.add_argument("--figures", nargs="+", metavar="FIGURE",
-                     help="with --keep: keep only these figures' statistics from RESULTS, replacing theirs in the "
-                          "config's kept file (the rest of it, its cost included, stays), e.g. after `snakemake "
-                          "joma_odes` rebuilt a figure that needs no training")
+    pub.add_argument("--figures", nargs="+", metavar="FIGURE", help="with --keep: keep only these figures' statistics "
+                     "from RESULTS in the config's kept file (its cost and other figures stay), e.g. after `snakemake "
+                     "joma_odes` rebuilt a figure that needs no training")
     every = sub.add_parser("everything", help="run every shipped config and the default's replicate through "
                                               "Snakemake, one after another, keeping and publishing each as it "
                                               "finishes; arguments after -- go to each snakemake call (e.g. "

@@ -140,6 +140,17 @@ def nonlinear(mu: np.ndarray, delta_end: float) -> dict:
             "delta_max_end": float((1 - v_h[:, -1] / mu).max())}
 
 
+def entropy_panel(ax, lin: dict, non: dict) -> None:
+    """The attention's entropy over time on both paths (log time, the start's t = 0 left out)."""
+    for case, color, label in ((lin, style.ARM_COLORS[0], "linear (Δ)"), (non, style.ARM_COLORS[1], "nonlinear (μ)")):
+        ax.plot(case["t_entropy"][1:] / case["t_end"], case["entropy"][1:], color=color, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("t / t at the path's end")
+    ax.set_ylabel("entropy of softmax(v²/2) (nats)")
+    ax.set_title("Attention: sparser, then denser?", fontsize=9)
+    ax.legend(fontsize=7)
+
+
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     lin = linear(np.asarray(params.delta, float), params.v_salient)
     non = nonlinear(np.asarray(params.mu, float), params.delta_end)
@@ -169,14 +180,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     ax.set_ylabel(f"ln(1/δ_j) / ln(1/δ) of μ = {params.mu[non['slow']]:g}")
     ax.set_title("Nonlinear: v' = (μ − v) ∘ exp(v²/2)", fontsize=9)
     ax.legend(fontsize=7)
-    ax = axes[0, 2]
-    for case, color, label in ((lin, style.ARM_COLORS[0], "linear (Δ)"), (non, style.ARM_COLORS[1], "nonlinear (μ)")):
-        ax.plot(case["t_entropy"][1:] / case["t_end"], case["entropy"][1:], color=color, label=label)
-    ax.set_xscale("log")
-    ax.set_xlabel("t / t at the path's end")
-    ax.set_ylabel("entropy of softmax(v²/2) (nats)")
-    ax.set_title("Attention: sparser, then denser?", fontsize=9)
-    ax.legend(fontsize=7)
+    entropy_panel(axes[0, 2], lin, non)
     stats = {"linear": {"delta": list(params.delta), "v_salient": params.v_salient, "t_end": lin["t_end"],
                         "t_blowup": lin["t_blowup"], "end": lin["end"].tolist(),
                         "limits": [None if i == lin["top"] else float(x) for i, x in enumerate(lin["limits"])],
