@@ -17,8 +17,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import ScalarFormatter
 from scipy.integrate import solve_ivp
-from scipy.special import erf, erfinv
+from scipy.special import erf, erfinv, softmax
 
+from ..analysis.scan_snap import entropy
 from . import style
 
 NAME = "joma_odes"
@@ -46,14 +47,7 @@ class Params:
 def attention(v: np.ndarray) -> np.ndarray:
     """b = softmax(v^2 / 2) over the components (axis 0 of ``v``, components x times): the attention of JoMA's
     exp-attention invariant with one node and a zero start."""
-    z = v**2 / 2
-    e = np.exp(z - z.max(axis=0))
-    return e / e.sum(axis=0)
-
-
-def entropy(b: np.ndarray) -> np.ndarray:
-    """Shannon entropy (nats) of each column of ``b``."""
-    return -(b * np.log(np.clip(b, 1e-300, None))).sum(axis=0)
+    return softmax(v**2 / 2, axis=0)
 
 
 def grid(t_end: float, blowup: bool = False) -> np.ndarray:
@@ -99,7 +93,7 @@ def linear(delta: np.ndarray, v_salient: float) -> dict:
     t_end = float(sol.t_events[0][0])
     t_h = grid(t_end, blowup=True)
     v_h = np.concatenate([sol.sol(t_h[:-1]), end[:, None]], axis=1)  # the event's own state last
-    h = entropy(attention(v_h))
+    h = entropy(attention(v_h), axis=0)
     return {"t": sol.t, "v": sol.y, "t_end": float(sol.t[-1]), "t_blowup": float(np.sqrt(np.pi / 2) / delta[top]),
             "end": end, "limits": limits, "top": top, "t_entropy": t_h, "entropy": h,
             "salient_share_end": float(attention(end[:, None])[top, 0]),
@@ -131,7 +125,7 @@ def nonlinear(mu: np.ndarray, delta_end: float) -> dict:
     t = np.linspace(t_end / 200, t_end, 200)
     t_h = grid(t_end)
     v_h = mu[:, None] * (1 - np.exp(-sol.sol(t_h)))  # v = mu (1 - delta), delta = e^-s
-    h = entropy(attention(v_h))
+    h = entropy(attention(v_h), axis=0)
     low = int(np.argmin(h))
     return {"t": t, "ratio": sol.sol(t) / sol.sol(t)[slow], "predicted": predicted, "t_end": t_end, "slow": slow,
             "deviation_end": float(deviation(t_end).max()), "deviation_half": float(deviation(t_end / 2).max()),
