@@ -24,17 +24,21 @@ INSTALL_SIZE = ("1.5 GB with PyTorch's CPU wheel (192 MB to download); PyTorch's
                 "download with its NVIDIA libraries")
 
 
-def machine() -> str:
-    """The CPU a run or a timing was kept on (its model name)."""
+def machine(proc: Path = Path("/proc")) -> str:
+    """The CPU a run or a timing was kept on (its model name), and the NVIDIA GPUs the driver lists beside it
+    ("<CPU> with <GPU>": a run on a GPU machine trains there under ``device: auto``)."""
     import platform
 
+    cpu = None
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        cpu = next((line.split(":", 1)[1].strip() for line in (proc / "cpuinfo").read_text().splitlines()
+                    if line.startswith("model name")), None)
     except OSError:
         pass
-    return platform.processor() or platform.machine() or "unknown"
+    cpu = cpu or platform.processor() or platform.machine() or "unknown"
+    gpus = [line.split(":", 1)[1].strip() for info in sorted((proc / "driver/nvidia/gpus").glob("*/information"))
+            for line in info.read_text().splitlines() if line.startswith("Model:")]
+    return f"{cpu} with {', '.join(gpus)}" if gpus else cpu
 
 
 def read(root: Path = ROOT) -> dict[str, dict]:
