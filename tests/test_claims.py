@@ -531,6 +531,41 @@ def test_the_full_reproductions_cost_is_measured_from_the_run(tmp_path):
         "on 2 cores; the jobs added since ran on their own): 4 jobs, 3,720 job-seconds")
 
 
+def test_a_run_stopped_and_resumed_takes_its_invocations_wall_times_together(tmp_path):
+    """A run stopped before its end (a time limit, Ctrl-C) and resumed: no one log ran every job, but the
+    invocations ran them in turn (the first planned every step; the last finished what it planned), so their wall
+    times together are the run's; where an earlier invocation finished every step it planned, or the steps do not
+    add up, no wall time is claimed."""
+    from pipeline_lib.build.cost import cost_text, run_cost
+
+    results = tmp_path / "results"
+    (results / "benchmarks" / "train").mkdir(parents=True)
+    head = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for name in "abcd":
+        (results / "benchmarks" / "train" / f"{name}.tsv").write_text(head + "10\t0:00:10\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
+    log = tmp_path / ".snakemake" / "log"
+    log.mkdir(parents=True)
+
+    def write(day, done, planned, minutes, cores=16):
+        (log / f"2026-01-{day}T000000.1.snakemake.log").write_text(
+            f"Provided cores: {cores}\n{done - 1} of {planned} steps (1%) done\n{done} of {planned} steps (9%) done\n"
+            f"Elapsed time: 0:{minutes}:00\n")
+
+    write("01", 3, 5, 7)  # stopped after 3 of its 5 steps (4 jobs and the target 'all')
+    write("02", 2, 2, 1)  # resumed: the other 2
+    cost = run_cost(results, tmp_path)
+    assert (cost["wall_seconds"], cost["cores"], cost["invocations"]) == (480, 16, 2)
+    assert cost_text(cost, "CPU X with GPU Y").startswith(
+        "8 minutes on 16 cores (CPU X with GPU Y) in 2 invocations, each resuming where the last stopped: 4 jobs")
+    write("02", 1, 2, 1)  # the second stopped too: no invocation finished the run
+    assert run_cost(results, tmp_path)["wall_seconds"] is None
+    write("02", 3, 3, 1)  # more steps than the first left: another run, not a resumption of it
+    assert run_cost(results, tmp_path)["wall_seconds"] is None
+    write("02", 2, 2, 1)
+    write("00", 5, 5, 9)  # an earlier full run in the same folder: the resumption is not told apart from it
+    assert run_cost(results, tmp_path)["wall_seconds"] == 540 and "invocations" not in run_cost(results, tmp_path)
+
+
 def test_a_runs_wall_time_comes_from_its_own_configs_log(tmp_path):
     """Configs run in one working folder leave their logs side by side: the default, an overlay and the
     default's replicate each take the wall time of their own invocation, never another's."""

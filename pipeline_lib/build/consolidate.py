@@ -326,7 +326,7 @@ def _config_row(kept: dict, ledger: str, replication: str | None, rep: dict | No
     if rerun is not None:
         also += (f"; its seeds run again on {rerun.get('machine', 'another machine')}: {cost_text(rerun['cost'])}")
     return (f"| `{kept['config']}` | {len(kept['figures'])} | {', '.join(commits)} | [{ledger}]({ledger}) | "
-            f"{cost_text(cost)}{also} |")
+            f"{cost_text(cost, kept.get('machine'))}{also} |")
 
 
 def consolidated_markdown(rows: list[dict], configs: list[tuple], not_kept: list[str]) -> str:

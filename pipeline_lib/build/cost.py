@@ -40,23 +40,47 @@ def _ran(text: str, configfile: str | None, replicate: bool) -> bool:
     return name in given if name != DEFAULT_CONFIG else all(g == DEFAULT_CONFIG for g in given)
 
 
-def _finished_log(log_dir: Path, configfile: str | None = None, replicate: bool = False) -> tuple[int, float, int] | None:
-    """(steps, wall seconds, cores) of the Snakemake log in ``log_dir`` that finished the most steps with every
-    step done (the full run, not a later invocation that rebuilt one target; the newest of equals), among the
-    logs of runs of ``configfile`` (and of its replicate with ``replicate``): a folder shared by several configs
-    holds their logs side by side."""
-    best: tuple[int, float, int] | None = None
+def _invocations(log_dir: Path, configfile: str | None = None, replicate: bool = False) -> list[tuple[int, int, float, int]]:
+    """(steps done, steps planned, wall seconds, cores) of each Snakemake log in ``log_dir``, oldest first, among
+    the logs of runs of ``configfile`` (and of its replicate with ``replicate``): a folder shared by several
+    configs holds their logs side by side. An invocation stopped before its end (a time limit, Ctrl-C) counts the
+    steps it finished."""
+    out = []
     for path in sorted(log_dir.glob("*.snakemake.log")):
         text = path.read_text(errors="replace")
         if not _ran(text, configfile, replicate):
             continue
-        done = re.search(r"^(\d+) of \1 steps \(100%\) done", text, re.M)
+        done = re.findall(r"^(\d+) of (\d+) steps \(\d+%\) done", text, re.M)
         elapsed = re.search(r"^Elapsed time: (?:(\d+) days?, )?(\d+):(\d+):(\d+(?:\.\d+)?)", text, re.M)
         cores = re.search(r"^Provided cores: (\d+)", text, re.M)
-        if done and elapsed and cores and (best is None or int(done.group(1)) >= best[0]):
+        if done and elapsed and cores:
             d, h, m, s = elapsed.groups()
-            best = (int(done.group(1)), int(d or 0) * 86400 + int(h) * 3600 + int(m) * 60 + float(s), int(cores.group(1)))
+            out.append((int(done[-1][0]), int(done[-1][1]),
+                        int(d or 0) * 86400 + int(h) * 3600 + int(m) * 60 + float(s), int(cores.group(1))))
+    return out
+
+
+def _finished_log(log_dir: Path, configfile: str | None = None, replicate: bool = False) -> tuple[int, float, int] | None:
+    """(steps, wall seconds, cores) of the Snakemake log in ``log_dir`` that finished the most steps with every
+    step done (the full run, not a later invocation that rebuilt one target; the newest of equals), among the
+    logs of runs of ``configfile`` (and of its replicate with ``replicate``)."""
+    best: tuple[int, float, int] | None = None
+    for done, planned, wall, cores in _invocations(log_dir, configfile, replicate):
+        if done == planned and (best is None or done >= best[0]):
+            best = (done, wall, cores)
     return best
+
+
+def _resumed(log_dir: Path, jobs: int, configfile: str | None, replicate: bool) -> dict | None:
+    """Where no one invocation ran every job: the invocations that ran them in turn, each resuming where the last
+    stopped (a time limit, Ctrl-C), so that their steps add up to the jobs and only the last finished every step
+    it planned: their number, their summed wall time and their cores (the largest). Else None."""
+    runs = _invocations(log_dir, configfile, replicate)
+    if not runs or runs[-1][0] != runs[-1][1] or any(d == p for d, p, _, _ in runs[:-1]):
+        return None
+    if sum(d for d, _, _, _ in runs) < jobs or runs[0][1] != sum(d for d, _, _, _ in runs):
+        return None
+    return {"invocations": len(runs), "wall_seconds": sum(w for _, _, w, _ in runs), "cores": max(c for *_, c in runs)}
 
 
 def config_benchmarks(cfg) -> set[str]:
@@ -100,10 +124,12 @@ def run_cost(results: Path, workdir: Path, only: set[str] | None = None, configf
     log = _finished_log(Path(workdir) / ".snakemake" / "log", configfile, replicate)
     out = {"jobs": len(files), "job_seconds": seconds, "peak_rss_mb": rss, "results_mb": size / 1e6,
            "wall_seconds": None, "cores": None}
-    if log is not None and log[0] < len(files):  # a run refreshed in pieces: no one invocation ran every job,
-        out["largest_invocation"] = {"steps": log[0], "wall_seconds": log[1], "cores": log[2]}  # say the largest's
-    elif log is not None:
+    if log is not None and log[0] >= len(files):
         out.update(wall_seconds=log[1], cores=log[2])
+    elif (resumed := _resumed(Path(workdir) / ".snakemake" / "log", len(files), configfile, replicate)) is not None:
+        out.update(resumed)  # one run stopped and resumed: its invocations' wall times together
+    elif log is not None:  # a run refreshed in pieces: no one invocation ran every job, say the largest's
+        out["largest_invocation"] = {"steps": log[0], "wall_seconds": log[1], "cores": log[2]}
     return out
 
 
@@ -124,16 +150,19 @@ def _output_of(rel: Path, only: set[str]) -> bool:
     return top in ("claims", "benchmarks", "logs")
 
 
-def cost_text(cost: dict) -> str:
+def cost_text(cost: dict, machine: str | None = None) -> str:
     """A run's cost in words: the wall time of the one invocation that ran every job (where its log says it; else
     that of the largest invocation, with its steps), the jobs, their seconds, the largest job's memory and the results'
-    size; where the machine ran other work meanwhile (``shared``), that its times are upper bounds."""
+    size; where the machine ran other work meanwhile (``shared``), that its times are upper bounds. ``machine``: the
+    machine it ran on (:func:`.waits.machine`), named beside its cores."""
     largest = cost.get("largest_invocation")
 
     def cores(n) -> str:
-        return f"{n} core" + ("" if n == 1 else "s")
+        return f"{n} core" + ("" if n == 1 else "s") + (f" ({machine})" if machine else "")
 
-    wall = (f"{cost['wall_seconds'] / 60:.0f} minutes on {cores(cost['cores'])}" if cost["wall_seconds"] is not None
+    resumed = (f" in {cost['invocations']} invocations, each resuming where the last stopped"
+               if cost.get("invocations", 1) > 1 else "")
+    wall = (f"{cost['wall_seconds'] / 60:.0f} minutes on {cores(cost['cores'])}{resumed}" if cost["wall_seconds"] is not None
             else "no log of one invocation that ran every job" + (
                 f" (the largest ran {largest['steps']} steps in {largest['wall_seconds'] / 60:.0f} minutes on "
                 f"{cores(largest['cores'])}; the jobs added since ran on their own)" if largest else ""))
