@@ -151,6 +151,48 @@ def test_a_calibration_config_publishes_its_page_and_no_ledger(tmp_path):
     assert after == before  # the verdicts and counts: a calibration adds none
 
 
+def test_an_overlay_drawing_the_eureka_table_publishes_its_results_page(tmp_path):
+    """A kept overlay that draws eureka_table: `publish` writes docs/<config>.md beside its ledger from the kept
+    rows (in the figure's column order), the config file's own header, the cap's share per arm in the table's order
+    and the run's cost on its machine; a changed row in the kept statistics changes the page (nothing typed)."""
+    from pipeline_lib.build.table_page import header_comment, table_markdown
+    from pipeline_lib.figures.eureka_table import COLUMNS
+
+    root = tmp_path / "checkout"
+    for part in ("pipeline_lib", "README.md", "docs", "config"):
+        (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
+    kept = json.loads((REPO / publish.KEPT / "eureka_table1.json").read_text())
+    page = publish.generated(root)[root / "docs" / "eureka_table1.md"]
+    assert page.endswith(table_markdown(kept, root, "claims_eureka_table1.md"))
+    assert "| " + " | ".join(COLUMNS) + " |" in page
+    first = kept["figures"]["eureka_table"]["stats"]["rows"][0]
+    assert "| " + " | ".join(first[c] for c in COLUMNS) + " |" in page
+    header = header_comment(root / "config" / "eureka_table1.yaml")
+    assert header and all(("> " + line if line else ">") in page for line in header)
+    cap = [line.split(" | ")[:2] for line in page.split("## Where NormSoftmax's cap binds")[1].splitlines()
+           if line.startswith("| digits |")]
+    table = [["| digits", r["variant"]] for r in kept["figures"]["eureka_table"]["stats"]["rows"]
+             if r["experiment"] == "digits" and r["variant"] in kept["figures"]["eureka_norm_cap"]["stats"]["digits"]]
+    assert cap == table
+    assert f"({kept['machine']})" in page.split("## Cost")[1]
+    kept["figures"]["eureka_table"]["stats"]["rows"][0]["Eureka-ratio"] = "3/10 = 0.30"
+    (root / publish.KEPT / "eureka_table1.json").write_text(json.dumps(kept))
+    again = publish.generated(root)[root / "docs" / "eureka_table1.md"]
+    assert again != page and "| 3/10 = 0.30 |" in again
+
+
+def test_the_machine_names_the_gpus_the_driver_lists(tmp_path):
+    from pipeline_lib.build.waits import machine
+
+    (tmp_path / "cpuinfo").write_text("processor\t: 0\nmodel name\t: CPU X\n")
+    assert machine(tmp_path) == "CPU X"
+    for i, name in enumerate(("GPU Y", "GPU Z")):
+        gpu = tmp_path / "driver" / "nvidia" / "gpus" / f"0000:0{i}:00.0"
+        gpu.mkdir(parents=True)
+        (gpu / "information").write_text(f"Model: \t\t {name}\nIRQ:   \t\t 1\n")
+    assert machine(tmp_path) == "CPU X with GPU Y, GPU Z"
+
+
 def test_a_rerun_on_another_machine_is_kept_beside_the_first_and_times_the_readme(tmp_path):
     """`publish --keep R --rerun`: the same seeds again on another machine, kept as <config>-rerun.json. It writes
     no ledger of its own; the consolidated ledger names it beside its config (identical statistics move no

@@ -27,6 +27,7 @@ from .codes import job_code, job_code_or_none
 from .consolidate import consolidate, consolidated_markdown, counts_table
 from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost, train_seconds
 from .lock import ROOT, read_lock
+from .table_page import has_table_page, table_markdown
 from .waits import ROWS as WAIT_ROWS
 from .waits import machine
 from .waits import read as read_waits
@@ -328,6 +329,9 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
             ledgers[name] = rows
             out[ledger_path(root, name)] = (_head([path], root, code, {name: stale} if stale else {})
                                             + markdown(rows, figures_dir=None, figure_summaries=said))
+            if has_table_page(kept[name]) and name != Path(DEFAULT).stem:  # an overlay's table: its results page
+                out[root / "docs" / f"{name}.md"] = (_head([path], root, code, {name: stale} if stale else {})
+                                                     + table_markdown(kept[name], root, ledger_path(root, name).name))
     for base, rows in replicates.items():
         if base not in ledgers:
             raise FileNotFoundError(f"{paths[base + '-replicate']}: a replicate's statistics without its "
