@@ -155,6 +155,26 @@ def test_epoch_claim_compares_t_intervals_and_an_arm_that_never_reaches_is_not_e
     assert table_rules.epoch_score(base, _arm(0, 10))["verdict"] == "not run"
 
 
+def test_heat_treatments_timing_is_scored_at_the_grids_second_rate_too():
+    """HT's Eureka epoch against Softmax within experiment reasoning_lr5e4 (the reference's 5e-4): earlier with
+    disjoint intervals reproduces, the same epochs do not, and the first rate's arms are not read for it."""
+    base = _arm(5, 5, [800.0 + 10 * i for i in range(5)])
+
+    def verdict(ht: dict, first_rate: dict | None = None) -> str:
+        arms_ = {"reasoning_lr5e4": {"Softmax": base, "HT": ht}}
+        if first_rate is not None:
+            arms_["reasoning"] = first_rate
+        return table_rules.score_claims({"arms": arms_}, None)["eureka.table.reasoning_lr5e4_ht_earlier_eureka"]["verdict"]
+
+    early = _arm(5, 5, [300.0 + 10 * i for i in range(5)])
+    assert verdict(early) == "reproduced"
+    assert verdict({**base, "final_accs": [0.9] * 5}) == "not reproduced"
+    assert verdict(_arm(1, 5, [300.0])) == "not reproduced"
+    assert verdict(base, {"Softmax": base, "HT": early}) == "not reproduced"  # the first rate's HT is another claim
+    no_softmax = table_rules.score_claims({"arms": {"reasoning": {"Softmax": base, "HT": early}}}, None)
+    assert no_softmax["eureka.table.reasoning_lr5e4_ht_earlier_eureka"]["verdict"] == "not run"
+
+
 def test_table1_rows_the_resnet_and_the_no_position_task_are_scored_against_softmax():
     def arm(k, n, epochs=None, accs=None, length=60):
         a = _arm(k, n, epochs)
@@ -521,7 +541,7 @@ def test_a_missing_arm_leaves_its_claims_not_run(module):
     for cid, s in scores.items():
         if "saturated" in s["control"] or "shorter than the paper's" in s["control"]:
             continue  # not run whatever the arms (see above)
-        assert (s["verdict"] == "not run") == bool(re.search(r"\.(reasoning|digits)_ht_", cid)), cid
+        assert (s["verdict"] == "not run") == bool(re.search(r"\.(reasoning|digits)(_lr5e4)?_ht_", cid)), cid
     base_gone = RULES[module].score_claims(_default_stats(drop="Softmax")[module], None)
     for cid, s in base_gone.items():  # every claim compares with Softmax, but a probe claim of another arm
         expected = module != "eureka_probes" or "_softmax_" in cid

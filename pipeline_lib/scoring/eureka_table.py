@@ -32,7 +32,13 @@ def score_claims(stats: dict, params: Params) -> dict:
             out[f"eureka.table.{exp}_non_eureka_softmax_seeds_plateau"] = plateau_score(arms.get(BASE))
     out.update(table1_scores(stats.get("arms", {})))
     out["eureka.table.reasoning_larger_lr_no_fix"] = larger_lr_score(stats.get("arms", {}))
+    second = stats.get("arms", {}).get(SECOND_RATE, {})  # HT's timing at the grid's second rate too
+    out["eureka.table.reasoning_lr5e4_ht_earlier_eureka"] = (_pair(second, ARMS["ht"], SECOND_RATE)
+                                                            or epoch_score(second[ARMS["ht"]], second[BASE]))
     return out
+
+
+SECOND_RATE = "reasoning_lr5e4"  # the reasoning task's experiment at the grid's second rate (the reference's 5e-4)
 
 
 def larger_lr_score(arms_by_exp: dict) -> dict:
