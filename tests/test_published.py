@@ -143,7 +143,11 @@ def test_a_calibration_config_publishes_its_page_and_no_ledger(tmp_path):
     assert "docs/claims_eureka_calibration.md" not in out
     assert "Picked: **n_train = 2000**" in page and "| 2000 (picked) | 6/10 = 0.60 | [0.10, 0.90] | 0.10 | 300 | 100-109 | 0.25 |" in page
     assert "| 1000 | 1/10 = 0.10 |" in page and "30 minutes on 2 cores" in page
-    assert page.endswith(calibration_markdown(kept))
+    assert page.endswith(calibration_markdown(kept)) and "Not reached" not in page  # 0.6 is one seed from 0.7
+    stats["digits"]["rows"][1].update(n_eureka=5, ratio=0.5)  # two seeds from the paper's 7/10: not reached
+    assert "Picked: **n_train = 2000** (Softmax 0.60). **Not reached:** no value lies within one seed (1/10)" in (
+        calibration_markdown(kept))
+    stats["digits"]["rows"][1].update(n_eureka=6, ratio=0.6)
     # kept by other code or settings than the checkout's: the page says which figures a rerun would change
     assert "Statistics of 2 figure(s) of eureka_calibration were computed by other code or settings" in page
     assert "eureka_calibration, eureka_norm_cap." in page

@@ -31,7 +31,7 @@ def calibration_markdown(kept: dict) -> str:
         lines += [f"## {task}", "",
                   f"The paper's Softmax ratio: **{s['target']:.2f}** ({s['source']}). Knob: `{s['knob']}` "
                   f"(the default's: {s['default']:g}). Picked: **{s['knob']} = {s['picked']:g}** "
-                  f"(Softmax {s['picked_ratio']:.2f}).", "",
+                  f"(Softmax {s['picked_ratio']:.2f}).{_not_reached(s)}", "",
                   f"| {s['knob']} | Softmax Eureka-ratio | Wilson 95% | distance to {s['target']:.2f} | epochs | seeds "
                   "| NormSoftmax at the same tau would bind (share of rows, last epoch, median over seeds) |",
                   "|---:|---|---|---:|---:|---|---|"]
@@ -46,3 +46,13 @@ def calibration_markdown(kept: dict) -> str:
         lines.append("")
     lines += ["## Cost", "", cost_text(kept["cost"]) + ".", ""]
     return "\n".join(lines)
+
+
+def _not_reached(task: dict) -> str:
+    """Where the picked value's Softmax ratio lies more than one seed (1 / its seeds) from the paper's, the knob
+    does not reach the regime: said beside the pick, which the rule makes whatever the distance."""
+    row = next(r for r in task["rows"] if r["value"] == task["picked"])
+    if abs(row["ratio"] - task["target"]) <= 1 / row["n_seeds"] + 1e-9:
+        return ""
+    return (f" **Not reached:** no value lies within one seed (1/{row['n_seeds']}) of {task['target']:.2f}, so this "
+            f"knob does not put Softmax in the paper's regime; the pick is the rule's, not a calibrated setting.")
