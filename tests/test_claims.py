@@ -536,7 +536,7 @@ def test_a_run_stopped_and_resumed_takes_its_invocations_wall_times_together(tmp
     invocations ran them in turn (the first planned every step; the last finished what it planned), so their wall
     times together are the run's; where an earlier invocation finished every step it planned, or the steps do not
     add up, no wall time is claimed."""
-    from pipeline_lib.build.cost import cost_text, run_cost
+    from pipeline_lib.build.cost import _invocations, cost_text, run_cost
 
     results = tmp_path / "results"
     (results / "benchmarks" / "train").mkdir(parents=True)
@@ -561,6 +561,15 @@ def test_a_run_stopped_and_resumed_takes_its_invocations_wall_times_together(tmp
     assert run_cost(results, tmp_path)["wall_seconds"] is None
     write("02", 3, 3, 1)  # more steps than the first left: another run, not a resumption of it
     assert run_cost(results, tmp_path)["wall_seconds"] is None
+    write("02", 2, 2, 1, cores=8)  # resumed on other cores: no one number of cores to name
+    assert run_cost(results, tmp_path)["wall_seconds"] is None
+    (log / "2026-01-01T000000.1.snakemake.log").write_text(  # Snakemake's decimal percentages, near 0% and 100%
+        "Provided cores: 16\n1 of 300 steps (0.3%) done\n3 of 300 steps (1.0%) done\nElapsed time: 0:07:00\n")
+    assert _invocations(log)[0] == (3, 300, 420.0, 16)
+    (log / "2026-01-01T000000.1.snakemake.log").write_text(  # killed: no elapsed time, so no sum of wall times
+        "Provided cores: 16\n3 of 300 steps (1.0%) done\n")
+    assert run_cost(results, tmp_path)["wall_seconds"] is None
+    write("01", 3, 5, 7)
     write("02", 2, 2, 1)
     write("00", 5, 5, 9)  # an earlier full run in the same folder: the resumption is not told apart from it
     assert run_cost(results, tmp_path)["wall_seconds"] == 540 and "invocations" not in run_cost(results, tmp_path)

@@ -172,7 +172,7 @@ def test_an_overlay_drawing_the_eureka_table_publishes_its_results_page(tmp_path
     first = kept["figures"]["eureka_table"]["stats"]["rows"][0]
     assert "| " + " | ".join(first[c] for c in COLUMNS) + " |" in page
     header = header_comment(root / "config" / "eureka_table1.yaml")
-    assert header and all(("> " + line if line else ">") in page for line in header)
+    assert header and "```text\n" + "\n".join(header) + "\n```" in page
     cap = [line.split(" | ")[:2] for line in page.split("## Where NormSoftmax's cap binds")[1].splitlines()
            if line.startswith("| digits |")]
     table = [["| digits", r["variant"]] for r in kept["figures"]["eureka_table"]["stats"]["rows"]
@@ -195,6 +195,10 @@ def test_the_machine_names_the_gpus_the_driver_lists(tmp_path):
         gpu.mkdir(parents=True)
         (gpu / "information").write_text(f"Model: \t\t {name}\nIRQ:   \t\t 1\n")
     assert machine(tmp_path) == "CPU X with GPU Y, GPU Z"
+    (tmp_path / "driver" / "nvidia" / "gpus" / "0000:02:00.0" / "information").mkdir(parents=True)  # unreadable
+    assert machine(tmp_path) == "CPU X with GPU Y, GPU Z"
+    (tmp_path / "driver" / "nvidia" / "gpus" / "0000:01:00.0" / "information").write_text("Model: GPU Y\n")
+    assert machine(tmp_path) == "CPU X with 2 x GPU Y"
 
 
 def test_a_rerun_on_another_machine_is_kept_beside_the_first_and_times_the_readme(tmp_path):

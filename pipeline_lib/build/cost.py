@@ -50,13 +50,15 @@ def _invocations(log_dir: Path, configfile: str | None = None, replicate: bool =
         text = path.read_text(errors="replace")
         if not _ran(text, configfile, replicate):
             continue
-        done = re.findall(r"^(\d+) of (\d+) steps \(\d+%\) done", text, re.M)
+        done = re.findall(r"^(\d+) of (\d+) steps \(\d+(?:\.\d+)?%\) done", text, re.M)  # 0.3%, 99.7%: decimals
         elapsed = re.search(r"^Elapsed time: (?:(\d+) days?, )?(\d+):(\d+):(\d+(?:\.\d+)?)", text, re.M)
         cores = re.search(r"^Provided cores: (\d+)", text, re.M)
-        if done and elapsed and cores:
-            d, h, m, s = elapsed.groups()
-            out.append((int(done[-1][0]), int(done[-1][1]),
-                        int(d or 0) * 86400 + int(h) * 3600 + int(m) * 60 + float(s), int(cores.group(1))))
+        if done and cores:  # a killed invocation (SIGKILL, out of memory) writes no elapsed time: its wall is None
+            wall = None
+            if elapsed:
+                d, h, m, s = elapsed.groups()
+                wall = int(d or 0) * 86400 + int(h) * 3600 + int(m) * 60 + float(s)
+            out.append((int(done[-1][0]), int(done[-1][1]), wall, int(cores.group(1))))
     return out
 
 
@@ -66,7 +68,7 @@ def _finished_log(log_dir: Path, configfile: str | None = None, replicate: bool 
     logs of runs of ``configfile`` (and of its replicate with ``replicate``)."""
     best: tuple[int, float, int] | None = None
     for done, planned, wall, cores in _invocations(log_dir, configfile, replicate):
-        if done == planned and (best is None or done >= best[0]):
+        if done == planned and wall is not None and (best is None or done >= best[0]):
             best = (done, wall, cores)
     return best
 
@@ -74,13 +76,16 @@ def _finished_log(log_dir: Path, configfile: str | None = None, replicate: bool 
 def _resumed(log_dir: Path, jobs: int, configfile: str | None, replicate: bool) -> dict | None:
     """Where no one invocation ran every job: the invocations that ran them in turn, each resuming where the last
     stopped (a time limit, Ctrl-C), so that their steps add up to the jobs and only the last finished every step
-    it planned: their number, their summed wall time and their cores (the largest). Else None."""
+    it planned: their number, their summed wall time and their cores. Else None, also where one of them has no wall
+    time (killed before Snakemake could write it) or they ran on different numbers of cores."""
     runs = _invocations(log_dir, configfile, replicate)
     if not runs or runs[-1][0] != runs[-1][1] or any(d == p for d, p, _, _ in runs[:-1]):
         return None
+    if any(w is None for _, _, w, _ in runs) or len({c for *_, c in runs}) > 1:
+        return None
     if sum(d for d, _, _, _ in runs) < jobs or runs[0][1] != sum(d for d, _, _, _ in runs):
         return None
-    return {"invocations": len(runs), "wall_seconds": sum(w for _, _, w, _ in runs), "cores": max(c for *_, c in runs)}
+    return {"invocations": len(runs), "wall_seconds": sum(w for _, _, w, _ in runs), "cores": runs[0][3]}
 
 
 def config_benchmarks(cfg) -> set[str]:
@@ -106,7 +111,9 @@ def run_cost(results: Path, workdir: Path, only: set[str] | None = None, configf
              replicate: bool = False) -> dict:
     """``jobs``, ``job_seconds``, ``peak_rss_mb`` (the largest job's), ``results_mb`` and, where one
     invocation that ran at least as many steps as there are jobs left its log in ``<workdir>/.snakemake/log``,
-    ``wall_seconds`` and ``cores`` (else None: the run was refreshed in pieces). ``only``: the benchmark files
+    ``wall_seconds`` and ``cores`` (else, where a stopped run was resumed until every job ran, its invocations'
+    wall times together, their number in ``invocations`` (:func:`_resumed`); else None: the run was refreshed in
+    pieces). ``only``: the benchmark files
     counted (:func:`config_benchmarks`; default every one in the folder); ``configfile`` and ``replicate``: whose
     invocation's log counts (:func:`_finished_log`; default any)."""
     results = Path(results)
@@ -151,8 +158,8 @@ def _output_of(rel: Path, only: set[str]) -> bool:
 
 
 def cost_text(cost: dict, machine: str | None = None) -> str:
-    """A run's cost in words: the wall time of the one invocation that ran every job (where its log says it; else
-    that of the largest invocation, with its steps), the jobs, their seconds, the largest job's memory and the results'
+    """A run's cost in words: the wall time of the one invocation that ran every job (where its log says it; or of
+    the invocations that ran them in turn, a stopped run resumed; else that of the largest invocation, with its steps), the jobs, their seconds, the largest job's memory and the results'
     size; where the machine ran other work meanwhile (``shared``), that its times are upper bounds. ``machine``: the
     machine it ran on (:func:`.waits.machine`), named beside its cores."""
     largest = cost.get("largest_invocation")

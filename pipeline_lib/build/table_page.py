@@ -51,11 +51,12 @@ def table_markdown(kept: dict, root: Path, ledger: str) -> str:
              "seeds whose test accuracy ever passes the experiment's threshold, with its Wilson 95% interval; "
              "'acc.' the mean final test accuracy of those seeds (Table 1's 'Acc.'); 'mean Eureka epoch' their mean "
              "first epoch above it. Rerun: `snakemake --cores all --configfile "
-             f"{config}`, then `python -m pipeline_lib publish --keep <its results folder> --config {config}`.", "",
-             "## Settings (the config's header)", "", *("> " + line if line else ">" for line in
-                                                        header_comment(root / config)), "",
-             "## Table", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(str(r[c]) for c in columns) + " |" for r in stats["rows"]]
+             f"{config}`, then `python -m pipeline_lib publish --keep <its results folder> --config {config}`.", ""]
+    header = header_comment(root / config)
+    if header:  # verbatim, as the file says it (its commands and line breaks kept)
+        lines += ["## The config's header", "", "```text", *header, "```", ""]
+    lines += ["## Table", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(r.get(c, "-")) for c in columns) + " |" for r in stats["rows"]]
     cap = kept["figures"].get(CAP, {}).get("stats")
     if cap:
         lines += ["", "## Where NormSoftmax's cap binds", "",

@@ -12,6 +12,7 @@ import os
 import shlex
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 
 from .lock import ROOT
@@ -36,9 +37,14 @@ def machine(proc: Path = Path("/proc")) -> str:
     except OSError:
         pass
     cpu = cpu or platform.processor() or platform.machine() or "unknown"
-    gpus = [line.split(":", 1)[1].strip() for info in sorted((proc / "driver/nvidia/gpus").glob("*/information"))
-            for line in info.read_text().splitlines() if line.startswith("Model:")]
-    return f"{cpu} with {', '.join(gpus)}" if gpus else cpu
+    gpus = []
+    for info in sorted((proc / "driver/nvidia/gpus").glob("*/information")):
+        try:
+            gpus += [line.split(":", 1)[1].strip() for line in info.read_text().splitlines() if line.startswith("Model:")]
+        except OSError:  # unreadable: name the machine by its CPU alone rather than fail
+            continue
+    names = [f"{n} x {g}" if n > 1 else g for g, n in dict(Counter(gpus)).items()]
+    return f"{cpu} with {', '.join(names)}" if names else cpu
 
 
 def read(root: Path = ROOT) -> dict[str, dict]:
