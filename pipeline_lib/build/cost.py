@@ -62,23 +62,23 @@ def _invocations(log_dir: Path, configfile: str | None = None, replicate: bool =
     return out
 
 
-def _finished_log(log_dir: Path, configfile: str | None = None, replicate: bool = False) -> tuple[int, float, int] | None:
-    """(steps, wall seconds, cores) of the Snakemake log in ``log_dir`` that finished the most steps with every
-    step done (the full run, not a later invocation that rebuilt one target; the newest of equals), among the
-    logs of runs of ``configfile`` (and of its replicate with ``replicate``)."""
+def _finished_log(runs: list[tuple[int, int, float, int]]) -> tuple[int, float, int] | None:
+    """(steps, wall seconds, cores) of the invocation among ``runs`` (:func:`_invocations`) that finished the most
+    steps with every step done (the full run, not a later invocation that rebuilt one target; the newest of
+    equals)."""
     best: tuple[int, float, int] | None = None
-    for done, planned, wall, cores in _invocations(log_dir, configfile, replicate):
+    for done, planned, wall, cores in runs:
         if done == planned and wall is not None and (best is None or done >= best[0]):
             best = (done, wall, cores)
     return best
 
 
-def _resumed(log_dir: Path, jobs: int, configfile: str | None, replicate: bool) -> dict | None:
-    """Where no one invocation ran every job: the invocations that ran them in turn, each resuming where the last
+def _resumed(runs: list[tuple[int, int, float, int]], jobs: int) -> dict | None:
+    """Where no one invocation ran every job: the invocations (``runs``, :func:`_invocations`) that ran them in
+    turn, each resuming where the last
     stopped (a time limit, Ctrl-C), so that their steps add up to the jobs and only the last finished every step
     it planned: their number, their summed wall time and their cores. Else None, also where one of them has no wall
     time (killed before Snakemake could write it) or they ran on different numbers of cores."""
-    runs = _invocations(log_dir, configfile, replicate)
     if not runs or runs[-1][0] != runs[-1][1] or any(d == p for d, p, _, _ in runs[:-1]):
         return None
     if any(w is None for _, _, w, _ in runs) or len({c for *_, c in runs}) > 1:
@@ -115,7 +115,7 @@ def run_cost(results: Path, workdir: Path, only: set[str] | None = None, configf
     wall times together, their number in ``invocations`` (:func:`_resumed`); else None: the run was refreshed in
     pieces). ``only``: the benchmark files
     counted (:func:`config_benchmarks`; default every one in the folder); ``configfile`` and ``replicate``: whose
-    invocation's log counts (:func:`_finished_log`; default any)."""
+    invocation's log counts (:func:`_invocations`; default any)."""
     results = Path(results)
     files = sorted(p for p in (results / "benchmarks").rglob("*.tsv")
                    if only is None or p.relative_to(results / "benchmarks").as_posix() in only)
@@ -128,12 +128,13 @@ def run_cost(results: Path, workdir: Path, only: set[str] | None = None, configf
     size = sum(p.stat().st_size for p in results.rglob("*") if p.is_file()
                and "replication" not in p.relative_to(results).parts
                and (only is None or _output_of(p.relative_to(results), only)))
-    log = _finished_log(Path(workdir) / ".snakemake" / "log", configfile, replicate)
+    runs = _invocations(Path(workdir) / ".snakemake" / "log", configfile, replicate)  # each log read once
+    log = _finished_log(runs)
     out = {"jobs": len(files), "job_seconds": seconds, "peak_rss_mb": rss, "results_mb": size / 1e6,
            "wall_seconds": None, "cores": None}
     if log is not None and log[0] >= len(files):
         out.update(wall_seconds=log[1], cores=log[2])
-    elif (resumed := _resumed(Path(workdir) / ".snakemake" / "log", len(files), configfile, replicate)) is not None:
+    elif (resumed := _resumed(runs, len(files))) is not None:
         out.update(resumed)  # one run stopped and resumed: its invocations' wall times together
     elif log is not None:  # a run refreshed in pieces: no one invocation ran every job, say the largest's
         out["largest_invocation"] = {"steps": log[0], "wall_seconds": log[1], "cores": log[2]}

@@ -94,13 +94,14 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
         side = json.loads(path.read_text())
         figures[fig] = {"stats": side["stats"], "config_hash": side["provenance"]["config_hash"],
                         "code": side["provenance"]["code_hash"], "commit": side["provenance"]["git_commit"]}
+    here = machine()
     if kept is not None:
         for fig in only:
             if stale_figures({"figures": {fig: figures[fig]}}, cfg):
                 raise ValueError(f"{Path(results) / 'figures' / f'{fig}.json'} was not built by this checkout's code "
                                  f"and {config}'s settings of {fig}: rebuild it (snakemake {fig}) before keeping it")
-            if machine() != kept.get("machine"):  # the rest of the file ran elsewhere: say where this figure did
-                figures[fig]["machine"] = machine()
+            if here != kept.get("machine"):  # the rest of the file ran elsewhere: say where this figure did
+                figures[fig]["machine"] = here
         kept["figures"].update(figures)
         _write_kept(out, kept)
         _readme_figures(root, Path(results), config, replicate, rerun, only)
@@ -108,7 +109,7 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
     cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg), config, replicate)
     if shared:
         cost["shared"] = True
-    _write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "machine": machine(),
+    _write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "machine": here,
                       **({"rerun": True} if rerun else {}), "figures": figures,
                       "train_seconds": train_seconds(Path(results), cfg)})
     _readme_figures(root, Path(results), config, replicate, rerun, README_FIGURES)
@@ -327,11 +328,10 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
             replicates[name.removesuffix("-replicate")] = rows
         else:
             ledgers[name] = rows
-            out[ledger_path(root, name)] = (_head([path], root, code, {name: stale} if stale else {})
-                                            + markdown(rows, figures_dir=None, figure_summaries=said))
+            head = _head([path], root, code, {name: stale} if stale else {})
+            out[ledger_path(root, name)] = head + markdown(rows, figures_dir=None, figure_summaries=said)
             if has_table_page(kept[name]) and name != Path(DEFAULT).stem:  # an overlay's table: its results page
-                out[root / "docs" / f"{name}.md"] = (_head([path], root, code, {name: stale} if stale else {})
-                                                     + table_markdown(kept[name], root, ledger_path(root, name).name))
+                out[root / "docs" / f"{name}.md"] = head + table_markdown(kept[name], root, ledger_path(root, name).name)
     for base, rows in replicates.items():
         if base not in ledgers:
             raise FileNotFoundError(f"{paths[base + '-replicate']}: a replicate's statistics without its "

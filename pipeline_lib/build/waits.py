@@ -43,7 +43,7 @@ def machine(proc: Path = Path("/proc")) -> str:
             gpus += [line.split(":", 1)[1].strip() for line in info.read_text().splitlines() if line.startswith("Model:")]
         except OSError:  # unreadable: name the machine by its CPU alone rather than fail
             continue
-    names = [f"{n} x {g}" if n > 1 else g for g, n in dict(Counter(gpus)).items()]
+    names = [f"{n} x {g}" if n > 1 else g for g, n in Counter(gpus).items()]
     return f"{cpu} with {', '.join(names)}" if names else cpu
 
 
