@@ -281,3 +281,24 @@ def choose_a_head(view, head: str, tmp_path) -> dict:
     """What headless Chromium saw on an atlas view before and after choosing ``head`` in its attention menu, and
     with the slider then moved to its end."""
     return _in_chromium(view, CHOOSE_A_HEAD.replace("HEAD", json.dumps(head)), tmp_path, "head")
+
+
+def test_the_views_script_is_built_once_per_version_of_vl_convert(tmp_path, monkeypatch):
+    import vl_convert
+
+    from pipeline_lib.plumbing import remembered
+
+    built = []
+    real = vl_convert.javascript_bundle
+    monkeypatch.setattr(vl_convert, "javascript_bundle", lambda: built.append(1) or real())
+    monkeypatch.setenv(remembered.ENV, str(tmp_path))
+    views._bundle.cache_clear()
+    try:
+        first = views._bundle()
+        views._bundle.cache_clear()  # as a new process would
+        assert views._bundle() == first and "vegaEmbed" in first and len(built) == 1
+        monkeypatch.setattr(views.metadata, "version", lambda name: "0.0.0")  # another vl_convert: built anew
+        views._bundle.cache_clear()
+        assert views._bundle() == first and len(built) == 2
+    finally:
+        views._bundle.cache_clear()

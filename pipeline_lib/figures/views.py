@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import csv
 import functools
+import hashlib
 import html
 import io
 import json
+from importlib import metadata
 
 import numpy as np
 import xarray as xr
@@ -115,9 +117,21 @@ def inline_csv(rows: list[dict], fields: tuple[str, ...]):
 
 @functools.cache
 def _bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script: built by vl_convert (2 s), remembered on disk per version of
+    vl_convert (:mod:`pipeline_lib.plumbing.remembered`)."""
     import vl_convert
 
-    return vl_convert.javascript_bundle()
+    from ..plumbing import remembered
+
+    try:
+        key = hashlib.sha256(f"vl_convert {metadata.version('vl-convert-python')}".encode()).hexdigest()
+    except metadata.PackageNotFoundError:  # not installed as a distribution: not remembered
+        key = None
+    text = remembered.recall("view-scripts", key)
+    if text is None:
+        text = vl_convert.javascript_bundle()
+        remembered.keep("view-scripts", key, text)
+    return text
 
 
 def write_view(chart, path: str, title: str, note: str = "") -> int:
