@@ -477,27 +477,30 @@ def test_fig2_contrast_seeds_with_a_eureka_moment_decode_step1_better():
 
 # -- every declared claim is scored for the default config; missing arms are not run -------------------------
 
-def _default_stats(drop: str | None = None) -> dict:
-    """Each module's stats from synthetic arms labelled as config/config.yaml's analyses.eureka."""
+def _default_stats(module: str, drop: str | None = None) -> dict:
+    """One module's stats from synthetic arms labelled as config/config.yaml's analyses.eureka (only that module's:
+    each takes seconds)."""
     # 301 epochs: long enough for the plateau claim's "hundreds of epochs" to be scored, not "not run"
     trajs = {exp: {lbl: _traj([40 + 10 * i + 3 * j for j in range(5)], q_over_v=0.1 + 0.1 * i, high=0.05 * (i + 1),
                               epochs=301)
                    for i, lbl in enumerate(labels) if lbl != drop} for exp, labels in EXPERIMENTS.items()}
-    probe_rows = {exp: {lbl: _probe([0.6, 0.62, 0.9, 0.95]) for lbl in arms} for exp, arms in trajs.items()}
+    if module == "eureka_table":
+        # each arm its own run: arms whose seeds all end alike would be one run twice (scoring.eureka_table.twin)
+        table_trajs = {exp: {lbl: trajs.get(exp, {}).get(lbl) or _traj([40 + 3 * j + i for j in range(5)],
+                                                                        epochs=301 if exp.startswith("reasoning") else 101)
+                             for i, lbl in enumerate(labels) if lbl != drop} for exp, labels in TABLE_EXPERIMENTS.items()}
+        lr = lambda exp, lbl: DEFAULT["runs"][DEFAULT["analyses"]["eureka"][exp]["arms"][lbl]]["optimizer"]["lr"]  # noqa: E731
+        table_arms = {exp: {lbl: {**_arm(5, 5, [float(v) for v in ds.test_acc.argmax("epoch").values]),
+                                  "final_accs": [0.9] * 5, "epochs": int(ds.epoch.values[-1]), "lr": lr(exp, lbl)}
+                            for lbl, ds in arms.items()} for exp, arms in table_trajs.items()}
+        return {"rows": [], "arms": table_arms}
     thr = {exp: 0.7 for exp in EXPERIMENTS}
-    # each arm its own run: arms whose seeds all end alike would be one run twice (scoring.eureka_table.twin)
-    table_trajs = {exp: {lbl: trajs.get(exp, {}).get(lbl) or _traj([40 + 3 * j + i for j in range(5)],
-                                                                    epochs=301 if exp.startswith("reasoning") else 101)
-                         for i, lbl in enumerate(labels) if lbl != drop} for exp, labels in TABLE_EXPERIMENTS.items()}
-    lr = lambda exp, lbl: DEFAULT["runs"][DEFAULT["analyses"]["eureka"][exp]["arms"][lbl]]["optimizer"]["lr"]  # noqa: E731
-    table_arms = {exp: {lbl: {**_arm(5, 5, [float(v) for v in ds.test_acc.argmax("epoch").values]),
-                              "final_accs": [0.9] * 5, "epochs": int(ds.epoch.values[-1]), "lr": lr(exp, lbl)}
-                        for lbl, ds in arms.items()} for exp, arms in table_trajs.items()}
-    return {"eureka_accuracy": acc.eureka_accuracy_stats(trajs, {e: LEVEL for e in trajs}, thr),
-            "eureka_table": {"rows": [], "arms": table_arms},
-            "eureka_qkv_gradients": qkv.gradient_stats(trajs, thr),
-            "eureka_attention_distribution": dist.distribution_stats(trajs, 5),
-            "eureka_probes": _with_eureka_epochs(probes.probe_stats(probe_rows))}
+    build = {"eureka_accuracy": lambda: acc.eureka_accuracy_stats(trajs, {e: LEVEL for e in trajs}, thr),
+             "eureka_qkv_gradients": lambda: qkv.gradient_stats(trajs, thr),
+             "eureka_attention_distribution": lambda: dist.distribution_stats(trajs, 5),
+             "eureka_probes": lambda: _with_eureka_epochs(probes.probe_stats(
+                 {exp: {lbl: _probe([0.6, 0.62, 0.9, 0.95]) for lbl in arms} for exp, arms in trajs.items()}))}
+    return build[module]()
 
 
 def _with_eureka_epochs(stats: dict) -> dict:
@@ -523,7 +526,7 @@ def test_the_default_config_draws_the_arms_the_claims_name():
 def test_every_declared_claim_is_scored_for_the_default_config(module):
     declared = _declared(module)
     assert declared and all(cid.startswith(f"eureka.{module.removeprefix('eureka_')}.") for cid in declared)
-    scores = RULES[module].score_claims(_default_stats()[module], None)
+    scores = RULES[module].score_claims(_default_stats(module), None)
     assert sorted(scores) == sorted(declared)
     checked = claims.check_scores(module, declared, scores)
     # every claim scored, but a ratio against a saturated Softmax arm (10/10 planted), which cannot show a rise, and
@@ -536,13 +539,13 @@ def test_every_declared_claim_is_scored_for_the_default_config(module):
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_a_missing_arm_leaves_its_claims_not_run(module):
-    scores = RULES[module].score_claims(_default_stats(drop="HT")[module], None)
+    scores = RULES[module].score_claims(_default_stats(module, drop="HT"), None)
     assert sorted(scores) == sorted(_declared(module))
     for cid, s in scores.items():
         if "saturated" in s["control"] or "shorter than the paper's" in s["control"]:
             continue  # not run whatever the arms (see above)
         assert (s["verdict"] == "not run") == bool(re.search(r"\.(reasoning|digits)(_lr5e4)?_ht_", cid)), cid
-    base_gone = RULES[module].score_claims(_default_stats(drop="Softmax")[module], None)
+    base_gone = RULES[module].score_claims(_default_stats(module, drop="Softmax"), None)
     for cid, s in base_gone.items():  # every claim compares with Softmax, but a probe claim of another arm
         expected = module != "eureka_probes" or "_softmax_" in cid
         assert (s["verdict"] == "not run") == expected, cid
@@ -621,7 +624,7 @@ def test_every_ratio_claim_of_the_table_goes_both_ways_through_score_claims():
     """The table's Eureka-ratio claims (every arm of every experiment, the digits rows of Table 1 and the
     No-position task) through ``score_claims``: against a Softmax arm at 10 of 20, the arms the paper says raise the
     ratio at 20/20 and those it says lower it at 0/20 reproduce every one; every arm at 10/20, as Softmax, none."""
-    stats = _default_stats()["eureka_table"]
+    stats = _default_stats("eureka_table")
     lowers = {arms.TABLE1_LOWERS[k] for k in arms.TABLE1_LOWERS}
 
     def counts(k_of) -> dict:
