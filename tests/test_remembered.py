@@ -1,5 +1,6 @@
 """A passed check of a module model is remembered (pipeline_lib/plumbing/remembered.py): the next read of the same
-config imports no torch, and an edit of the user's module checks it again and reports what is now wrong."""
+config imports no torch, and an edit of the user's module checks it again and reports what is now wrong; the
+config's schema is assembled once per version of its sources."""
 import json
 import subprocess
 import sys
@@ -150,3 +151,28 @@ def test_two_models_of_one_module_are_each_remembered(tmp_path, monkeypatch):
     load_config(raw)
     assert len(list((tmp_path / "cache" / "passed-checks").iterdir())) == 2
     monkeypatch.delitem(sys.modules, "my_pair_net")
+
+
+def test_the_config_schema_is_assembled_once_and_read_back_until_its_sources_change(tmp_path, monkeypatch):
+    from pipeline_lib.plumbing import config_schema
+
+    monkeypatch.setenv(remembered.ENV, str(tmp_path))
+    assemble, assembled = config_schema._assembled, []
+    monkeypatch.setattr(config_schema, "_assembled", lambda: assembled.append(1) or assemble())
+    config_schema.schema.cache_clear()
+    try:
+        first = config_schema.schema()
+        config_schema.schema.cache_clear()
+        assert config_schema.schema() == first and len(assembled) == 1  # read back, as a new process would
+        assert len(list((tmp_path / "config-schema").iterdir())) == 1
+        for change in ("source", "base"):  # the package's source, or the base schema file, edited
+            if change == "source":
+                monkeypatch.setattr(remembered, "_source_digest", lambda: "0" * 64)
+            else:
+                edited = tmp_path / "config.schema.yaml"
+                edited.write_text(config_schema.SCHEMA_PATH.read_text() + "\n# edited\n")
+                monkeypatch.setattr(config_schema, "SCHEMA_PATH", edited)
+            config_schema.schema.cache_clear()
+            assert config_schema.schema() == first and len(assembled) == 2 + (change == "base"), change
+    finally:
+        config_schema.schema.cache_clear()

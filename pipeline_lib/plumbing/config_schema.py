@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
 
-from . import registry
+from . import registry, remembered
 from .errors import ConfigError, fail
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
@@ -36,6 +38,20 @@ def _entry_schema(kind: str, key: str, description: str, common: dict, required:
 
 @functools.lru_cache(maxsize=1)
 def schema() -> dict:
+    """The config's JSON schema. Assembling it reads and checks every plug-in's declaration (about 1 s, in every
+    ``snakemake`` start): a schema assembled before from the same sources is read back instead, remembered under
+    the digest of ``pipeline_lib``'s source, the base schema and jsonschema's version (:mod:`.remembered`)."""
+    key = remembered.code_key(SCHEMA_PATH.read_bytes(), metadata.version("jsonschema").encode()) \
+        if SCHEMA_PATH.exists() else None
+    text = remembered.recall("config-schema", key)
+    if text is not None:
+        return json.loads(text)
+    assembled = _assembled()
+    remembered.keep("config-schema", key, json.dumps(assembled))
+    return assembled
+
+
+def _assembled() -> dict:
     registry.check_rule_names()
     if not SCHEMA_PATH.exists():  # e.g. `pip install .`: the package copied away from its checkout
         raise ConfigError(f"pipeline_lib at {Path(__file__).resolve().parents[1]} has no checkout around it (the "

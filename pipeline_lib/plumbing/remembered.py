@@ -1,6 +1,7 @@
 """What every ``snakemake`` call would work out again, worked out once and remembered on disk, each under the
 digest of everything it reads (so a change of any of it is worked out anew, never read stale): a passed check of
-a ``module`` model, and the code digests of the rerun lock (:func:`pipeline_lib.build.lock.read_source`).
+a ``module`` model, the code digests of the rerun lock (:func:`pipeline_lib.build.lock.read_source`), and the
+config's schema assembled from the plug-ins' declarations (:func:`pipeline_lib.plumbing.config_schema.schema`).
 
 A model of kind ``module`` is checked when the config is read: the user's class is imported, built and run on
 two examples (:func:`pipeline_lib.models.module.validate`), which imports torch, about 1.5 s of a 4 s
@@ -68,6 +69,14 @@ def keep(kind: str, key: str | None, text: str = "") -> None:
     except OSError:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
+
+
+def code_key(*parts: bytes) -> str:
+    """A key for what is worked out from ``pipeline_lib``'s source and ``parts`` alone (e.g. the config schema)."""
+    h = hashlib.sha256(_source_digest().encode())
+    for part in parts:
+        h.update(b"\0" + part)
+    return h.hexdigest()
 
 
 @functools.cache
