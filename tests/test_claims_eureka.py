@@ -391,6 +391,34 @@ def test_lower_temperature_raises_the_query_share_against_softmax():
     assert s["eureka.qkv_gradients.reasoning_lowtemp_raises_qk_share"]["verdict"] == "not run"
 
 
+def test_the_interventions_make_the_gradients_difference_much_smaller_on_the_papers_task():
+    """Sec. 5.1 on digits: each arm's difference between W_Q's (and W_K's) gradient and W_V's, in orders of
+    magnitude, under half Softmax's; a ratio pushed past 1 is a difference too, and a mere rise is not enough."""
+    def arm(ratio, spread=0.01):
+        ds = _traj([50] * 5, q_over_v=ratio)
+        ds["grad_W_Q"] = ds.grad_W_Q * (1 + spread * np.arange(5))[:, None, None, None]
+        return ds
+
+    def scores(**arms):
+        labels = {"Softmax": "Softmax", "lowtemp": "Softmax tau=1/3", "ht": "HT", "normsoftmax": "NormSoftmax"}
+        rows = _rows({labels[k]: v for k, v in arms.items()}, exps=("digits",))
+        got = qkv_rules.score_claims(qkv.gradient_stats(rows, {"digits": 0.7}), None)
+        return {k: got[f"eureka.qkv_gradients.digits_{k}_raises_qk_share"] for k in arms if k != "Softmax"}
+
+    # Softmax 0.1 of W_V's (one order): 0.6 (0.22 orders) is under half, 0.2 (0.70) a rise but not much smaller
+    s = scores(Softmax=arm(0.1), lowtemp=arm(0.6), ht=arm(0.2), normsoftmax=arm(0.1))
+    assert s["lowtemp"]["verdict"] == "reproduced" and s["lowtemp"]["measured"] == pytest.approx(0.22, abs=0.01)
+    assert s["ht"]["verdict"] == "not reproduced" and s["normsoftmax"]["verdict"] == "not reproduced"  # the null
+    assert "orders of magnitude" in s["lowtemp"]["control"] and "half: 0.5" in s["lowtemp"]["control"]
+    # pushed past 1: ten times W_V's is as far from balance as Softmax's tenth
+    assert scores(Softmax=arm(0.1), ht=arm(10.0))["ht"]["verdict"] == "not reproduced"
+    assert scores(Softmax=arm(0.1), ht=arm(2.0))["ht"]["verdict"] == "reproduced"  # 0.3 orders the other way
+    # W_Q balanced but W_K left as under Softmax: the sentence holds for both or not at all
+    ds = arm(0.6)
+    ds["grad_W_K"] = ds.grad_W_V * 0.1
+    assert scores(Softmax=arm(0.1), normsoftmax=ds)["normsoftmax"]["verdict"] == "not reproduced"
+
+
 # -- attention distribution -----------------------------------------------------------------------------------
 
 def test_most_softmax_weights_tiny_and_interventions_add_high_weights():
