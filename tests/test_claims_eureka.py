@@ -417,6 +417,10 @@ def test_the_interventions_make_the_gradients_difference_much_smaller_on_the_pap
     ds = arm(0.6)
     ds["grad_W_K"] = ds.grad_W_V * 0.1
     assert scores(Softmax=arm(0.1), normsoftmax=ds)["normsoftmax"]["verdict"] == "not reproduced"
+    # a seed whose W_Q had no gradient at all is infinitely far from balance, not left out
+    ds = arm(0.6)
+    ds["grad_W_Q"][0] = 0.0
+    assert scores(Softmax=arm(0.1), ht=ds)["ht"]["verdict"] == "not reproduced"
 
 
 # -- attention distribution -----------------------------------------------------------------------------------

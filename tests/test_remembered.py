@@ -164,7 +164,10 @@ def test_the_config_schema_is_assembled_once_and_read_back_until_its_sources_cha
         first = config_schema.schema()
         config_schema.schema.cache_clear()
         assert config_schema.schema() == first and len(assembled) == 1  # read back, as a new process would
-        assert len(list((tmp_path / "config-schema").iterdir())) == 1
+        (kept,) = (tmp_path / "config-schema").iterdir()
+        kept.write_text(kept.read_text()[:100])  # damaged: assembled anew, not a failed config read
+        config_schema.schema.cache_clear()
+        assert config_schema.schema() == first and len(assembled) == 2
         for change in ("source", "base"):  # the package's source, or the base schema file, edited
             if change == "source":
                 monkeypatch.setattr(remembered, "_source_digest", lambda: "0" * 64)
@@ -173,6 +176,6 @@ def test_the_config_schema_is_assembled_once_and_read_back_until_its_sources_cha
                 edited.write_text(config_schema.SCHEMA_PATH.read_text() + "\n# edited\n")
                 monkeypatch.setattr(config_schema, "SCHEMA_PATH", edited)
             config_schema.schema.cache_clear()
-            assert config_schema.schema() == first and len(assembled) == 2 + (change == "base"), change
+            assert config_schema.schema() == first and len(assembled) == 3 + (change == "base"), change
     finally:
         config_schema.schema.cache_clear()

@@ -3,6 +3,7 @@ and the plug-ins' ``CONFIG`` fragments, and validation with defaults filled and 
 config key path and what is allowed."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
@@ -40,12 +41,17 @@ def _entry_schema(kind: str, key: str, description: str, common: dict, required:
 def schema() -> dict:
     """The config's JSON schema. Assembling it reads and checks every plug-in's declaration (about 1 s, in every
     ``snakemake`` start): a schema assembled before from the same sources is read back instead, remembered under
-    the digest of ``pipeline_lib``'s source, the base schema and jsonschema's version (:mod:`.remembered`)."""
-    key = remembered.code_key(SCHEMA_PATH.read_bytes(), metadata.version("jsonschema").encode()) \
-        if SCHEMA_PATH.exists() else None
+    the digest of ``pipeline_lib``'s source, the base schema and the versions of PyYAML and jsonschema
+    (:mod:`.remembered`)."""
+    try:
+        key = remembered.code_key(SCHEMA_PATH.read_bytes(), yaml.__version__.encode(),
+                                  metadata.version("jsonschema").encode())
+    except (OSError, metadata.PackageNotFoundError):  # no checkout around the package (_assembled says so)
+        key = None
     text = remembered.recall("config-schema", key)
     if text is not None:
-        return json.loads(text)
+        with contextlib.suppress(ValueError):  # a damaged file: assembled anew (and written over)
+            return json.loads(text)
     assembled = _assembled()
     remembered.keep("config-schema", key, json.dumps(assembled))
     return assembled

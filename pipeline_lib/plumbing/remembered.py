@@ -1,7 +1,8 @@
 """What every ``snakemake`` call would work out again, worked out once and remembered on disk, each under the
 digest of everything it reads (so a change of any of it is worked out anew, never read stale): a passed check of
 a ``module`` model, the code digests of the rerun lock (:func:`pipeline_lib.build.lock.read_source`), and the
-config's schema assembled from the plug-ins' declarations (:func:`pipeline_lib.plumbing.config_schema.schema`).
+config's schema assembled from the plug-ins' declarations (:func:`pipeline_lib.plumbing.config_schema.schema`), and
+the interactive views' JavaScript (:func:`pipeline_lib.figures.views._bundle`, about 0.9 MB per vl_convert version).
 
 A model of kind ``module`` is checked when the config is read: the user's class is imported, built and run on
 two examples (:func:`pipeline_lib.models.module.validate`), which imports torch, about 1.5 s of a 4 s
@@ -14,7 +15,8 @@ where it fails.
 
 The folder: ``$PIPELINE_LIB_CACHE``, else ``$XDG_CACHE_HOME/pipeline_lib`` (``~/.cache/pipeline_lib``);
 ``PIPELINE_LIB_CACHE=off`` remembers nothing, and a folder that cannot be written is not used. Nothing is ever
-removed from it (a few hundred small files per version of the code): delete it at will, it is worked out again.
+removed from it (a few hundred small files and an 80 KB schema per version of the code): delete it at will, it is
+worked out again.
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ def recall(kind: str, key: str | None) -> str | None:
     if key is None or where is None:
         return None
     try:
-        return (where / key).read_text()
+        return (where / key).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -63,10 +65,10 @@ def keep(kind: str, key: str | None, text: str = "") -> None:
     try:
         where.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=where, prefix=f".{key[:16]}.", suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, where / key)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a text the encoding cannot write
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
 

@@ -30,8 +30,9 @@ def ratios(arm: dict, weight: str = "W_Q") -> list[float]:
 
 def gaps(arm: dict, weight: str = "W_Q") -> list[float]:
     """Per seed the difference between ``weight``'s gradient and W_V's before the Eureka epoch in orders of
-    magnitude: |log10(mean |grad weight| / mean |grad W_V|)|, 0 where they are equal, in either direction."""
-    return [abs(math.log10(r)) for r in ratios(arm, weight) if r > 0]
+    magnitude: |log10(mean |grad weight| / mean |grad W_V|)|, 0 where they are equal, in either direction (a seed
+    whose ``weight`` had no gradient at all: an infinite difference, never left out)."""
+    return [abs(math.log10(r)) if r > 0 else math.inf for r in ratios(arm, weight)]
 
 
 def _small(arm: dict) -> dict:
@@ -62,17 +63,22 @@ def _raises(arm: dict, base: dict) -> dict:
                         + claims.fmt_interval("this arm's W_K/W_V", *intervals["W_K"]), claims.weakest(*verdicts))
 
 
+def _gap_interval(values: list[float]) -> tuple[float, float, float]:
+    """The differences' mean and t interval; an infinite difference makes the mean infinite, without an interval."""
+    return claims.mean_interval(values) if all(map(math.isfinite, values)) else (math.inf, math.nan, math.nan)
+
+
 def _narrows(arm: dict, base: dict) -> dict:
     """Both W_Q's and W_K's difference to W_V's (:func:`gaps`) under :data:`MUCH_SMALLER` of Softmax's (the weakest
     of the two; ``claims.exceeds`` on the negated differences, as eureka_table's lowering rows); W_Q's shown."""
-    own = {w: claims.mean_interval(gaps(arm, w)) for w in WEIGHTS}
+    own = {w: _gap_interval(gaps(arm, w)) for w in WEIGHTS}
     verdicts, texts = [], []
     for w in WEIGHTS:
-        m0, lo0, hi0 = claims.mean_interval(gaps(base, w))
+        m0, lo0, hi0 = _gap_interval(gaps(base, w))
         m, lo, hi = own[w]
         verdicts.append(claims.exceeds(-m, -hi, -MUCH_SMALLER * m0, -MUCH_SMALLER * lo0))
         texts.append(claims.fmt_interval(f"{BASE} {w} difference", m0, lo0, hi0)
-                     + f" (half: {MUCH_SMALLER * m0:.3g})")
+                     + f" (half: {MUCH_SMALLER * m0:.3g}; half its low end: {MUCH_SMALLER * lo0:.3g})")
     m, lo, hi = own["W_Q"]
     return claims.score(m, (lo, hi), len(gaps(arm, "W_Q")), "orders of magnitude; " + "; ".join(texts) + "; "
                         + claims.fmt_interval("this arm's W_K difference", *own["W_K"]), claims.weakest(*verdicts))
