@@ -75,10 +75,10 @@ def _finished_log(runs: list[tuple[int, int, float, int]]) -> tuple[int, float, 
 
 def _resumed(runs: list[tuple[int, int, float, int]], jobs: int) -> dict | None:
     """Where no one invocation ran every job: the invocations (``runs``, :func:`_invocations`) that ran them in
-    turn, each resuming where the last
-    stopped (a time limit, Ctrl-C), so that their steps add up to the jobs and only the last finished every step
-    it planned: their number, their summed wall time and their cores. Else None, also where one of them has no wall
-    time (killed before Snakemake could write it) or they ran on different numbers of cores."""
+    turn, each resuming where the last stopped (a time limit, Ctrl-C), so that their steps add up to the jobs and
+    only the last finished every step it planned: their number, their summed wall time and their cores. Else None,
+    also where one of them has no wall time (killed before Snakemake could write it) or they ran on different
+    numbers of cores."""
     if not runs or runs[-1][0] != runs[-1][1] or any(d == p for d, p, _, _ in runs[:-1]):
         return None
     if any(w is None for _, _, w, _ in runs) or len({c for *_, c in runs}) > 1:
@@ -113,8 +113,7 @@ def run_cost(results: Path, workdir: Path, only: set[str] | None = None, configf
     invocation that ran at least as many steps as there are jobs left its log in ``<workdir>/.snakemake/log``,
     ``wall_seconds`` and ``cores`` (else, where a stopped run was resumed until every job ran, its invocations'
     wall times together, their number in ``invocations`` (:func:`_resumed`); else None: the run was refreshed in
-    pieces). ``only``: the benchmark files
-    counted (:func:`config_benchmarks`; default every one in the folder); ``configfile`` and ``replicate``: whose
+    pieces). ``only``: the benchmark files counted (:func:`config_benchmarks`; default every one in the folder); ``configfile`` and ``replicate``: whose
     invocation's log counts (:func:`_invocations`; default any)."""
     results = Path(results)
     files = sorted(p for p in (results / "benchmarks").rglob("*.tsv")
@@ -160,9 +159,10 @@ def _output_of(rel: Path, only: set[str]) -> bool:
 
 def cost_text(cost: dict, machine: str | None = None) -> str:
     """A run's cost in words: the wall time of the one invocation that ran every job (where its log says it; or of
-    the invocations that ran them in turn, a stopped run resumed; else that of the largest invocation, with its steps), the jobs, their seconds, the largest job's memory and the results'
-    size; where the machine ran other work meanwhile (``shared``), that its times are upper bounds. ``machine``: the
-    machine it ran on (:func:`.waits.machine`), named beside its cores."""
+    the invocations that ran them in turn, a stopped run resumed; else that of the largest invocation, with its
+    steps), the jobs, their seconds, the largest job's memory and the results' size; where the machine ran other
+    work meanwhile (``shared``), that its times are upper bounds. ``machine``: the machine it ran on
+    (:func:`.waits.machine`), named beside its cores."""
     largest = cost.get("largest_invocation")
 
     def cores(n) -> str:

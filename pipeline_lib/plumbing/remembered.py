@@ -1,8 +1,8 @@
 """What every ``snakemake`` call would work out again, worked out once and remembered on disk, each under the
 digest of everything it reads (so a change of any of it is worked out anew, never read stale): a passed check of
-a ``module`` model, the code digests of the rerun lock (:func:`pipeline_lib.build.lock.read_source`), and the
-config's schema assembled from the plug-ins' declarations (:func:`pipeline_lib.plumbing.config_schema.schema`), and
-the interactive views' JavaScript (:func:`pipeline_lib.figures.views._bundle`, about 0.9 MB per vl_convert version).
+a ``module`` model, the code digests of the rerun lock (:func:`pipeline_lib.build.lock.read_source`), the config's
+schema assembled from the plug-ins' declarations (:func:`pipeline_lib.plumbing.config_schema.schema`) and the
+interactive views' JavaScript (:func:`pipeline_lib.figures.views._bundle`, about 0.9 MB per vl_convert version).
 
 A model of kind ``module`` is checked when the config is read: the user's class is imported, built and run on
 two examples (:func:`pipeline_lib.models.module.validate`), which imports torch, about 1.5 s of a 4 s
