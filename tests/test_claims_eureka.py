@@ -175,6 +175,33 @@ def test_heat_treatments_timing_is_scored_at_the_grids_second_rate_too():
     assert no_softmax["eureka.table.reasoning_lr5e4_ht_earlier_eureka"]["verdict"] == "not run"
 
 
+def test_normsoftmax_most_effective_ranks_it_against_each_rival_by_ratio_then_by_epoch():
+    """"The most effective intervention on the Softmax": NormSoftmax's Eureka-ratio above each rival's (Wilson); a
+    pair at n/n each is ranked by the mean Eureka epoch, as Table 1's 10/10 rows are; the weakest over the rivals."""
+    def arm(k, n=10, start=100.0, step=1.0):
+        return {**_arm(k, n, [start + step * i for i in range(k)]),
+                "final_accs": [round(start / 1000 + 0.001 * i, 3) for i in range(n)]}  # each arm its own run
+
+    def verdict(norm, lowtemp=None, ht=None, exp="digits") -> dict:
+        rows = {"Softmax": arm(3, start=200.0), "NormSoftmax": norm}
+        rows.update({k: v for k, v in (("Softmax tau=1/3", lowtemp), ("HT", ht)) if v is not None})
+        return table_rules.score_claims({"arms": {exp: rows}}, None)[f"eureka.table.{exp}_normsoftmax_most_effective"]
+
+    assert verdict(arm(10), arm(1, start=110.0), arm(2, start=120.0))["verdict"] == "reproduced"
+    assert verdict(arm(5), arm(5, start=110.0), arm(5, start=120.0))["verdict"] == "not reproduced"  # a null
+    # ahead of HT, level with the lower temperature: not the most effective
+    assert verdict(arm(10), arm(10, start=101.0), arm(1, start=120.0))["verdict"] == "not reproduced"
+    # every arm at 10/10: the mean Eureka epochs decide (NormSoftmax's seeds at 20-29 against 60-69 and 70-79)
+    early = verdict(arm(10, start=20.0), arm(10, start=60.0), arm(10, start=70.0))
+    assert early["verdict"] == "reproduced" and early["measured"] == pytest.approx(24.5)
+    assert "epochs compared" in early["control"]
+    assert verdict(arm(10, start=60.5), arm(10, start=60.0), arm(10, start=70.0))["verdict"] == "not reproduced"
+    # the reasoning task draws HT alone beside NormSoftmax (Fig. 6a): one rival is enough
+    assert verdict(arm(5, 5), ht=arm(1, 5, start=110.0), exp="reasoning")["verdict"] == "partial"
+    assert verdict(arm(0), arm(0, start=110.0), arm(0, start=120.0))["verdict"] == "not run"  # nothing learned
+    assert verdict(arm(10))["verdict"] == "not run"  # no rival drawn
+
+
 def test_table1_rows_the_resnet_and_the_no_position_task_are_scored_against_softmax():
     def arm(k, n, epochs=None, accs=None, length=60):
         a = _arm(k, n, epochs)
