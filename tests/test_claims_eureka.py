@@ -430,7 +430,7 @@ def test_the_interventions_make_the_gradients_difference_much_smaller_on_the_pap
         labels = {"Softmax": "Softmax", "lowtemp": "Softmax tau=1/3", "ht": "HT", "normsoftmax": "NormSoftmax"}
         rows = _rows({labels[k]: v for k, v in arms.items()}, exps=("digits",))
         got = qkv_rules.score_claims(qkv.gradient_stats(rows, {"digits": 0.7}), None)
-        return {k: got[f"eureka.qkv_gradients.digits_{k}_raises_qk_share"] for k in arms if k != "Softmax"}
+        return {k: got[f"eureka.qkv_gradients.digits_{k}_narrows_qk_gap"] for k in arms if k != "Softmax"}
 
     # Softmax 0.1 of W_V's (one order): 0.6 (0.22 orders) is under half, 0.2 (0.70) a rise but not much smaller
     s = scores(Softmax=arm(0.1), lowtemp=arm(0.6), ht=arm(0.2), normsoftmax=arm(0.1))

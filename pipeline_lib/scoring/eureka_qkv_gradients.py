@@ -84,6 +84,12 @@ def _narrows(arm: dict, base: dict) -> dict:
                         + claims.fmt_interval("this arm's W_K difference", *own["W_K"]), claims.weakest(*verdicts))
 
 
+def _arm_claim(exp: str, key: str) -> str:
+    """An intervention's claim: on the paper's task it narrows the gap between the Q/K and V gradients (Sec. 5.1's
+    words), on the reasoning task (the project's rows) it raises the Q/K share."""
+    return f"eureka.qkv_gradients.{exp}_{key}_" + ("narrows_qk_gap" if exp == SOURCE_TASK else "raises_qk_share")
+
+
 def score_claims(stats: dict, params: Params) -> dict:
     """Softmax's W_Q/W_V and W_K/W_V gradient ratios before the Eureka-moment between 10^-1 and 10^-0.5; tau=1/3, HT and
     NormSoftmax bring both differences under half Softmax's on the paper's task, and raise both ratios above
@@ -96,11 +102,11 @@ def score_claims(stats: dict, params: Params) -> dict:
             out[f"eureka.qkv_gradients.{exp}_softmax_qk_gradients_small"] = claims.not_run(
                 f"arm {BASE!r} of experiment {exp!r} not drawn with its test accuracy")
             for key in ARMS:
-                out[f"eureka.qkv_gradients.{exp}_{key}_raises_qk_share"] = claims.not_run(f"arm {BASE!r} not drawn")
+                out[_arm_claim(exp, key)] = claims.not_run(f"arm {BASE!r} not drawn")
             continue
         out[f"eureka.qkv_gradients.{exp}_softmax_qk_gradients_small"] = _small(arms[BASE])
         for key, arm in ARMS.items():
-            cid = f"eureka.qkv_gradients.{exp}_{key}_raises_qk_share"
+            cid = _arm_claim(exp, key)
             rule = _narrows if exp == SOURCE_TASK else _raises
             out[cid] = (rule(arms[arm], arms[BASE]) if arm in arms
                         else claims.not_run(f"arm {arm!r} of experiment {exp!r} not drawn"))
