@@ -33,7 +33,8 @@ def score_claims(stats: dict, params: Params) -> dict:
 def long_training_score(arms: dict) -> dict:
     """"one potential solution to reliably get Eureka-moments is very long training": the share of the Softmax
     seeds with a Eureka epoch by the end of a run at least as long as the paper's (:data:`LONG_EPOCHS`); share_holds (every
-    seed). The same seeds' count by the default's :data:`SHORT_EPOCHS` stands beside it. Not run on a shorter run."""
+    seed). The same seeds' count by the default's :data:`SHORT_EPOCHS` stands beside it. Not run on a shorter run,
+    nor where every seed learned within :data:`SHORT_EPOCHS` (the long training was not what it needed)."""
     base = arms.get(BASE)
     if base is None or "eureka_epoch" not in base:
         return claims.not_run(f"arm {BASE!r} not drawn (or drawn without a Eureka threshold)")
@@ -44,9 +45,14 @@ def long_training_score(arms: dict) -> dict:
     k = sum(e is not None for e in epochs)
     early = sum(e is not None and e <= SHORT_EPOCHS for e in epochs)
     p, lo, hi = claims.rate(k, n)
-    return claims.score(p, (lo, hi), n, f"{k} of {n} {BASE} seeds have a Eureka-moment within {base['last_epoch']} "
-                        f"epochs, {early} of them within {SHORT_EPOCHS} (the default's length); their epochs: "
-                        f"{sorted(int(e) for e in epochs if e is not None)}", claims.share_holds(k, n))
+    control = (f"{k} of {n} {BASE} seeds have a Eureka-moment within {base['last_epoch']} epochs, {early} of them "
+               f"within {SHORT_EPOCHS} (the default's length); their epochs: "
+               f"{sorted(int(e) for e in epochs if e is not None)}")
+    if early == n:  # every seed learned at the ordinary length: nothing here needed the long training
+        return claims.score(p, (lo, hi), n, control, claims.guard(
+            "not run", f"every {BASE} seed has its Eureka-moment within {SHORT_EPOCHS} epochs: the run cannot show "
+                       "that length is what makes it reliable"))
+    return claims.score(p, (lo, hi), n, control, claims.share_holds(k, n))
 
 
 def eureka_shaped(plateau, jump) -> bool:

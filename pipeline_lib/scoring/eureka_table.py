@@ -117,6 +117,11 @@ def larger_lr_score(arms_by_exp: dict) -> dict:
     p, lo, hi = claims.rate(s["n_eureka"], s["n_seeds"])
     control = (claims.fmt_rate(f"{norm} at lr {lr:g}", n0["n_eureka"], n0["n_seeds"]) + "; "
                + claims.fmt_rate(f"{BASE} at lr {lr:g}", small[BASE]["n_eureka"], small[BASE]["n_seeds"]))
+    if small[BASE]["n_eureka"] == small[BASE]["n_seeds"]:  # no problem at the smaller rate: nothing to fix
+        why = (f"every {BASE} seed at the smaller rate has a Eureka-moment: there is no problem for a larger rate "
+               "or the normalisation to fix")
+        return claims.score(p, (lo, hi), s["n_seeds"], control + f" (saturated: {BASE} learns at the smaller rate)",
+                            claims.guard("not run", why))
     return claims.score(p, (lo, hi), s["n_seeds"], control,
                         claims.rates_exceed(n0["n_eureka"], n0["n_seeds"], s["n_eureka"], s["n_seeds"]))
 
@@ -230,22 +235,24 @@ def accuracy_score(arm: dict, base: dict) -> dict:
     return mean_against_base(after_eureka(arm), after_eureka(base), f"{BASE} accuracy after the Eureka-moment",
                              f"{{n}} {BASE} seed(s) with a Eureka-moment: no accuracy after it with an interval "
                              "to compare with",
-                             "{n} seed(s) of the arm have a Eureka-moment: no accuracy with an interval")
+                             "{n} seed(s) of the arm have a Eureka-moment: no accuracy after it with an interval "
+                             "(the arm's Eureka-ratio is its own claim)", arm_short="not run")
 
 
 def mean_against_base(a: list[float], b: list[float], control_label: str, base_why: str, arm_why: str,
-                      lower: bool = False) -> dict:
+                      lower: bool = False, arm_short: str = "not reproduced") -> dict:
     """The mean of the arm's values ``a`` above the control's ``b`` (below, with ``lower``), t intervals
     (claims.exceeds). Each mean needs MIN_EUREKA_SEEDS values for an interval: a control with fewer cannot be
-    compared with (not run, ``base_why``), an arm with fewer has not shown it (not reproduced, ``arm_why``);
-    ``{n}`` in either is the count."""
+    compared with (not run, ``base_why``), an arm with fewer gets ``arm_short`` (``arm_why``): not reproduced
+    where the shortfall is the claim's failure (no earlier Eureka-moment), not run where it leaves nothing to
+    measure (no accuracy after a Eureka-moment); ``{n}`` in either is the count."""
     if len(b) < MIN_EUREKA_SEEDS:
         return claims.not_run(base_why.format(n=len(b)))
     m0, lo0, hi0 = claims.mean_interval(b)
     control = claims.fmt_interval(control_label, m0, lo0, hi0) + f" over {len(b)} seeds"
     m, lo, hi = claims.mean_interval(a)
     if len(a) < MIN_EUREKA_SEEDS:
-        return claims.score(m, (lo, hi), len(a), control, claims.guard("not reproduced", arm_why.format(n=len(a))))
+        return claims.score(m, (lo, hi), len(a), control, claims.guard(arm_short, arm_why.format(n=len(a))))
     rule = claims.exceeds(-m, -hi, -m0, -lo0) if lower else claims.exceeds(m, lo, m0, hi0)
     return claims.score(m, (lo, hi), len(a), control, rule)
 
