@@ -656,7 +656,9 @@ def test_a_larger_rate_against_the_normalisation_at_the_smaller_one():
     grid = lambda s_large, n_small, epochs=600: {  # noqa: E731
         "reasoning": {"Softmax": arm(s_large, 2e-3), "NormSoftmax": arm(10, 2e-3)},
         "reasoning_lr5e4": {"Softmax": arm(0, 5e-4, epochs), "NormSoftmax": arm(n_small, 5e-4, epochs)}}
-    score = lambda arms: table_rules.larger_lr_score(arms)  # noqa: E731
+    def score(arms: dict) -> dict:  # through score_claims, so the suite sees the claim go both ways
+        return table_rules.score_claims({"rows": [], "arms": arms}, None)["eureka.table.reasoning_larger_lr_no_fix"]
+
     assert score(grid(1, 10))["verdict"] == "reproduced"  # 1/10 against 10/10: disjoint
     assert score(grid(3, 9))["verdict"] == "partial"  # intervals touch, the gap is over one standard error
     assert score(grid(9, 9))["verdict"] == "not reproduced"  # the larger rate fixed it
