@@ -113,8 +113,8 @@ def run_cost(results: Path, workdir: Path, only: set[str] | None = None, configf
     invocation that ran at least as many steps as there are jobs left its log in ``<workdir>/.snakemake/log``,
     ``wall_seconds`` and ``cores`` (else, where a stopped run was resumed until every job ran, its invocations'
     wall times together, their number in ``invocations`` (:func:`_resumed`); else None: the run was refreshed in
-    pieces). ``only``: the benchmark files counted (:func:`config_benchmarks`; default every one in the folder); ``configfile`` and ``replicate``: whose
-    invocation's log counts (:func:`_invocations`; default any)."""
+    pieces). ``only``: the benchmark files counted (:func:`config_benchmarks`; default every one in the folder);
+    ``configfile`` and ``replicate``: whose invocation's log counts (:func:`_invocations`; default any)."""
     results = Path(results)
     files = sorted(p for p in (results / "benchmarks").rglob("*.tsv")
                    if only is None or p.relative_to(results / "benchmarks").as_posix() in only)

@@ -66,17 +66,20 @@ def most_effective_score(arms: dict, exp: str) -> dict:
     if a["n_eureka"] == 0 and all(arms[r]["n_eureka"] == 0 for r in rivals):
         return claims.not_run(f"no seed of {norm} or its rivals ({', '.join(rivals)}) reaches the threshold: "
                               "nothing learned to rank")
-    full = [r for r in rivals if a["n_eureka"] == a["n_seeds"] and arms[r]["n_eureka"] == arms[r]["n_seeds"]]
+    def every_seed(x: dict) -> bool:
+        return x["n_eureka"] == x["n_seeds"]
+
+    full = [r for r in rivals if every_seed(a) and every_seed(arms[r])]
+    mine = _eureka_epochs(a)
+    m, lo, hi = claims.mean_interval(mine)  # NormSoftmax's mean Eureka epoch: each epoch pair's and the estimate
     verdicts, controls = [], []
     for r in rivals:
         b = arms[r]
         if r in full:
-            mine = [e for e in a["eureka_epochs"] if e is not None]
-            theirs = [e for e in b["eureka_epochs"] if e is not None]
+            theirs = _eureka_epochs(b)
             if min(len(mine), len(theirs)) < MIN_EUREKA_SEEDS:
                 return claims.not_run(f"{norm} and {r} reach the threshold in fewer than {MIN_EUREKA_SEEDS} seeds "
                                       "each: no mean Eureka epochs with intervals to compare")
-            m, lo, hi = claims.mean_interval(mine)
             m0, lo0, hi0 = claims.mean_interval(theirs)
             verdicts.append(claims.exceeds(-m, -hi, -m0, -lo0))
             controls.append(claims.fmt_interval(f"{r} mean Eureka epoch", m0, lo0, hi0)
@@ -85,7 +88,6 @@ def most_effective_score(arms: dict, exp: str) -> dict:
             verdicts.append(claims.rates_exceed(a["n_eureka"], a["n_seeds"], b["n_eureka"], b["n_seeds"]))
             controls.append(claims.fmt_rate(r, b["n_eureka"], b["n_seeds"]))
     if len(full) == len(rivals):
-        m, lo, hi = claims.mean_interval([e for e in a["eureka_epochs"] if e is not None])
         label = f"{norm} mean Eureka epoch"
     else:
         m, lo, hi = claims.rate(a["n_eureka"], a["n_seeds"])
@@ -299,9 +301,13 @@ def epoch_score(arm: dict, base: dict) -> dict:
     arm with fewer has not shown an earlier Eureka-moment (not reproduced)."""
     if "eureka_epochs" not in arm or "eureka_epochs" not in base:
         return claims.not_run("the eureka artifact holds no per-seed Eureka epochs")
-    return mean_against_base([e for e in arm["eureka_epochs"] if e is not None],
-                             [e for e in base["eureka_epochs"] if e is not None], f"{BASE} mean Eureka epoch",
+    return mean_against_base(_eureka_epochs(arm), _eureka_epochs(base), f"{BASE} mean Eureka epoch",
                              f"{{n}} {BASE} seed(s) reach the threshold: no mean Eureka epoch with an interval "
                              "to compare with",
                              "{n} seed(s) of the arm have a Eureka-moment: no earlier mean with an interval",
                              lower=True)
+
+
+def _eureka_epochs(arm: dict) -> list[float]:
+    """The Eureka epochs of the arm's seeds that have one."""
+    return [e for e in arm["eureka_epochs"] if e is not None]
