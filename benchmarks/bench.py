@@ -40,8 +40,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: its examples/ (the plain circuit)
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the checkout: its examples/ (the plain circuit)
 from examples.own_models.circuit import CircuitNet  # noqa: E402
+from pipeline_lib.build import bench_page  # noqa: E402
 
 # Fig. 5 model and data: p=4, T=12, k=5, n_train=2048, d=32, h=128 (config/config.yaml).
 CIRCUIT = {
@@ -350,57 +352,6 @@ def run_case(model_name: str, seeds: int, batch, epochs: int, threads: int, devi
     return row
 
 
-def _matmul(side: str):
-    """A row's matrix-product time of one profiled side (nan where that side was not profiled)."""
-    return lambda r: r[f"{side}_profile"]["matmul_ms"] if f"{side}_profile" in r else float("nan")
-
-
-# optional column groups, shown when any row has the group's key: (header, row key or getter, format)
-COLUMN_GROUPS = [
-    ("engine_profile", [("engine matmul ms/seed-epoch", _matmul("engine"), "{:.2f}"),
-                        ("ratio ceiling", "ratio_ceiling", "{:.1f}x")]),
-    ("adapter_ms_per_seed_epoch", [("adapter ms/seed-epoch", "adapter_ms_per_seed_epoch", "{:.2f}"),
-                                   ("baseline/adapter", "adapter_ratio", "{:.1f}x"),
-                                   ("adapter/engine", "engine_over_adapter", "{:.1f}x")]),
-    ("compiled_ms_per_seed_epoch", [("compiled adapter ms/seed-epoch", "compiled_ms_per_seed_epoch", "{:.2f}"),
-                                    ("baseline/compiled", "compiled_ratio", "{:.1f}x"),
-                                    ("compile (s)", "compile_s", "{:.0f}")]),
-    ("adapter_ceiling", [("baseline matmul ms/seed-epoch", _matmul("baseline"), "{:.2f}"),
-                         ("adapter ceiling", "adapter_ceiling", "{:.1f}x")]),
-    ("compiled_ceiling", [("compiled matmul ms/seed-epoch", _matmul("compiled"), "{:.2f}"),
-                          ("compiled ceiling", "compiled_ceiling", "{:.1f}x")]),
-]
-
-
-def _table(rows: list[dict]) -> str:
-    nan = float("nan")
-    columns = [col for key, group in COLUMN_GROUPS if any(key in r for r in rows) for col in group]
-    lines = ["| model | batch | seeds | engine ms/seed-epoch | baseline ms/seed-epoch | engine seed-steps/s | "
-             "baseline seed-steps/s | ratio | peak RSS (MB) |" + "".join(f" {h} |" for h, _, _ in columns),
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(columns)]
-    for r in rows:
-        line = (f"| {r['model']} | {r['batch']} | {r['seeds']} | {r['engine_ms_per_seed_epoch']:.2f} | "
-                f"{r.get('baseline_ms_per_seed_epoch', nan):.2f} | {r['engine_seed_steps_per_s']:.0f} | "
-                f"{r.get('baseline_seed_steps_per_s', nan):.0f} | {r.get('ratio', nan):.1f}x | {r['peak_rss_mb']:.0f} |")
-        for _, value, fmt in columns:
-            line += " " + fmt.format(value(r) if callable(value) else r.get(value, nan)) + " |"
-        lines.append(line)
-    return "\n".join(lines)
-
-
-def _profiles(rows: list[dict]) -> str:
-    """Where each side's time goes (profiled epochs: ms per seed-epoch, operator calls per epoch)."""
-    out = []
-    for r in rows:
-        for side in ("engine", "baseline", "compiled"):
-            p = r.get(f"{side}_profile")
-            if p:
-                out.append(f"\n{r['model']} batch {r['batch']} seeds {r['seeds']}, {side}: {p['total_ms']:.2f} ms "
-                           f"per seed-epoch profiled, matrix products {p['matmul_ms']:.2f}")
-                out += [f"  {ms:8.3f} ms  {n:8.1f} calls/epoch  {op}" for op, ms, n in p["top"]]
-    return "\n".join(out)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", nargs="+", default=sorted(CONFIGS), choices=sorted(CONFIGS), help="models to time")
@@ -419,10 +370,18 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", type=int, default=0, metavar="EPOCHS",
                     help="after timing, profile this many epochs of each side (torch profiler): the top operators, "
                          "the matrix products' time and the ratio's ceiling if all else were free")
+    ap.add_argument("--keep", metavar="NAME",
+                    help="also write the rows with the command, machine and date to docs/bench/NAME.json, from which "
+                         "`python -m pipeline_lib publish` fills docs/performance.md's block of that name")
     ap.add_argument("--one", nargs=3, metavar=("MODEL", "SEEDS", "BATCH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.profile < 0:
         ap.error(f"--profile takes a number of epochs >= 0, got {args.profile}")
+    if args.keep:
+        try:
+            bench_page.check_name(args.keep)
+        except ValueError as err:
+            ap.error(str(err))
     as_batch = lambda b: "full" if str(b) == "full" else int(b)  # noqa: E731
     if args.one:
         model_name, seeds, batch = args.one[0], int(args.one[1]), as_batch(args.one[2])
@@ -452,9 +411,12 @@ def main(argv=None) -> int:
     if not args.json:
         print(f"engine vs plain per-seed baseline, device {rows[0]['device']}, {rows[0]['threads']} thread(s); "
               "per epoch = training steps + train/test evaluation\n")
-        print(_table(rows))
+        print(bench_page.table(rows))
         if args.profile:
-            print(_profiles(rows))
+            print(bench_page.profiles(rows))
+    if args.keep:
+        argv = sys.argv[1:] if argv is None else list(argv)
+        print(f"kept {bench_page.keep(args.keep, rows, argv, ROOT).relative_to(ROOT)}", file=sys.stderr)
     return 0
 
 

@@ -22,6 +22,7 @@ from ..plumbing.config import load_config, read_config_file, standalone_files
 from ..plumbing.replicate import replicate_config
 from ..plumbing.values import slice_hash
 from ..stages.claims import collect, compare, coverage_markdown, markdown, replicate_markdown, scored, summaries
+from . import bench_page
 from .calibration import calibration_markdown, is_calibration
 from .codes import job_code, job_code_or_none
 from .consolidate import consolidate, consolidated_markdown, counts_table
@@ -303,7 +304,8 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
     config's ledger (:func:`ledger_path`) and its replicate's comparison (a calibration config: its page
     ``docs/<config>.md`` instead, :mod:`.calibration`), the consolidated ledger
     ``docs/claims.md`` with its coverage table ``docs/claims_coverage.md``, the README's counts and cost rows, and
-    the note opening each published ledger that is not re-scored."""
+    the note opening each published ledger that is not re-scored, and the benchmark's tables in
+    ``docs/performance.md`` (:mod:`.bench_page`)."""
     root = Path(root)
     paths = {p.stem: p for p in sorted((root / KEPT).glob("*.json"))}
     if Path(DEFAULT).stem not in paths:
@@ -354,6 +356,8 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
     out[root / "docs" / "claims_coverage.md"] = head + coverage_markdown(rows, where="in the consolidated ledger",
                                                                          made="`python -m pipeline_lib publish`")
     out[root / "README.md"] = _readme(root, rows, kept)
+    if (root / bench_page.PAGE).exists():  # a page of prose with generated blocks, as the README
+        out[root / bench_page.PAGE] = bench_page.page(root)
     return out
 
 
