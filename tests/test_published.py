@@ -338,3 +338,27 @@ def test_a_rule_that_reads_a_statistic_older_kept_code_lacks_leaves_its_claims_n
     row = next(r for r in rows if r["id"] == "tian.joma_odes.linear_salient_takes_all")
     assert row["verdict"] == "not run" and "rerun figure joma_odes of config/config.yaml" in row["control"]
     assert next(r for r in rows if r["id"] == "circuits.fig5.curriculum_beats_scratch")["verdict"] != "not run"
+
+
+def test_a_kept_diagnostic_table_fills_its_pages_block_and_a_missing_one_says_so(tmp_path):
+    """A script's ``--keep`` table (kept_tables.keep) is what publish writes into the page's block of that path:
+    its rows, the command and the machine; the text around it is the page's own, and a block whose file is not
+    kept says so instead of keeping old numbers."""
+    from pipeline_lib.build import kept_tables
+
+    page = tmp_path / "docs" / "diagnostics" / "probe.md"
+    page.parent.mkdir(parents=True)
+    rel = "docs/diagnostics/kept/probe.json"
+    page.write_text(f"intro\n<!-- kept {rel}: begin -->\n| old | 0.5 |\n<!-- kept {rel}: end -->\nreading\n"
+                    "<!-- kept docs/diagnostics/kept/gone.json: begin -->\n<!-- kept docs/diagnostics/kept/gone.json: end -->\n")
+    with pytest.raises(ValueError, match="2 cells"):
+        kept_tables.keep(tmp_path / rel, ["seed", "acc"], [["0"]], ["python probe.py"])
+    kept_tables.keep(tmp_path / rel, ["seed", "acc"], [["0", "0.965"], ["1", "0.518"]], ["python probe.py", "--keep"])
+    out = kept_tables.pages(tmp_path)
+    assert list(out) == [page]
+    text = out[page]
+    assert text.startswith("intro\n") and "\nreading\n" in text and "| old |" not in text
+    assert "`python probe.py --keep` on " in text and "| seed | acc |\n|---|---|\n| 0 | 0.965 |\n| 1 | 0.518 |\n" in text
+    assert "*Not measured: no `docs/diagnostics/kept/gone.json` is kept" in text
+    page.write_text(text)
+    assert kept_tables.pages(tmp_path)[page] == text  # filled again from the same file: unchanged

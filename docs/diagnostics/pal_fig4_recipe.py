@@ -9,13 +9,17 @@ RMS normalisation (eps outside the root), one learned query vector against the n
 map, a GELU MLP with biases on a residual, and the unembedding tied to the token embedding. Parameters are
 created in the notebook's order, so model seed 20 gives the notebook's initialisation.
 
-Run: python docs/diagnostics/pal_fig4_recipe.py [--vocab 4] [--lr 1e-3] [--steps 3000] [--seeds 20 0 1 ...]
-Prints, per model seed, the final train and test accuracy on p = 2 (test: 1024 fresh sequences).
+Run: python docs/diagnostics/pal_fig4_recipe.py [--vocab 4 2] [--lr 1e-3] [--steps 3000] [--seeds 20 0 1 ...]
+[--keep]. Prints, per vocabulary and model seed, the final train and test accuracy on p = 2 (test: 1024 fresh
+sequences); ``--keep`` also writes them, with the command and the machine, to ``kept/pal_fig4_recipe.json``
+beside this file, from which ``python -m pipeline_lib publish`` fills the table of ``pal_fig4_recipe.md``.
 """
 from __future__ import annotations
 
 import argparse
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -69,16 +73,29 @@ def train(model_seed: int, vocab: int, lr: float, steps: int) -> tuple[float, fl
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--vocab", type=int, default=4, help="token vocabulary (the notebook: 2, or 4 to finetune on p=4)")
+    ap.add_argument("--vocab", type=int, nargs="+", default=[4],
+                    help="token vocabularies (the notebook: 2, or 4 to finetune on p=4)")
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--seeds", type=int, nargs="+", default=[20, *range(9)])
+    ap.add_argument("--keep", action="store_true", help="write the table to kept/pal_fig4_recipe.json beside this file")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    for seed in args.seeds:
-        tr, te = train(seed, args.vocab, args.lr, args.steps)
-        print(f"vocab {args.vocab} lr {args.lr:g} steps {args.steps} model seed {seed}: train {tr:.3f} test {te:.3f}",
-              flush=True)
+    acc = {}
+    for vocab in args.vocab:
+        for seed in args.seeds:
+            acc[vocab, seed] = train(seed, vocab, args.lr, args.steps)
+            print(f"vocab {vocab} lr {args.lr:g} steps {args.steps} model seed {seed}: train {acc[vocab, seed][0]:.3f} "
+                  f"test {acc[vocab, seed][1]:.3f}", flush=True)
+    if args.keep:
+        from pipeline_lib.build.kept_tables import keep
+
+        columns = ["model seed"] + [f"vocab {v}: {s}" for v in args.vocab for s in ("train", "test")]
+        rows = [[f"{seed} (the notebook's)" if seed == 20 else str(seed)]
+                + [f"{a:.3f}" for v in args.vocab for a in acc[v, seed]] for seed in args.seeds]
+        where = keep(Path(__file__).parent / "kept" / "pal_fig4_recipe.json", columns, rows,
+                     ["python docs/diagnostics/pal_fig4_recipe.py", *sys.argv[1:]])
+        print(f"kept {where}")
 
 
 if __name__ == "__main__":

@@ -7,13 +7,12 @@ and how to make it), so the page states no number a benchmark run did not write.
 """
 from __future__ import annotations
 
-import datetime
 import json
-import platform
 import re
 from pathlib import Path
 
-from .waits import machine
+from . import kept_tables
+from .kept_tables import made_by
 
 BENCH = Path("docs") / "bench"
 PAGE = Path("docs") / "performance.md"
@@ -81,14 +80,10 @@ def check_name(name: str) -> None:
 
 def keep(name: str, rows: list[dict], argv: list[str], root: Path) -> Path:
     """A finished benchmark's rows with what made them, as ``docs/bench/<name>.json``."""
-    import torch
-
     check_name(name)
     path = Path(root) / BENCH / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"command": " ".join(["python benchmarks/bench.py", *argv]), "machine": machine(),
-              "torch": torch.__version__, "python": platform.python_version(),
-              "date": datetime.date.today().isoformat(), "rows": rows}
+    record = made_by(["python benchmarks/bench.py", *argv]) | {"rows": rows}
     path.write_text(json.dumps(record, indent=1) + "\n")
     return path
 
@@ -115,3 +110,11 @@ def page(root: Path) -> str:
     """``docs/performance.md`` with every benchmark block filled from its kept run."""
     text = (Path(root) / PAGE).read_text()
     return BLOCK.sub(lambda m: m.group(1) + block(root, m.group(2)) + m.group(4), text)
+
+
+def measured_pages(root: Path) -> dict[Path, str]:
+    """Pages of prose whose tables come from measurements kept outside ``docs/stats`` (as the README's blocks):
+    this page and the diagnostics' (:mod:`.kept_tables`)."""
+    root = Path(root)
+    out = {root / PAGE: page(root)} if (root / PAGE).exists() else {}
+    return out | kept_tables.pages(root)

@@ -22,7 +22,7 @@ from ..plumbing.config import load_config, read_config_file, standalone_files
 from ..plumbing.replicate import replicate_config
 from ..plumbing.values import slice_hash
 from ..stages.claims import collect, compare, coverage_markdown, markdown, replicate_markdown, scored, summaries
-from . import bench_page
+from .bench_page import measured_pages
 from .calibration import calibration_markdown, is_calibration
 from .codes import job_code, job_code_or_none
 from .consolidate import consolidate, consolidated_markdown, counts_table
@@ -305,7 +305,7 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
     ``docs/<config>.md`` instead, :mod:`.calibration`), the consolidated ledger
     ``docs/claims.md`` with its coverage table ``docs/claims_coverage.md``, the README's counts and cost rows, and
     the note opening each published ledger that is not re-scored, and the benchmark's tables in
-    ``docs/performance.md`` (:mod:`.bench_page`)."""
+    ``docs/performance.md`` (:mod:`.bench_page`) and the diagnostics' kept tables (:mod:`.kept_tables`)."""
     root = Path(root)
     paths = {p.stem: p for p in sorted((root / KEPT).glob("*.json"))}
     if Path(DEFAULT).stem not in paths:
@@ -356,8 +356,7 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
     out[root / "docs" / "claims_coverage.md"] = head + coverage_markdown(rows, where="in the consolidated ledger",
                                                                          made="`python -m pipeline_lib publish`")
     out[root / "README.md"] = _readme(root, rows, kept)
-    if (root / bench_page.PAGE).exists():  # a page of prose with generated blocks, as the README
-        out[root / bench_page.PAGE] = bench_page.page(root)
+    out.update(measured_pages(root))
     return out
 
 
