@@ -362,3 +362,7 @@ def test_a_kept_diagnostic_table_fills_its_pages_block_and_a_missing_one_says_so
     assert "*Not measured: no `docs/diagnostics/kept/gone.json` is kept" in text
     page.write_text(text)
     assert kept_tables.pages(tmp_path)[page] == text  # filled again from the same file: unchanged
+    # a table read from logs kept earlier names them, not the machine that read them, as its source
+    kept_tables.keep(tmp_path / rel, ["seed", "acc"], [["0", "0.9"]], ["python probe.py --table"], source="3 logs")
+    text = kept_tables.pages(tmp_path)[page]
+    assert "`python probe.py --table` read from 3 logs, " in text and " on " not in text.split("| seed")[0]

@@ -15,12 +15,15 @@ those among the first 1000, and the share of those whose greedy decoding is a sh
 workflow's path_accuracy scores it: any shortest path counts; the same greedy share for the training
 sequences of distance 3 or more, to tell a generalisation gap from a fit that is not there yet). Prints the
 test loss, the token accuracy and, by distance, the share of test sequences whose every path token is predicted (teacher forcing), on 1000 test sequences.
+``--table`` instead reads the kept logs of the "far" runs (``shortest_path_positions_logs/``, each opening with
+its command) and keeps their last evaluations as the .md's table (``kept/shortest_path_positions_far.json``).
 RoPE is the decoder's own (``positions: rope``), except that the learned position embedding is still
 created (and left unused), as in the runs of the .md, so that every other parameter starts as with learned
 positions; a decoder built with ``positions: rope`` has no such parameter and so other initial values.
 """
 from __future__ import annotations
 
+import ast
 import json
 import math
 import sys
@@ -130,5 +133,41 @@ def main(args: dict) -> None:
         opt.step()
 
 
+LOGS = Path(__file__).parent / "shortest_path_positions_logs"
+KEPT = Path(__file__).parent / "kept" / "shortest_path_positions_far.json"
+
+
+def _n(out: dict, prefix: str) -> str:
+    """A count from the label of a distance's 'all test' or 'train' share, e.g. 'all test, d=3 (n=616)'."""
+    return next((k.split("(n=")[1].rstrip(")") for k in out if isinstance(k, str) and k.startswith(prefix)), "?")
+
+
+def table(logs: list[Path]) -> tuple[list[str], list[list[str]]]:
+    """The distance-3 table of the .md from kept logs of runs with ``"far": true``: each log's last evaluation
+    (its first line is the command: the run's arguments)."""
+    columns = ["run", "graphs", "steps (cosine over)", "test loss", "token acc.", "greedy, test d = 3",
+               "greedy, training d = 3", "greedy, test d = 4"]
+    rows = []
+    for log in logs:
+        lines = log.read_text().splitlines()
+        run = json.loads(lines[0].split("'")[1])
+        last = next(line for line in reversed(lines) if line.startswith("step "))
+        words = last.split()
+        out = ast.literal_eval(last.split("seq-correct by distance ", 1)[1])
+        train = next((f"{v:.3f} ({k.split('(n=')[1].rstrip(')')})" for k, v in out.items()
+                      if isinstance(k, str) and k.startswith("train greedy path, d=3")), "not measured")
+        rows.append([log.name.split("_")[0], f"{run.get('n_graphs', 16000):,}", f"{run['steps'] // 1000}k", words[5],
+                     words[7], f"{out['greedy path, d=3']:.3f} ({_n(out, 'all test, d=3')})", train,
+                     f"{out['greedy path, d=4']:.3f} ({_n(out, 'all test, d=4')})"])
+    return columns, rows
+
+
 if __name__ == "__main__":
-    main(json.loads(sys.argv[1]))
+    if sys.argv[1:2] == ["--table"]:  # the .md's table from the kept logs, kept beside the .md
+        from pipeline_lib.build.kept_tables import keep
+
+        logs = sorted(LOGS.glob("*.log"))
+        print(keep(KEPT, *table(logs), ["python docs/diagnostics/shortest_path_positions.py --table"],
+                   source=f"the last evaluation in each of {len(logs)} logs kept in {LOGS.relative_to(LOGS.parents[2])}/"))
+    else:
+        main(json.loads(sys.argv[1]))

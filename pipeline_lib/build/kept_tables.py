@@ -27,13 +27,15 @@ def made_by(command: list[str]) -> dict:
             "python": platform.python_version(), "date": datetime.date.today().isoformat()}
 
 
-def keep(path: Path, columns: list[str], rows: list[list[str]], command: list[str]) -> Path:
-    """Write a measured table with what made it to ``path`` (a JSON file, its folder made)."""
+def keep(path: Path, columns: list[str], rows: list[list[str]], command: list[str], source: str | None = None) -> Path:
+    """Write a measured table with what made it to ``path`` (a JSON file, its folder made); ``source``: where a
+    table read from files kept earlier (logs) took its numbers, whose runs were not made by this command."""
     if any(len(r) != len(columns) for r in rows):
         raise ValueError(f"{path}: every row needs {len(columns)} cells, one per column {columns}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(made_by(command) | {"columns": columns, "rows": rows}, indent=1) + "\n")
+    record = made_by(command) | ({"source": source} if source else {}) | {"columns": columns, "rows": rows}
+    path.write_text(json.dumps(record, indent=1) + "\n")
     return path
 
 
@@ -43,7 +45,9 @@ def block(root: Path, rel: str) -> str:
     if not path.exists():
         return f"*Not measured: no `{rel}` is kept; the script's `--keep` writes it.*\n"
     kept = json.loads(path.read_text())
-    lines = [f"`{kept['command']}` on {kept['machine']}, {kept['date']} (torch {kept['torch']}; `{rel}`):", "",
+    made = (f"read from {kept['source']}, {kept['date']}" if "source" in kept
+            else f"on {kept['machine']}, {kept['date']} (torch {kept['torch']}")
+    lines = [f"`{kept['command']}` {made}; `{rel}`" + ("" if "source" in kept else ")") + ":", "",
              "| " + " | ".join(kept["columns"]) + " |", "|" + "---|" * len(kept["columns"])]
     lines += ["| " + " | ".join(row) + " |" for row in kept["rows"]]
     return "\n".join(lines) + "\n"
