@@ -43,7 +43,6 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout: its examples/ (the plain circuit)
 from examples.own_models.circuit import CircuitNet  # noqa: E402
-from pipeline_lib.build import bench_page  # noqa: E402
 
 # Fig. 5 model and data: p=4, T=12, k=5, n_train=2048, d=32, h=128 (config/config.yaml).
 CIRCUIT = {
@@ -375,6 +374,8 @@ def main(argv=None) -> int:
                          "`python -m pipeline_lib publish` fills docs/performance.md's block of that name")
     ap.add_argument("--one", nargs=3, metavar=("MODEL", "SEEDS", "BATCH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    from pipeline_lib.build import bench_page  # the tables and --keep; not in a case's process (--one)
+
     if args.profile < 0:
         ap.error(f"--profile takes a number of epochs >= 0, got {args.profile}")
     if args.keep:

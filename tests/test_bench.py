@@ -121,7 +121,11 @@ def test_keep_writes_the_rows_with_their_command_and_publish_fills_that_block_on
     gpu = text.split("<!-- bench gpu: begin -->")[1]
     assert gpu.startswith("\n*Not measured: no `docs/bench/gpu.json` is kept") and "`--keep gpu`" in gpu
     assert text.startswith("intro\n") and "\nmiddle\n" in text
+    page.write_text(text)
     assert bench_page.page(tmp_path) == text  # filled again from the same run: the same page
+    page.write_text(text.replace("<!-- bench gpu: end -->", "<!-- bench gpu:end -->"))  # a mistyped marker
+    with pytest.raises(ValueError, match="docs/performance.md: '<!-- bench gpu: begin -->' is not one half"):
+        bench_page.page(tmp_path)
 
 
 def test_a_kept_runs_profile_names_each_sides_largest_operators_without_the_compiled_graphs_hash(tmp_path):

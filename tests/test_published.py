@@ -352,8 +352,8 @@ def test_a_kept_diagnostic_table_fills_its_pages_block_and_a_missing_one_says_so
     page.write_text(f"intro\n<!-- kept {rel}: begin -->\n| old | 0.5 |\n<!-- kept {rel}: end -->\nreading\n"
                     "<!-- kept docs/diagnostics/kept/gone.json: begin -->\n<!-- kept docs/diagnostics/kept/gone.json: end -->\n")
     with pytest.raises(ValueError, match="2 cells"):
-        kept_tables.keep(tmp_path / rel, ["seed", "acc"], [["0"]], ["python probe.py"])
-    kept_tables.keep(tmp_path / rel, ["seed", "acc"], [["0", "0.965"], ["1", "0.518"]], ["python probe.py", "--keep"])
+        kept_tables.keep(tmp_path / rel, ["seed", "acc"], [["0"]], ["python", "probe.py"])
+    kept_tables.keep(tmp_path / rel, ["seed", "acc"], [["0", "0.965"], ["1", "0.518"]], ["python", "probe.py", "--keep"])
     out = kept_tables.pages(tmp_path)
     assert list(out) == [page]
     text = out[page]
@@ -363,6 +363,26 @@ def test_a_kept_diagnostic_table_fills_its_pages_block_and_a_missing_one_says_so
     page.write_text(text)
     assert kept_tables.pages(tmp_path)[page] == text  # filled again from the same file: unchanged
     # a table read from logs kept earlier names them, not the machine that read them, as its source
-    kept_tables.keep(tmp_path / rel, ["seed", "acc"], [["0", "0.9"]], ["python probe.py --table"], source="3 logs")
+    kept_tables.keep(tmp_path / rel, ["seed", "acc"], [["0", "0.9"]], ["python", "probe.py", "--table"], source="3 logs")
+    assert "date" not in json.loads((tmp_path / rel).read_text())  # read again another day: the same file
     text = kept_tables.pages(tmp_path)[page]
-    assert "`python probe.py --table` read from 3 logs, " in text and " on " not in text.split("| seed")[0]
+    assert f"`python probe.py --table` read from 3 logs; `{rel}`:" in text and " on " not in text.split("| seed")[0]
+
+
+def test_the_distance_3_table_reads_each_logs_last_evaluation_and_says_where_a_run_stopped_early(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("spp", REPO / "docs" / "diagnostics" / "shortest_path_positions.py")
+    spp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(spp)
+    head = "# python docs/diagnostics/shortest_path_positions.py '{\"steps\": 24000, \"far\": true%s}'\n"
+    line = ("step %d 9s test loss %.3f acc %.3f seq-correct by distance {1: 1.0, 'all test, d=3 (n=2569)': 0.8, "
+            "'all test, d=4 (n=224)': 0.7, 'greedy path, d=3': %.3f, 'greedy path, d=4': 0.728%s}\n")
+    train = ", 'train greedy path, d=3 (n=10610)': 0.957"
+    (tmp_path / "I_64k.log").write_text(head % ', "n_graphs": 64000' + line % (4000, 0.5, 0.9, 0.1, train)
+                                        + line % (24000, 0.042, 0.983, 0.931, train))
+    (tmp_path / "J_16k.log").write_text(head % "" + line % (8000, 0.2, 0.95, 0.6, ""))
+    columns, rows = spp.table(sorted(tmp_path.glob("*.log")))
+    assert len(columns) == 8 and rows == [
+        ["I", "64,000", "24k", "0.042", "0.983", "0.931 (2,569)", "0.957 (10,610)", "0.728 (224)"],
+        ["J", "16,000", "8k of 24k", "0.200", "0.950", "0.600 (2,569)", "not measured", "0.728 (224)"]]

@@ -91,10 +91,10 @@ def main() -> None:
         from pipeline_lib.build.kept_tables import keep
 
         columns = ["model seed"] + [f"vocab {v}: {s}" for v in args.vocab for s in ("train", "test")]
-        rows = [[f"{seed} (the notebook's)" if seed == 20 else str(seed)]
+        rows = [[f"{seed} (the notebook's seed)" if seed == 20 else str(seed)]
                 + [f"{a:.3f}" for v in args.vocab for a in acc[v, seed]] for seed in args.seeds]
         where = keep(Path(__file__).parent / "kept" / "pal_fig4_recipe.json", columns, rows,
-                     ["python docs/diagnostics/pal_fig4_recipe.py", *sys.argv[1:]])
+                     ["python", "docs/diagnostics/pal_fig4_recipe.py", *sys.argv[1:]])
         print(f"kept {where}")
 
 

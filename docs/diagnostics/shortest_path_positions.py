@@ -1,5 +1,5 @@
 """A diagnostic outside the pipeline (docs/diagnostics/shortest_path_positions.md): which recipe lets the
-shortest-path decoder leave its 0.86 token-accuracy plateau.
+shortest-path decoder leave its token-accuracy plateau.
 
 Exploration data: the task's generator with data seed 1 (the configs use seed 0); model seed 100 (the
 configs use 0-2). One JSON argument, e.g.
@@ -42,6 +42,8 @@ from pipeline_lib.lr_schedule import lr_factor  # noqa: E402
 from pipeline_lib.models.decoder import SeedDecoder  # noqa: E402
 from pipeline_lib.tasks import shortest_path as sp  # noqa: E402
 
+GRAPHS = 16000  # graphs generated where a run does not say
+
 
 def dataset(n_graphs: int, queries: int, n_max: int) -> xr.Dataset:
     cache = Path(tempfile.gettempdir()) / f"shortest_path_positions_{n_graphs}_{queries}_{n_max}.nc"
@@ -60,7 +62,7 @@ def main(args: dict) -> None:
     lr, bs, steps = args.get("lr", 1e-3), args.get("bs", 64), args.get("steps", 4000)
     d, heads, warm, wd = args.get("d", 64), args.get("heads", 4), args.get("warmup", 0), args.get("wd", 0.0)
     sched, S, seed = args.get("sched", "const"), args.get("seeds", 1), args.get("seed", 100)
-    ds = dataset(args.get("n_graphs", 16000), args.get("queries", 4), args.get("n_max", 6))
+    ds = dataset(args.get("n_graphs", GRAPHS), args.get("queries", 4), args.get("n_max", 6))
     split = ds.split.values.astype(str)
     X, Y = torch.as_tensor(ds.x.values), torch.as_tensor(ds.y.values)
     tr, te = np.where(split == "train")[0], np.where(split == "test")[0][:1000]
@@ -137,14 +139,21 @@ LOGS = Path(__file__).parent / "shortest_path_positions_logs"
 KEPT = Path(__file__).parent / "kept" / "shortest_path_positions_far.json"
 
 
-def _n(out: dict, prefix: str) -> str:
-    """A count from the label of a distance's 'all test' or 'train' share, e.g. 'all test, d=3 (n=616)'."""
-    return next((k.split("(n=")[1].rstrip(")") for k in out if isinstance(k, str) and k.startswith(prefix)), "?")
+def _share(out: dict, prefix: str, key: str | None = None) -> str:
+    """A distance's greedy share with its number of paths, read from the labels of one evaluation: the count is
+    in the label starting with ``prefix`` (e.g. 'all test, d=3 (n=616)'), the share under ``key`` (default: that
+    label itself); 'not measured' where the log has no such label."""
+    label = next((k for k in out if isinstance(k, str) and k.startswith(prefix)), None)
+    if label is None:
+        return "not measured"
+    return f"{out[key or label]:.3f} ({int(label.split('(n=')[1].rstrip(')')):,})"
 
 
 def table(logs: list[Path]) -> tuple[list[str], list[list[str]]]:
     """The distance-3 table of the .md from kept logs of runs with ``"far": true``: each log's last evaluation
     (its first line is the command: the run's arguments)."""
+    if not logs:
+        raise SystemExit(f"--table: no logs in {LOGS}")
     columns = ["run", "graphs", "steps (cosine over)", "test loss", "token acc.", "greedy, test d = 3",
                "greedy, training d = 3", "greedy, test d = 4"]
     rows = []
@@ -152,13 +161,12 @@ def table(logs: list[Path]) -> tuple[list[str], list[list[str]]]:
         lines = log.read_text().splitlines()
         run = json.loads(lines[0].split("'")[1])
         last = next(line for line in reversed(lines) if line.startswith("step "))
-        words = last.split()
+        words = last.split()  # step N Ts test loss L acc A seq-correct by distance {...}
         out = ast.literal_eval(last.split("seq-correct by distance ", 1)[1])
-        train = next((f"{v:.3f} ({k.split('(n=')[1].rstrip(')')})" for k, v in out.items()
-                      if isinstance(k, str) and k.startswith("train greedy path, d=3")), "not measured")
-        rows.append([log.name.split("_")[0], f"{run.get('n_graphs', 16000):,}", f"{run['steps'] // 1000}k", words[5],
-                     words[7], f"{out['greedy path, d=3']:.3f} ({_n(out, 'all test, d=3')})", train,
-                     f"{out['greedy path, d=4']:.3f} ({_n(out, 'all test, d=4')})"])
+        steps = f"{int(words[1]) / 1000:g}k" + (f" of {run['steps'] / 1000:g}k" if int(words[1]) != run["steps"] else "")
+        rows.append([log.name.split("_")[0], f"{run.get('n_graphs', GRAPHS):,}", steps, words[5], words[7],
+                     _share(out, "all test, d=3", "greedy path, d=3"), _share(out, "train greedy path, d=3"),
+                     _share(out, "all test, d=4", "greedy path, d=4")])
     return columns, rows
 
 
@@ -167,7 +175,7 @@ if __name__ == "__main__":
         from pipeline_lib.build.kept_tables import keep
 
         logs = sorted(LOGS.glob("*.log"))
-        print(keep(KEPT, *table(logs), ["python docs/diagnostics/shortest_path_positions.py --table"],
+        print(keep(KEPT, *table(logs), ["python", "docs/diagnostics/shortest_path_positions.py", "--table"],
                    source=f"the last evaluation in each of {len(logs)} logs kept in {LOGS.relative_to(LOGS.parents[2])}/"))
     else:
         main(json.loads(sys.argv[1]))

@@ -12,11 +12,10 @@ import re
 from pathlib import Path
 
 from . import kept_tables
-from .kept_tables import made_by
+from .kept_tables import fill_blocks, made_by, made_on, not_kept
 
 BENCH = Path("docs") / "bench"
 PAGE = Path("docs") / "performance.md"
-BLOCK = re.compile(r"(<!-- bench ([\w.-]+): begin -->\n)(.*?)(<!-- bench \2: end -->)", re.S)
 NAN = float("nan")
 COMPILED = re.compile(r"## Call CompiledFxGraph \w+ ##")  # a graph's hash names it: another each compilation
 
@@ -83,7 +82,7 @@ def keep(name: str, rows: list[dict], argv: list[str], root: Path) -> Path:
     check_name(name)
     path = Path(root) / BENCH / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = made_by(["python benchmarks/bench.py", *argv]) | {"rows": rows}
+    record = made_by(["python", "benchmarks/bench.py", *argv]) | {"rows": rows}
     path.write_text(json.dumps(record, indent=1) + "\n")
     return path
 
@@ -93,14 +92,14 @@ def block(root: Path, name: str) -> str:
     that no run of that name is kept."""
     path = Path(root) / BENCH / f"{name}.json"
     if not path.exists():
-        return (f"*Not measured: no `{BENCH}/{name}.json` is kept. Run the benchmark with `--keep {name}` on such a "
-                f"machine, then `python -m pipeline_lib publish`.*\n")
+        return not_kept(f"{BENCH}/{name}.json", f"Run the benchmark with `--keep {name}` on such a machine, then "
+                        "`python -m pipeline_lib publish`.")
     kept = json.loads(path.read_text())
     rows = kept["rows"]
     threads = sorted({r["threads"] for r in rows})
     devices = sorted({r["device"] for r in rows})
-    head = (f"`{kept['command']}` on {kept['machine']}, {kept['date']} (torch {kept['torch']}, device "
-            f"{', '.join(devices)}, {', '.join(map(str, threads))} thread(s); `{BENCH}/{name}.json`):")
+    head = (f"`{kept['command']}` {made_on(kept)}, device {', '.join(devices)}, "
+            f"{', '.join(map(str, threads))} thread(s); `{BENCH}/{name}.json`:")
     text = head + "\n\n" + table(rows) + "\n"
     said = profiles(rows, top=3)
     return text + (f"\nThe three largest operators of each profiled side:\n\n```{said}\n```\n" if said else "")
@@ -108,8 +107,7 @@ def block(root: Path, name: str) -> str:
 
 def page(root: Path) -> str:
     """``docs/performance.md`` with every benchmark block filled from its kept run."""
-    text = (Path(root) / PAGE).read_text()
-    return BLOCK.sub(lambda m: m.group(1) + block(root, m.group(2)) + m.group(4), text)
+    return fill_blocks((Path(root) / PAGE).read_text(), "bench", lambda name: block(root, name), str(PAGE))
 
 
 def measured_pages(root: Path) -> dict[Path, str]:
