@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import platform
 import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-from .waits import machine
+from .waits import cores, machine
 
 PAGES = ("docs/diagnostics/*.md",)  # the pages whose kept blocks publish fills
 
@@ -29,7 +28,7 @@ def made_by(command: list[str]) -> dict:
     the date."""
     import torch
 
-    return {"command": shlex.join(command), "machine": machine(), "cores": os.cpu_count(),
+    return {"command": shlex.join(command), "machine": machine(), "cores": cores(),
             "torch": torch.__version__, "python": platform.python_version(),
             "date": datetime.date.today().isoformat()}
 

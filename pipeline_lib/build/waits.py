@@ -47,6 +47,11 @@ def machine(proc: Path = Path("/proc")) -> str:
     return f"{cpu} with {', '.join(names)}" if names else cpu
 
 
+def cores() -> int:
+    """The cores this process may run on (a job limited by ``taskset`` or a cgroup's affinity sees its own)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
 def read(root: Path = ROOT) -> dict[str, dict]:
     path = Path(root) / WAITS
     return json.loads(path.read_text()) if path.exists() else {}
@@ -63,8 +68,7 @@ def keep(name: str, seconds: float, command: str, root: Path = ROOT) -> Path:
     if not seconds > 0:
         raise ValueError(f"timed {name}: --seconds must be positive, not {seconds}")
     waits = read(root)
-    waits[name] = {"seconds": round(float(seconds), 1), "command": command, "machine": machine(),
-                   "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()}
+    waits[name] = {"seconds": round(float(seconds), 1), "command": command, "machine": machine(), "cores": cores()}
     path = Path(root) / WAITS
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(waits, indent=1, sort_keys=True) + "\n")
