@@ -163,7 +163,8 @@ def table(logs: list[Path]) -> tuple[list[str], list[list[str]]]:
         last = next(line for line in reversed(lines) if line.startswith("step "))
         words = last.split()  # step N Ts test loss L acc A seq-correct by distance {...}
         out = ast.literal_eval(last.split("seq-correct by distance ", 1)[1])
-        steps = f"{int(words[1]) / 1000:g}k" + (f" of {run['steps'] / 1000:g}k" if int(words[1]) != run["steps"] else "")
+        step = int(words[1])
+        steps = f"{step / 1000:g}k" + (f" of {run['steps'] / 1000:g}k" if step != run["steps"] else "")
         rows.append([log.name.split("_")[0], f"{run.get('n_graphs', GRAPHS):,}", steps, words[5], words[7],
                      _share(out, "all test, d=3", "greedy path, d=3"), _share(out, "train greedy path, d=3"),
                      _share(out, "all test, d=4", "greedy path, d=4")])

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from . import kept_tables
-from .kept_tables import fill_blocks, made_by, made_on, not_kept
+from .kept_tables import fill_blocks, made_by, made_on, not_kept, write
 
 BENCH = Path("docs") / "bench"
 PAGE = Path("docs") / "performance.md"
@@ -80,11 +80,7 @@ def check_name(name: str) -> None:
 def keep(name: str, rows: list[dict], argv: list[str], root: Path) -> Path:
     """A finished benchmark's rows with what made them, as ``docs/bench/<name>.json``."""
     check_name(name)
-    path = Path(root) / BENCH / f"{name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = made_by(["python", "benchmarks/bench.py", *argv]) | {"rows": rows}
-    path.write_text(json.dumps(record, indent=1) + "\n")
-    return path
+    return write(Path(root) / BENCH / f"{name}.json", made_by(["python", "benchmarks/bench.py", *argv]) | {"rows": rows})
 
 
 def block(root: Path, name: str) -> str:

@@ -35,8 +35,8 @@ def made_by(command: list[str]) -> dict:
 
 def made_on(kept: dict) -> str:
     """Where and when a kept measurement ran, as the pages say it."""
-    cores = f" ({kept['cores']} cores)" if kept.get("cores") else ""
-    return f"on {kept['machine']}{cores}, {kept['date']} (torch {kept['torch']})"
+    count = f" ({kept['cores']} cores)" if kept.get("cores") else ""
+    return f"on {kept['machine']}{count}, {kept['date']} (torch {kept['torch']})"
 
 
 def not_kept(rel: str, how: str) -> str:
@@ -60,10 +60,15 @@ def keep(path: Path, columns: list[str], rows: list[list[str]], command: list[st
     table read from files kept earlier (logs) took its numbers, whose runs were not made by this command."""
     if any(len(r) != len(columns) for r in rows):
         raise ValueError(f"{path}: every row needs {len(columns)} cells, one per column {columns}")
+    made = {"command": shlex.join(command), "source": source} if source else made_by(command)
+    return write(path, made | {"columns": columns, "rows": rows})
+
+
+def write(path: Path, record: dict) -> Path:
+    """A kept record as ``path`` (JSON, its folder made), as both the diagnostics and the benchmark keep theirs."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    made = {"command": shlex.join(command), "source": source} if source else made_by(command)
-    path.write_text(json.dumps(made | {"columns": columns, "rows": rows}, indent=1) + "\n")
+    path.write_text(json.dumps(record, indent=1) + "\n")
     return path
 
 
