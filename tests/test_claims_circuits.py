@@ -147,9 +147,10 @@ def planted_attention(tokens, first_k, zero_bias, rng) -> np.ndarray:
     return att / att.sum(-1, keepdims=True)
 
 
-def write_fig3_artifacts(tmp_path, concentrate=True, zeros=True, count_epoch=4):
+def write_fig3_artifacts(tmp_path, concentrate=True, zeros=True, count_epoch=4, learned=S):
     """Planted trajectories and probes; the p=2 run 'pre' solves its answer (test accuracy 1) at epoch 7 and its
-    count probe (every snapshot) reaches 0.995 at ``count_epoch`` (None: never)."""
+    count probe (every snapshot) reaches 0.995 at ``count_epoch`` (None: never); its first ``learned`` seeds end at
+    train accuracy 1, the others at 0.6."""
     from pipeline_lib.plumbing.paths import Paths
     from pipeline_lib.plumbing.store import write_dataset
 
@@ -161,9 +162,11 @@ def write_fig3_artifacts(tmp_path, concentrate=True, zeros=True, count_epoch=4):
     for run, (first_k, bias) in plan.items():
         att = planted_attention(TOKENS[run], first_k, bias, rng)
         test_acc = np.tile(np.where(EPOCHS[run] >= 7, 1.0, 0.5), (S, 1)) if run == "pre" else np.zeros((S, len(EPOCHS[run])))
+        train_acc = np.tile(np.where(np.arange(S) < learned, 1.0, 0.6)[:, None], (1, len(EPOCHS[run])))
         ds = xr.Dataset({"attention": (("seed", "epoch", "probe", "position"), att.astype(np.float32)),
                          "probe_x": (("probe", "position"), TOKENS[run]),
-                         "test_acc": (("seed", "epoch"), test_acc.astype(np.float32))},
+                         "test_acc": (("seed", "epoch"), test_acc.astype(np.float32)),
+                         "train_acc": (("seed", "epoch"), train_acc.astype(np.float32))},
                         coords={"seed": np.arange(S), "epoch": EPOCHS[run], "probe": np.arange(P),
                                 "position": np.arange(T), "attention_recorded": ("epoch", np.ones(len(EPOCHS[run]), bool))},
                         attrs={"task_k": K})
@@ -239,21 +242,45 @@ def test_fig3_null_attention_is_not_reproduced(tmp_path):
     assert {v[c] for c in v if c.startswith("circuits.probes.")} == {"not run"}  # no probe_runs configured
 
 
-def test_fig3_focus_counts_a_seed_that_attends_to_the_ones_and_needs_half_the_way():
-    """Attending to the ones solves the parity as well as attending to the zeros: the focus is on the value a seed
-    favours, and the seeds choosing each are reported; "focuses" needs at least half of the way to all of the
-    first-k attention on that value (a planted focus above it, one below it, and the untrained null)."""
+def test_fig3_zero_focus_is_signed_and_needs_half_the_way():
+    """"it focuses on the 0": the zero focus, signed (a seed attending to the ones counts against it, and the seeds
+    choosing each value are reported), at least half of the way to all of the first-k attention on the zeros (a
+    planted focus above it, one below it, the ones, and the untrained null)."""
     start = list(np.linspace(0.0, 0.04, 10))
-    cur = {"favours_switch_per_seed": ["zeros"] * 4 + ["ones"] * 6, "first_k_mass_switch_per_seed": [0.9] * 10,
-           "value_focus_switch_per_seed": list(np.linspace(0.8, 0.9, 10)), "value_focus_start_per_seed": start}
+    cur = {"favours_switch_per_seed": ["zeros"] * 10, "first_k_mass_switch_per_seed": [0.9] * 10,
+           "train_acc_switch_per_seed": [1.0] * 10, "zero_focus_switch_per_seed": list(np.linspace(0.8, 0.9, 10)),
+           "zero_focus_start_per_seed": start}
     score = fig3_rules._zeros(cur)
-    assert score["verdict"] == "reproduced" and "4 / 6" in score["control"]
-    cur["value_focus_switch_per_seed"] = list(np.linspace(0.3, 0.45, 10))  # selective, but less than half-way
+    assert score["verdict"] == "reproduced" and "10 / 0" in score["control"]
+    cur["zero_focus_switch_per_seed"] = list(np.linspace(0.3, 0.45, 10))  # selective, but less than half-way
     assert fig3_rules._zeros(cur)["verdict"] == "not reproduced"
-    cur["value_focus_switch_per_seed"] = start
+    cur.update(zero_focus_switch_per_seed=list(np.linspace(-0.9, -0.8, 10)), favours_switch_per_seed=["ones"] * 10)
+    score = fig3_rules._zeros(cur)  # all of it on the ones: focused, but not on the zeros
+    assert score["verdict"] == "not reproduced" and "0 / 10" in score["control"]
+    cur["zero_focus_switch_per_seed"] = start
     assert fig3_rules._zeros(cur)["verdict"] == "not reproduced"
-    del cur["favours_switch_per_seed"]  # statistics kept before the favoured value was recorded
+    del cur["zero_focus_switch_per_seed"]  # statistics kept before the signed focus was recorded
     assert fig3_rules._zeros(cur)["verdict"] == "not run"
+
+
+def test_fig3_p2_claims_read_only_the_seeds_that_learned_p2(tmp_path):
+    """The attention of a seed whose p=2 phase did not learn its task is no structure of the solution: a planted
+    concentration on the seeds that learned scores alone, and fewer than two such seeds leave it not run."""
+    arm = {"first_k_mass_switch_per_seed": [0.97, 0.96, 0.98, 0.4, 0.4], "train_acc_switch_per_seed": [1, 1, 0.99, 0.6, 0.7]}
+    score = fig3_rules._solely(arm, "curriculum")
+    assert score["verdict"] == "reproduced" and "3 of 5 seeds that learned" in score["control"]
+    arm["train_acc_switch_per_seed"] = [1, 1, 1, 1, 1]  # every seed learned: the low ones count
+    assert fig3_rules._solely(arm, "curriculum")["verdict"] == "not reproduced"
+    arm["train_acc_switch_per_seed"] = [1, 0.6, 0.6, 0.6, 0.6]
+    score = fig3_rules._solely(arm, "curriculum")
+    assert score["verdict"] == "not run" and "1 of 5 seeds learned p=2" in score["control"]
+    del arm["train_acc_switch_per_seed"]
+    assert fig3_rules._solely(arm, "curriculum")["verdict"] == "not run"
+    cfg, paths = write_fig3_artifacts(tmp_path, learned=1)  # through the figure: one seed learned
+    _, stats = fig3.build(cfg, fig3_params(), paths, {})
+    assert stats["curriculum"]["train_acc_switch_per_seed"] == [1.0] + [pytest.approx(0.6)] * (S - 1)
+    v = verdicts(fig3_rules.score_claims(stats, fig3_params()))
+    assert v["circuits.fig3.solely_first_k_p2"] == v["circuits.fig3.attention_on_zeros"] == "not run"
 
 
 def test_value_focus_is_one_for_all_attention_on_one_value_and_zero_when_spread_as_the_tokens():
@@ -266,6 +293,7 @@ def test_value_focus_is_one_for_all_attention_on_one_value_and_zero_when_spread_
     focused[2, 0, :3] = [0.375, 0.1875, 0.1875]  # half on the zero (a third of the tokens): a quarter of the way
     assert fig3.zero_measures(focused, tokens, 3)["value_focus"] == pytest.approx([1.0, 1.0, 0.25])
     assert fig3.zero_measures(focused, tokens, 3)["favours"] == ["zeros", "ones", "zeros"]
+    assert fig3.zero_measures(focused, tokens, 3)["zero_focus"] == pytest.approx([1.0, -0.5, 0.25])  # signed
     silent = focused.copy()
     silent[1] = np.nan  # a seed whose attention is not a number favours neither value
     assert fig3.zero_measures(silent, tokens, 3)["favours"] == ["zeros", None, "zeros"]

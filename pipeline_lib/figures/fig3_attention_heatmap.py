@@ -113,10 +113,10 @@ def _shown(att: xr.DataArray, seed: int | None, k: int, time: str) -> tuple[xr.D
 
 
 def zeros_stats(cfg, run: str, paths, k: int) -> dict:
-    """Per seed, :func:`zero_measures`' value focus at epoch 0 of the arm's first phase and, for an arm of several
-    phases, its focus and favoured value at the last recorded epoch of its last-but-one phase (the switch), each
-    over that phase's own probe sequences, with the attention mass on the first k there (mean over the probes).
-    Each phase's trajectory is read once."""
+    """Per seed, :func:`zero_measures`' zero and value focus at epoch 0 of the arm's first phase and, for an arm of
+    several phases, its focuses and favoured value at the last recorded epoch of its last-but-one phase (the
+    switch), each over that phase's own probe sequences, with the attention mass on the first k there (mean over
+    the probes) and that phase's final train accuracy. Each phase's trajectory is read once."""
     chain, seeds = cfg.lineage(run), list(cfg.runs[run].seeds)
     read = functools.cache(lambda r: read_dataset(paths.trajectory(r), rule="train").sel(seed=seeds))
 
@@ -126,13 +126,17 @@ def zeros_stats(cfg, run: str, paths, k: int) -> dict:
     def at(r: str, which: int) -> dict[str, list]:
         return zero_measures(attention(r, which).values, read(r).probe_x.values, k)
 
-    out = {"value_focus_start_per_seed": at(chain[0], 0)["value_focus"]}
+    start = at(chain[0], 0)
+    out = {"value_focus_start_per_seed": start["value_focus"], "zero_focus_start_per_seed": start["zero_focus"]}
     if len(chain) > 1:
         switch = at(chain[-2], -1)
         out["value_focus_switch_per_seed"] = switch["value_focus"]
+        out["zero_focus_switch_per_seed"] = switch["zero_focus"]
         out["favours_switch_per_seed"] = switch["favours"]
         first_k = attention(chain[-2], -1).mean("probe").isel(position=slice(0, k)).sum("position", skipna=False)
         out["first_k_mass_switch_per_seed"] = json_floats(first_k)
+        # whether the phase before the switch learned its task: what its attention there is a structure of
+        out["train_acc_switch_per_seed"] = json_floats(read(chain[-2]).train_acc.isel(epoch=-1))
     return out
 
 
@@ -154,16 +158,17 @@ def zero_measures(att: np.ndarray, tokens: np.ndarray, k: int) -> dict[str, list
     qualifies), with a the share of the first-k attention on the zeros and q the zeros' share of the first k, per
     probe (:func:`zero_shares`):
 
-    - ``value_focus``: how fully the attention sits on the tokens of one value (0 or 1): (a - q) / (1 - q) for the
-      zeros, (q - a) / q for the ones, each 1 when all of it is on that value and 0 when it is spread as the tokens
-      are; the seed's focus is the larger of the two means over the probes;
+    - ``zero_focus``: how fully the attention sits on the zeros, (a - q) / (1 - q), mean over the probes: 1 when all
+      of it is on the zeros, 0 when it is spread as the tokens are, negative when it leans to the non-zeros;
+    - ``value_focus``: how fully it sits on the tokens of one value (0 or 1): the larger of the zero focus and the
+      same mean of (q - a) / q for the ones;
     - ``favours``: the value whose mean that is ('zeros' or 'ones'; None where neither is a number)."""
     shares = zero_shares(att, tokens, k)
     if shares is None:
-        return {"value_focus": [None] * len(att), "favours": [None] * len(att)}
+        return {"zero_focus": [None] * len(att), "value_focus": [None] * len(att), "favours": [None] * len(att)}
     share, q = shares
     zeros, ones = ((share - q) / (1 - q)).mean(1), ((q - share) / q).mean(1)
-    return {"value_focus": json_floats(np.maximum(zeros, ones)),
+    return {"zero_focus": json_floats(zeros), "value_focus": json_floats(np.maximum(zeros, ones)),
             "favours": ["zeros" if z >= o else "ones" if o > z else None for z, o in zip(zeros, ones)]}
 
 

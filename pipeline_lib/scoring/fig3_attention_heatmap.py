@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import claims
 from ..figures.fig3_attention_heatmap import SOLELY, SOLVED, Params, as_array
+from .fig4_embeddings import LEARNED
 
 
 def score_claims(stats: dict, params: Params) -> dict:
@@ -19,15 +20,41 @@ def score_claims(stats: dict, params: Params) -> dict:
 
 
 def _solely(arm: dict | None, label: str) -> dict:
-    """'focus solely on the first k' of the p=2 model: its first-k mass at the end of the p=2 phase."""
+    """'focus solely on the first k' of the p=2 model: its first-k mass at the end of the p=2 phase, over the seeds
+    whose p=2 phase learned its task (:func:`_learned`)."""
     if arm is None:
         return claims.not_run(f"arm {label!r} not drawn")
     if "first_k_mass_switch_per_seed" not in arm:
         return claims.not_run(f"arm {label!r} has a single phase: no p=2 phase before a switch")
-    e, elo, ehi = claims.mean_interval(arm["first_k_mass_switch_per_seed"])
-    n = _paired(arm["first_k_mass_switch_per_seed"])
-    return claims.score(e, (elo, ehi), n, f"solely: more than {SOLELY:g} of the attention on the first k",
-                        claims.above(e, elo, SOLELY))
+    seeds, why = _learned(arm, "first_k_mass_switch_per_seed")
+    if why:
+        return claims.not_run(why)
+    mass = [arm["first_k_mass_switch_per_seed"][i] for i in seeds]
+    e, elo, ehi = claims.mean_interval(mass)
+    return claims.score(e, (elo, ehi), _paired(mass), f"solely: more than {SOLELY:g} of the attention on the first k; "
+                        + _learned_text(arm, seeds), claims.above(e, elo, SOLELY))
+
+
+def _learned(arm: dict, key: str) -> tuple[list[int], str | None]:
+    """The seeds (indices) whose phase before the switch ends at train accuracy >= LEARNED (the bar of
+    circuits.fig4.d2_learns_p2) with a number for ``key``: the attention of a model that did not learn the task is
+    no structure of it. None, or why the claim cannot be scored: statistics without the accuracy, or fewer than two
+    such seeds (no interval)."""
+    if "train_acc_switch_per_seed" not in arm:
+        return [], "the statistics predate the p=2 phase's train accuracy: rerun the figure"
+    acc = as_array(arm["train_acc_switch_per_seed"])
+    values = as_array(arm[key])
+    seeds = [i for i, (a, v) in enumerate(zip(acc, values)) if a >= LEARNED and np.isfinite(v)]
+    if len(seeds) < 2:
+        return seeds, (f"{len(seeds)} of {len(acc)} seeds learned p=2 (train accuracy >= {LEARNED:g} at the switch; "
+                       f"per seed {', '.join(f'{a:.3f}' for a in acc)}): too few for an interval, and the attention "
+                       "of a seed that did not learn the task is not the structure the sentence describes")
+    return seeds, None
+
+
+def _learned_text(arm: dict, seeds: list[int]) -> str:
+    return (f"over the {len(seeds)} of {len(arm['train_acc_switch_per_seed'])} seeds that learned p=2 (train accuracy "
+            f">= {LEARNED:g} at the switch)")
 
 
 def _paired(values: list) -> int:
@@ -50,27 +77,32 @@ def _concentration(stats: dict) -> dict:
 
 
 # "focuses on the 0": at least half of the way from attention spread as the tokens are to all of the first-k
-# attention on one value (figures.fig3_attention_heatmap.zero_measures, its value_focus); a level the project chose, the paper prints none
+# attention on the zeros (figures.fig3_attention_heatmap.zero_measures, its zero_focus); a level the project chose, the paper prints none
 FOCUS = 0.5
 
 
 def _zeros(cur: dict | None) -> dict:
+    """"it focuses on the 0 among these tokens": the zero focus at the switch (signed: the ones are not the zeros),
+    over the seeds whose p=2 phase learned its task; the seeds favouring each value are counted beside it."""
     if cur is None:
         return claims.not_run("arm 'curriculum' not drawn")
     if "first_k_mass_switch_per_seed" not in cur:
         return claims.not_run("arm 'curriculum' has a single phase: no p=2 phase before a switch")
-    if "favours_switch_per_seed" not in cur:
-        return claims.not_run("the statistics predate the favoured value: rerun the figure")
-    if not _paired(cur["value_focus_switch_per_seed"]):
+    if "zero_focus_switch_per_seed" not in cur:
+        return claims.not_run("the statistics predate the signed zero focus: rerun the figure")
+    if not _paired(cur["zero_focus_switch_per_seed"]):
         return claims.not_run("no probe sequence has both zeros and non-zeros among the first k")
-    # focus on one value: attending to the zeros or to the ones solves the parity equally
-    m, lo, hi = claims.mean_interval(cur["value_focus_switch_per_seed"])
-    m0, lo0, hi0 = claims.mean_interval(cur["value_focus_start_per_seed"])
-    zeros, ones = (cur["favours_switch_per_seed"].count(v) for v in ("zeros", "ones"))
-    return claims.score(m, (lo, hi), _paired(cur["value_focus_switch_per_seed"]),
-                        f"focus: >= {FOCUS:g}; " + claims.fmt_interval("epoch 0 (untrained)", m0, lo0, hi0)
-                        + f"; seeds favouring the zeros / the ones at the switch: {zeros} / {ones}",
-                        claims.above(m, lo, FOCUS))
+    seeds, why = _learned(cur, "zero_focus_switch_per_seed")
+    if why:
+        return claims.not_run(why)
+    focus = [cur["zero_focus_switch_per_seed"][i] for i in seeds]
+    m, lo, hi = claims.mean_interval(focus)
+    m0, lo0, hi0 = claims.mean_interval([cur["zero_focus_start_per_seed"][i] for i in seeds])
+    favours = [cur["favours_switch_per_seed"][i] for i in seeds]
+    return claims.score(m, (lo, hi), _paired(focus),
+                        f"zero focus: >= {FOCUS:g}; " + claims.fmt_interval("epoch 0 (untrained)", m0, lo0, hi0)
+                        + f"; {_learned_text(cur, seeds)}; of them favouring the zeros / the ones at the switch: "
+                        f"{favours.count('zeros')} / {favours.count('ones')}", claims.above(m, lo, FOCUS))
 
 
 def _absent(probes: dict, name: str) -> str | None:
