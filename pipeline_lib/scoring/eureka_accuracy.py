@@ -33,8 +33,9 @@ def score_claims(stats: dict, params: Params) -> dict:
 def long_training_score(arms: dict) -> dict:
     """"one potential solution to reliably get Eureka-moments is very long training": the share of the Softmax
     seeds with a Eureka epoch by the end of a run at least as long as the paper's (:data:`LONG_EPOCHS`); share_holds (every
-    seed). The same seeds' count by the default's :data:`SHORT_EPOCHS` stands beside it. Not run on a shorter run,
-    nor where every seed learned within :data:`SHORT_EPOCHS` (the long training was not what it needed)."""
+    seed). The same seeds' count by the default's :data:`SHORT_EPOCHS` stands beside it. Not run on a shorter run.
+    A seed of a long run that learns within :data:`SHORT_EPOCHS` counts: "very long training" is the whole recipe,
+    its learning-rate schedule stretched with it, not the epochs past the short run's end."""
     base = arms.get(BASE)
     if base is None or "eureka_epoch" not in base:
         return claims.not_run(f"arm {BASE!r} not drawn (or drawn without a Eureka threshold)")
@@ -48,10 +49,6 @@ def long_training_score(arms: dict) -> dict:
     control = (f"{k} of {n} {BASE} seeds have a Eureka-moment within {base['last_epoch']} epochs, {early} of them "
                f"within {SHORT_EPOCHS} (the default's length); their epochs: "
                f"{sorted(int(e) for e in epochs if e is not None)}")
-    if early == n:  # every seed learned at the ordinary length: nothing here needed the long training
-        return claims.score(p, (lo, hi), n, control, claims.guard(
-            "not run", f"every {BASE} seed has its Eureka-moment within {SHORT_EPOCHS} epochs: the run cannot show "
-                       "that length is what makes it reliable"))
     return claims.score(p, (lo, hi), n, control, claims.share_holds(k, n))
 
 

@@ -2,14 +2,16 @@
 ``docs/stats``): the ledger job and ``publish`` call :func:`score_claims`; the figure job does not."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import claims
 from ..figures.eureka_arms import BASE, EXPERIMENTS
 from ..figures.eureka_attention_distribution import ARMS, Params
 
 
 def score_claims(stats: dict, params: Params) -> dict:
-    """At the last drawn epoch: most Softmax weights below 0.05; each intervention's share above 0.5 higher
-    than Softmax's."""
+    """At the last drawn epoch: most Softmax weights below 0.05; over training (the mean over the drawn epochs
+    after 0, :func:`over_training`): each intervention's share above 0.5 higher than Softmax's."""
     out = {}
     for exp in EXPERIMENTS:
         arms = stats.get(exp, {})
@@ -26,15 +28,19 @@ def score_claims(stats: dict, params: Params) -> dict:
         control = claims.fmt_interval("Softmax share below 0.05 at the first recorded epoch", *init)
         out[f"eureka.attention_distribution.{exp}_softmax_mostly_tiny"] = claims.score(
             m, (lo, hi), len(last["below_0.05_per_seed"]), control, claims.above(m, lo, 0.5))
-        m0, lo0, hi0 = claims.mean_interval(last["above_0.5_per_seed"])
+        base, epochs = over_training(arms[BASE], "above_0.5_per_seed")
+        m0, lo0, hi0 = claims.mean_interval(base)
         for key, arm in ARMS.items():
             cid = f"eureka.attention_distribution.{exp}_{key}_more_high_weights"
             if arm not in arms:
                 out[cid] = claims.not_run(f"arm {arm!r} of experiment {exp!r} not drawn")
                 continue
-            high = _ends(arms[arm])[1]["above_0.5_per_seed"]
+            high, own = over_training(arms[arm], "above_0.5_per_seed")
+            if own != epochs:
+                out[cid] = claims.not_run(f"arm {arm!r} is drawn at epochs {own}, {BASE!r} at {epochs}")
+                continue
             m, lo, hi = claims.mean_interval(high)
-            control = claims.fmt_interval(f"{BASE} share above 0.5", m0, lo0, hi0)
+            control = claims.fmt_interval(f"{BASE} share above 0.5", m0, lo0, hi0) + f" (epochs {epochs})"
             out[cid] = claims.score(m, (lo, hi), len(high), control, claims.exceeds(m, lo, m0, hi0))
     out["eureka.attention_distribution.reasoning_ht_centralized_then_uniform"] = ht_heating(stats.get("reasoning", {}))
     return out
@@ -72,3 +78,12 @@ def _ends(arm: dict) -> tuple[dict, dict]:
     """The numbers of the first and the last drawn epoch of one arm."""
     epochs = sorted(arm, key=int)
     return arm[epochs[0]], arm[epochs[-1]]
+
+
+def over_training(arm: dict, key: str) -> tuple[list[float], list[int]]:
+    """Per seed, the mean of ``key`` over the arm's drawn epochs after 0 (the paper's Fig. 8 draws the attention
+    "over training"; epoch 0 is the initialisation, which no intervention but the temperature has touched), and
+    those epochs."""
+    epochs = sorted(int(e) for e in arm if int(e) > 0)
+    per_epoch = np.array([[np.nan if v is None else v for v in arm[str(e)][key]] for e in epochs])  # (epoch, seed)
+    return [float(v) for v in per_epoch.mean(0)], epochs
