@@ -3,7 +3,7 @@
 rule claims:
     input:
         sidecars=[P.figure(f, ".json") for f in CFG.raw["figures"]],
-        original=claims_original(),
+        original=lambda wildcards: claims_original(),  # asked only where the ledger is built: a figure replicates alone
     output:
         csv=P.claims(".csv"),
         scores=P.claims(".json"),
