@@ -220,12 +220,17 @@ def test_a_verdict_the_same_seeds_do_not_repeat_on_another_machine_is_undecided(
     a, b, c = [r["id"] for r in ledger.collect({})][:3]
     first = _ledger({a: _above(0.6, 0.52), b: _above(0.7, 0.6), c: _above(0.7, 0.6)})
     again = _ledger({a: _above(0.58, 0.48), b: _above(0.71, 0.61)})  # a: reproduced -> partial; c: not run
-    rows = {r["id"]: r for r in con.consolidate({"config": first}, {}, reruns={"config": ("on CPU X", again)})}
+    rows = {r["id"]: r for r in con.consolidate({"config": first}, {}, reruns={"config": [("on CPU X", again)]})}
     assert rows[a]["verdict"] == "undecided" and rows[a]["knife_edge"]
     assert "run again (on CPU X) give partial (0.58 [0.48, 0.68]) against reproduced here" in rows[a]["why"] and rows[a]["n_seeds"] == 10
     assert rows[b]["verdict"] == "reproduced" and rows[b]["why"] == ""
     assert rows[c]["verdict"] == "reproduced"
     assert {r["id"]: r["verdict"] for r in con.consolidate({"config": first}, {})}[a] == "reproduced"  # no rerun
+    same = _ledger({a: _above(0.6, 0.52), b: _above(0.7, 0.6)})  # a second machine that repeats every verdict
+    rows = {r["id"]: r for r in con.consolidate({"config": first}, {}, reruns={"config": [("on CPU Y", same),
+                                                                                          ("on CPU X", again)]})}
+    assert rows[a]["verdict"] == "undecided" and "(on CPU X)" in rows[a]["why"] and "CPU Y" not in rows[a]["why"]
+    assert rows[b]["verdict"] == "reproduced"
 
 
 def test_each_source_section_lists_whose_claims_apart_the_sources_first():

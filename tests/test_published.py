@@ -188,6 +188,10 @@ def test_an_overlay_drawing_the_eureka_table_publishes_its_results_page(tmp_path
 def test_the_machine_names_the_gpus_the_driver_lists(tmp_path):
     from pipeline_lib.build.waits import machine
 
+    (tmp_path / "cpuinfo").write_text("processor\t: 0\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: CPU X\n")
+    assert machine(tmp_path) == "CPU X (family 25, model 17)"  # a name without a model number: its generation
+    (tmp_path / "cpuinfo").write_text("processor\t: 0\ncpu family\t: 6\nmodel\t\t: 85\nmodel name\t: CPU 9\n")
+    assert machine(tmp_path) == "CPU 9"
     (tmp_path / "cpuinfo").write_text("processor\t: 0\nmodel name\t: CPU X\n")
     assert machine(tmp_path) == "CPU X"
     for i, name in enumerate(("GPU Y", "GPU Z")):
@@ -208,7 +212,8 @@ def test_a_rerun_on_another_machine_is_kept_beside_the_first_and_times_the_readm
     root = tmp_path / "checkout"
     for part in ("pipeline_lib", "README.md", "docs", "config"):
         (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
-    (root / publish.KEPT / "config-rerun.json").unlink(missing_ok=True)
+    for kept in (root / publish.KEPT).glob("config-rerun*.json"):
+        kept.unlink()
     before = publish.generated(root)[root / "docs" / "claims.md"]
     doc = json.loads((REPO / publish.KEPT / "config.json").read_text())
     doc.update(machine="CPU Y", rerun=True, cost={**doc["cost"], "wall_seconds": 5280.0, "cores": 2, "jobs": 7})
@@ -227,6 +232,27 @@ def test_a_rerun_on_another_machine_is_kept_beside_the_first_and_times_the_readm
     publish._write_kept(root / publish.KEPT / "config.json", untimed)
     assert "| the full reproduction | 88 minutes on 2 cores: 7 jobs" in publish.generated(root)[root / "README.md"]
     assert json.loads((root / publish.KEPT / "config-rerun.json").read_text())["machine"] == "CPU Y"
+
+
+def test_a_rerun_on_a_third_machine_is_kept_beside_the_others_and_either_can_make_a_verdict_undecided(tmp_path,
+                                                                                                  monkeypatch):
+    """A rerun kept on a machine other than the kept reruns' goes to the next free file (<config>-rerun-2.json), and
+    one on a machine that already has a rerun replaces that machine's; the consolidated ledger lists every rerun
+    beside its config, and a verdict that any of them does not repeat is undecided, naming that machine."""
+    root = tmp_path / "checkout"
+    (root / publish.KEPT).mkdir(parents=True)
+    first = {"config": "config/config.yaml", "replicate": False, "machine": "CPU X", "figures": {}, "cost": {}}
+    (root / publish.KEPT / "config.json").write_text(json.dumps(first))
+    monkeypatch.setattr(publish, "machine", lambda: "CPU X")
+    assert publish.rerun_path(root, "config") == root / publish.KEPT / "config-rerun.json"
+    (root / publish.KEPT / "config-rerun.json").write_text(json.dumps({**first, "machine": "CPU Y"}))
+    assert publish.rerun_path(root, "config") == root / publish.KEPT / "config-rerun-2.json"
+    (root / publish.KEPT / "config-rerun-2.json").write_text(json.dumps({**first, "machine": "CPU X"}))
+    assert publish.rerun_path(root, "config") == root / publish.KEPT / "config-rerun-2.json"  # its own, replaced
+    monkeypatch.setattr(publish, "machine", lambda: "CPU Z")
+    assert publish.rerun_path(root, "config") == root / publish.KEPT / "config-rerun-3.json"
+    assert [publish.rerun_of(n) for n in ("config-rerun", "config-rerun-2", "config-replicate-rerun", "config",
+                                          "config-rerunx")] == ["config", "config", "config-replicate", None, None]
 
 
 def test_the_readmes_waits_come_from_kept_timings_or_say_none_is_kept(tmp_path):
@@ -308,8 +334,8 @@ def test_keeping_only_named_figures_replaces_theirs_and_nothing_else(tmp_path):
         publish.keep(results, root, only=["joma_odes"])
     sidecar.write_text(json.dumps({"stats": {}, "provenance": ours}))
     publish._write_kept(root / publish.KEPT / "config-rerun.json", {**before, "machine": "CPU Y", "rerun": True})
-    with pytest.raises(ValueError, match="holds the run on CPU Y"):
-        publish.keep(results, root, only=["joma_odes"], rerun=True)
+    with pytest.raises(FileNotFoundError, match="no rerun of config/config.yaml kept from this machine"):
+        publish.keep(results, root, only=["joma_odes"], rerun=True)  # CPU Y's rerun is not this machine's
     (root / publish.KEPT / "config.json").unlink()
     with pytest.raises(FileNotFoundError, match="no kept run of config/config.yaml"):
         publish.keep(results, root, only=["joma_odes"])

@@ -238,20 +238,20 @@ def machine_decides(row: dict, rerun: dict | None, where: str) -> str | None:
 
 def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]],
                 rank: dict[str, tuple[int, int]] | None = None,
-                reruns: dict[str, tuple[str, list[dict]]] | None = None) -> list[dict]:
+                reruns: dict[str, list[tuple[str, list[dict]]]] | None = None) -> list[dict]:
     """Per declared claim (every ledger holds every claim, in one order): the best evidence over ``ledgers``
     (config name -> its rows), each config's verdict first decided with its replicate's rows where
     ``replicates`` has them (:func:`decide`; its pooled estimate and seeds are shown). Each row: the claim's
     declaration fields, ``verdict``, ``config``, ``measured``, ``ci_low``, ``ci_high``, ``n_seeds``, ``why``,
     ``knife_edge`` and ``others`` ([(config, verdict)] of the other scoring configs). ``reruns``: config name ->
-    (where it ran again, its rows): the same config and seeds run again (another CPU or library build); a verdict
-    the rerun does not repeat is undecided (:func:`machine_decides`)."""
+    [(where it ran again, its rows)]: the same config and seeds run again (on other CPUs or library builds); a
+    verdict that one of them does not repeat is undecided (:func:`machine_decides`)."""
     rank = ranks() if rank is None else rank
     last = (len(rank), 0)
     order = sorted(ledgers, key=lambda c: (rank.get(c, last), c))
     by_config = {c: {r["id"]: r for r in rows} for c, rows in ledgers.items()}
     rep = {c: {r["id"]: r for r in rows} for c, rows in replicates.items()}
-    again = {c: (where, {r["id"]: r for r in rows}) for c, (where, rows) in (reruns or {}).items()}
+    again = {c: [(where, {r["id"]: r for r in rows}) for where, rows in runs] for c, runs in (reruns or {}).items()}
     out = []
     for row in next(iter(ledgers.values())):
         cid, scored = row["id"], []
@@ -274,7 +274,7 @@ def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]
         others = [(o, od["verdict"]) for o, _, od in scored if o != c]
         why = [d["why"]] if d["why"] else []
         rule, n = _decided_on(d, r, rep.get(c, {}).get(cid))
-        moved = machine_decides(r, again[c][1].get(cid), again[c][0]) if c in again else None
+        moved = next((m for where, rows in again.get(c, []) if (m := machine_decides(r, rows.get(cid), where))), None)
         if moved and d["verdict"] in ("reproduced", "partial", "not reproduced"):
             why.append(moved)
             d = {**d, "verdict": "undecided", "knife_edge": True}
@@ -318,12 +318,12 @@ def counts_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _config_row(kept: dict, ledger: str, replication: str | None, rep: dict | None, rerun: dict | None = None) -> str:
+def _config_row(kept: dict, ledger: str, replication: str | None, rep: dict | None, reruns: list | None = None) -> str:
     cost = kept["cost"]
     commits = sorted({f["commit"][:7] for f in kept["figures"].values()})
     also = (f"; its replicate: [{replication}]({replication}), {cost_text(rep['cost'])}" if replication else
             "; no replicate kept, so its verdicts are not checked against a second draw")
-    if rerun is not None:
+    for rerun in reruns or []:
         also += (f"; its seeds run again on {rerun.get('machine', 'another machine')}: {cost_text(rerun['cost'])}")
     return (f"| `{kept['config']}` | {len(kept['figures'])} | {', '.join(commits)} | [{ledger}]({ledger}) | "
             f"{cost_text(cost, kept.get('machine'))}{also} |")
@@ -332,7 +332,7 @@ def _config_row(kept: dict, ledger: str, replication: str | None, rep: dict | No
 def consolidated_markdown(rows: list[dict], configs: list[tuple], not_kept: list[str]) -> str:
     """The consolidated ledger: how it is made, the kept configs with their cost, the counts per group, then one
     table per source (``configs``: (kept statistics, its ledger's file name, its replicate comparison's or
-    None, the replicate's kept statistics or None, its rerun's kept statistics or None); ``not_kept``: published ledgers that are not re-scored)."""
+    None, the replicate's kept statistics or None, its reruns' kept statistics); ``not_kept``: published ledgers that are not re-scored)."""
     lines = ["# Claims: does it reproduce?", "",
              "One verdict per claim over every config whose run left its statistics in `docs/stats/`, re-scored "
              "under the current rules by `python -m pipeline_lib publish`. Where several configs score a claim, "

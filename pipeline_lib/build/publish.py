@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -72,19 +73,42 @@ def kept_name(config: str, replicate: bool = False) -> str:
     return Path(config).stem + ("-replicate" if replicate else "")
 
 
+def rerun_of(name: str) -> str | None:
+    """The kept run that a kept file's name (its stem) runs again, or None: ``<base>-rerun`` and
+    ``<base>-rerun-<n>`` (a config's seeds run again on several machines, one file each) are reruns of ``<base>``."""
+    found = re.fullmatch(rf"(.+){RERUN}(?:-\d+)?", name)
+    return found.group(1) if found else None
+
+
+def rerun_path(root: Path, name: str) -> Path:
+    """Where a rerun of the kept run ``name`` made on this machine is kept: the rerun file that already holds this
+    machine's run, else the first free one (``<name>-rerun.json``, then ``-rerun-2``, ...), so that a rerun on a
+    third machine is kept beside the others instead of replacing another machine's numbers."""
+    folder, here = Path(root) / KEPT, machine()
+    found = sorted((p for p in folder.glob(f"{name}{RERUN}*.json") if rerun_of(p.stem) == name),
+                   key=lambda p: (len(p.stem), p.stem))
+    for path in found:
+        if json.loads(path.read_text()).get("machine") == here:
+            return path
+    taken = {p.stem for p in found}
+    return folder / (next(f"{name}{RERUN}{t}" for t in ("", *(f"-{i}" for i in range(2, len(taken) + 3)))
+                          if f"{name}{RERUN}{t}" not in taken) + ".json")
+
+
 def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: bool = False, rerun: bool = False,
          shared: bool = False, only: list[str] | None = None) -> Path:
     """Keep the statistics of a finished run of ``config`` (its results folder ``results``; with ``replicate``,
     the replicate's ``<results>/replication``) in ``docs/stats``, with the run's cost (its benchmark files and,
     where one invocation ran every job, its Snakemake log) and the machine it ran on. ``rerun``: the same config
     and seeds run again elsewhere (another CPU or library build), kept beside the first run
-    (``<config>-rerun.json``) to check which verdicts the machine's rounding decides, not to replace it.
+    (``<config>-rerun.json``; a rerun on yet another machine beside that, :func:`rerun_path`) to check which
+    verdicts the machine's rounding decides, not to replace it.
     ``shared``: the machine ran other work during the run, so its times are upper bounds (said beside them).
     ``only``: these figures' statistics replace theirs in the config's kept file and nothing else of it changes
     (e.g. after ``snakemake joma_odes`` rebuilt one figure whose code changed and that needs no training: the kept
     run's cost, machine and other figures stay those of the run that made them)."""
     cfg = config_of(root, config, replicate)
-    out = root / KEPT / f"{kept_name(config, replicate)}{RERUN if rerun else ''}.json"
+    out = rerun_path(root, kept_name(config, replicate)) if rerun else root / KEPT / f"{kept_name(config, replicate)}.json"
     only = list(dict.fromkeys(only or []))
     kept = _kept_for_figures(out, cfg, config, only, rerun, shared) if only else None
     figures = {}
@@ -133,6 +157,10 @@ def _kept_for_figures(out: Path, cfg, config: str, only: list[str], rerun: bool,
     if unknown:
         raise FileNotFoundError(f"{config} has no figure {', '.join(unknown)} (its figures: "
                                 f"{', '.join(cfg.raw['figures'])})")
+    if not out.exists() and rerun:
+        raise FileNotFoundError(f"{out}: no rerun of {config} kept from this machine ({machine()}) to replace "
+                                "figures in (a rerun's figures stand for the machine that ran them); keep a whole "
+                                "rerun first (without --figures)")
     if not out.exists():
         raise FileNotFoundError(f"{out}: no kept run of {config} to replace figures in; keep a whole run first "
                                 "(without --figures)")
@@ -324,8 +352,8 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
         rows, said, stale = rescore(root, path)
         if stale:
             needs_rerun[name] = stale
-        if name.endswith(RERUN):  # the same seeds again elsewhere: it marks what the machine decides, no ledger
-            reruns[name.removesuffix(RERUN)] = (f"on {kept[name].get('machine', 'another machine')}", rows)
+        if rerun_of(name):  # the same seeds again elsewhere: it marks what the machine decides, no ledger
+            reruns.setdefault(rerun_of(name), []).append((f"on {kept[name].get('machine', 'another machine')}", rows))
         elif kept[name].get("replicate"):
             replicates[name.removesuffix("-replicate")] = rows
         else:
@@ -343,13 +371,13 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
             + replicate_markdown(compare(ledgers[base], rows), made="`python -m pipeline_lib publish`"))
     for base in reruns:
         if base not in ledgers:
-            raise FileNotFoundError(f"{paths[base + RERUN]}: a rerun's statistics without its original's "
-                                    f"(docs/stats/{base}.json)")
+            raise FileNotFoundError(f"{next(p for n, p in paths.items() if rerun_of(n) == base)}: a rerun's "
+                                    f"statistics without its original's (docs/stats/{base}.json)")
     rows = consolidate(ledgers, replicates, reruns=reruns)
     head = _head(list(paths.values()), root, code, needs_rerun)
     configs = [(kept[name], ledger_path(root, name).name,
                 ledger_path(root, name + "-replicate").name if name in replicates else None,
-                kept.get(name + "-replicate"), kept.get(name + RERUN)) for name in ledgers]
+                kept.get(name + "-replicate"), [kept[n] for n in sorted(kept, key=lambda n: (len(n), n)) if rerun_of(n) == name]) for name in ledgers]
     out.update(_not_kept(root, set(out)))
     stale = sorted(p.name for p in out if p.name.startswith("claims_") and out[p].startswith(STALE))
     out[root / "docs" / "claims.md"] = head + consolidated_markdown(rows, configs, stale)
@@ -367,7 +395,9 @@ def _readme(root: Path, rows: list[dict], kept: dict[str, dict]) -> str:
     readme = (root / "README.md").read_text()
     readme = _block(readme, README_BEGIN, README_END, "\n" + counts_table(rows) + "\n", "README.md")
     block = readme.split(COST_BEGIN, 1)[1].split(COST_END, 1)[0] if COST_BEGIN in readme else ""
-    timed = [kept[n]["cost"] for n in (Path(DEFAULT).stem, Path(DEFAULT).stem + RERUN) if n in kept]
+    default = Path(DEFAULT).stem  # its own run first, then its reruns in the order they were kept
+    timed = [kept[n]["cost"] for n in sorted(kept, key=lambda n: (n != default, len(n), n))
+             if n == default or rerun_of(n) == default]
     clean = next((c for c in timed if c.get("wall_seconds") is not None and not c.get("shared")),
                  next((c for c in timed if c.get("wall_seconds") is not None), timed[0]))  # one clean invocation first
     waits = read_waits(root)

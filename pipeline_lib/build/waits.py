@@ -30,12 +30,19 @@ def machine(proc: Path = Path("/proc")) -> str:
     ("<CPU> with <GPU>": a run on a GPU machine trains there under ``device: auto``)."""
     import platform
 
-    cpu = None
+    cpu, fields = None, {}
     try:
-        cpu = next((line.split(":", 1)[1].strip() for line in (proc / "cpuinfo").read_text().splitlines()
-                    if line.startswith("model name")), None)
+        for line in (proc / "cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "cpu family", "model") and key.strip() not in fields:
+                fields[key.strip()] = value.strip()
+        cpu = fields.get("model name")
     except OSError:
         pass
+    if cpu and not any(ch.isdigit() for ch in cpu) and "cpu family" in fields and "model" in fields:
+        # a model name without a model number ("AMD EPYC"): its family and model tell the generation (and so the
+        # instruction set that decides the training's rounding) apart
+        cpu += f" (family {fields['cpu family']}, model {fields['model']})"
     cpu = cpu or platform.processor() or platform.machine() or "unknown"
     gpus = []
     for info in sorted((proc / "driver/nvidia/gpus").glob("*/information")):
