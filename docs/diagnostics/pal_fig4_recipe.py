@@ -13,6 +13,16 @@ Run: python docs/diagnostics/pal_fig4_recipe.py [--vocab 4 2] [--lr 1e-3] [--ste
 [--keep]. Prints, per vocabulary and model seed, the final train and test accuracy on p = 2 (test: 1024 fresh
 sequences); ``--keep`` also writes them, with the command and the machine, to ``kept/pal_fig4_recipe.json``
 beside this file, from which ``python -m pipeline_lib publish`` fills the table of ``pal_fig4_recipe.md``.
+
+``--finetune`` follows the notebook's Fig. 4(b) and Fig. 5 instead (vocabulary 4 always: ``--vocab`` is not
+read): each model seed's p = 2 model is finetuned on p = 4 (recipe 2: Adam at lr 1e-2, a fresh optimiser, 7000
+steps: the notebook's "niter = 7_000 # 2 -> 4"), and the same initialisation is trained on p = 4 from scratch
+(lr 1e-2, 10000 steps: "niter = 10_000 # 4"). The p = 4 data are drawn from the same numpy seed, so the p = 2
+set is the p = 4 set's high bits, as the pipeline's curriculum couples them. It prints the accuracies and the
+clusters of z_A (the attention's output) on the notebook's embedded inputs, the 4^5 first-k patterns followed by
+zeros, counted as the pipeline's Fig. 4 counts them (``pipeline_lib.figures.fig4_embeddings``: k-means with k by
+the best silhouette, and the share of points in a cluster of their own sum); ``--keep`` writes
+``kept/pal_fig4_finetune.json``.
 """
 from __future__ import annotations
 
@@ -57,11 +67,15 @@ def parity_data(rng: np.random.Generator, n: int, p: int = 2) -> tuple[torch.Ten
     return torch.from_numpy(x), torch.from_numpy(x[:, :K].sum(1) % p)
 
 
-def train(model_seed: int, vocab: int, lr: float, steps: int) -> tuple[float, float]:
+def datasets(p: int) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
+    """The training and test sets of p, drawn from numpy seed 1 (so that x_p2 == x_p4 // 2 entry by entry)."""
     rng = np.random.default_rng(1)
-    (x, y), (xt, yt) = parity_data(rng, 2048), parity_data(rng, 1024)
-    torch.manual_seed(model_seed)
-    model = NotebookModel(2, vocab, 32)
+    return parity_data(rng, 2048, p), parity_data(rng, 1024, p)
+
+
+def fit(model: nn.Module, p: int, lr: float, steps: int) -> tuple[float, float]:
+    """``steps`` full-batch Adam steps (a fresh optimiser) on p; the final train and test accuracy."""
+    (x, y), (xt, yt) = datasets(p)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     for _ in range(steps):
         opt.zero_grad()
@@ -71,6 +85,44 @@ def train(model_seed: int, vocab: int, lr: float, steps: int) -> tuple[float, fl
         return tuple(float((model(a).argmax(-1) == b).float().mean()) for a, b in ((x, y), (xt, yt)))
 
 
+def notebook_model(model_seed: int, vocab: int) -> NotebookModel:
+    torch.manual_seed(model_seed)
+    return NotebookModel(2, vocab, 32)
+
+
+def train(model_seed: int, vocab: int, lr: float, steps: int) -> tuple[float, float]:
+    return fit(notebook_model(model_seed, vocab), 2, lr, steps)
+
+
+def z_a_clusters(model: NotebookModel) -> tuple[int, float]:
+    """z_A of the 4^5 first-k patterns followed by zeros (the notebook's inputs for p = 4): its cluster count
+    and sum purity, as the pipeline's Fig. 4 counts them."""
+    from pipeline_lib.analysis.clusters import count_clusters
+    from pipeline_lib.figures.fig4_embeddings import sum_purity
+
+    codes = np.arange(4**K)
+    x = np.zeros((len(codes), T), dtype=np.int64)
+    for i in range(K):
+        x[:, i] = codes // 4 ** (K - 1 - i) % 4
+    with torch.no_grad():
+        h = model.rms(model.token(torch.from_numpy(x)) + model.position.weight)
+        attn = F.softmax(model.query.weight @ h.transpose(-1, -2) / math.sqrt(model.d), dim=-1)
+        z = (attn @ model.value(h)).squeeze(1).numpy()
+    count, _, labels = count_clusters(z.astype(np.float64), 24, seed=0)
+    return count, sum_purity(labels, x[:, :K].sum(1))
+
+
+def finetune(model_seed: int, steps: tuple[int, int, int], lrs: tuple[float, float]) -> list[float]:
+    """Fig. 4(b) from one initialisation: p = 2 then p = 4 (the curriculum), and p = 4 from scratch."""
+    model = notebook_model(model_seed, 4)
+    p2 = fit(model, 2, lrs[0], steps[0])
+    ft = fit(model, 4, lrs[1], steps[1])
+    ft_clusters = z_a_clusters(model)
+    scratch = notebook_model(model_seed, 4)
+    sc = fit(scratch, 4, lrs[1], steps[2])
+    return [p2[0], *ft, *ft_clusters, *sc, *z_a_clusters(scratch)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vocab", type=int, nargs="+", default=[4],
@@ -78,9 +130,15 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--seeds", type=int, nargs="+", default=[20, *range(9)])
-    ap.add_argument("--keep", action="store_true", help="write the table to kept/pal_fig4_recipe.json beside this file")
+    ap.add_argument("--finetune", action="store_true", help="Fig. 4(b): p = 2 then p = 4, and p = 4 from scratch")
+    ap.add_argument("--ft-lr", type=float, default=1e-2, help="with --finetune: the p = 4 phases' learning rate")
+    ap.add_argument("--ft-steps", type=int, default=7000, help="with --finetune: the finetune's steps")
+    ap.add_argument("--scratch-steps", type=int, default=10000, help="with --finetune: p = 4 from scratch's steps")
+    ap.add_argument("--keep", action="store_true", help="write the table to kept/ beside this file")
     args = ap.parse_args()
     torch.set_num_threads(1)
+    if args.finetune:
+        return finetune_table(args)
     acc = {}
     for vocab in args.vocab:
         for seed in args.seeds:
@@ -88,14 +146,35 @@ def main() -> None:
             print(f"vocab {vocab} lr {args.lr:g} steps {args.steps} model seed {seed}: train {acc[vocab, seed][0]:.3f} "
                   f"test {acc[vocab, seed][1]:.3f}", flush=True)
     if args.keep:
-        from pipeline_lib.build.kept_tables import keep
-
         columns = ["model seed"] + [f"vocab {v}: {s}" for v in args.vocab for s in ("train", "test")]
-        rows = [[f"{seed} (the notebook's seed)" if seed == 20 else str(seed)]
-                + [f"{a:.3f}" for v in args.vocab for a in acc[v, seed]] for seed in args.seeds]
-        where = keep(Path(__file__).parent / "kept" / "pal_fig4_recipe.json", columns, rows,
-                     ["python", "docs/diagnostics/pal_fig4_recipe.py", *sys.argv[1:]])
-        print(f"kept {where}")
+        rows = [[seed_label(seed)] + [f"{a:.3f}" for v in args.vocab for a in acc[v, seed]] for seed in args.seeds]
+        keep_table("pal_fig4_recipe.json", columns, rows)
+
+
+def seed_label(seed: int) -> str:
+    return f"{seed} (the notebook's seed)" if seed == 20 else str(seed)
+
+
+def keep_table(name: str, columns: list[str], rows: list[list[str]]) -> None:
+    from pipeline_lib.build.kept_tables import keep
+
+    where = keep(Path(__file__).parent / "kept" / name, columns, rows,
+                 ["python", "docs/diagnostics/pal_fig4_recipe.py", *sys.argv[1:]])
+    print(f"kept {where}")
+
+
+def finetune_table(args) -> None:
+    steps, lrs = (args.steps, args.ft_steps, args.scratch_steps), (args.lr, args.ft_lr)
+    columns = ["model seed", "p = 2: train", "p = 2 -> 4: train", "p = 2 -> 4: test", "p = 2 -> 4: z_A clusters",
+               "p = 2 -> 4: sum purity", "p = 4 from scratch: train", "p = 4 from scratch: test",
+               "p = 4 from scratch: z_A clusters", "p = 4 from scratch: sum purity"]
+    rows = []
+    for seed in args.seeds:
+        v = finetune(seed, steps, lrs)
+        rows.append([seed_label(seed)] + [f"{a:.3f}" if i not in (3, 7) else str(int(a)) for i, a in enumerate(v)])
+        print(" | ".join(f"{c}: {r}" for c, r in zip(columns, rows[-1])), flush=True)
+    if args.keep:
+        keep_table("pal_fig4_finetune.json", columns, rows)
 
 
 if __name__ == "__main__":
