@@ -28,9 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     pub.add_argument("--replicate", action="store_true", help="RESULTS is the replicate of --config "
                                                               "(snakemake --config replicate=true: results/replication)")
     pub.add_argument("--rerun", action="store_true", help="RESULTS ran --config's seeds again on another machine: "
-                                                          "keep it beside the first run (docs/stats/<config>-rerun.json; "
-                                                          "another machine's beside it, <config>-rerun-2.json, ...), so "
-                                                          "that a verdict the machines do not all share is undecided")
+                                                          "keep it beside the first run (docs/stats/<config>-rerun[-N].json), "
+                                                          "so that a verdict the machines do not all share is undecided")
     pub.add_argument("--shared", action="store_true", help="the machine ran other work during RESULTS's run: its "
                                                           "times are kept as upper bounds, and said so")
     pub.add_argument("--figures", nargs="+", metavar="FIGURE", help="with --keep: keep only these figures' statistics "

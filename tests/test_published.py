@@ -234,25 +234,24 @@ def test_a_rerun_on_another_machine_is_kept_beside_the_first_and_times_the_readm
     assert json.loads((root / publish.KEPT / "config-rerun.json").read_text())["machine"] == "CPU Y"
 
 
-def test_a_rerun_on_a_third_machine_is_kept_beside_the_others_and_either_can_make_a_verdict_undecided(tmp_path,
-                                                                                                  monkeypatch):
+def test_a_rerun_on_a_third_machine_is_kept_beside_the_others(tmp_path):
     """A rerun kept on a machine other than the kept reruns' goes to the next free file (<config>-rerun-2.json), and
-    one on a machine that already has a rerun replaces that machine's; the consolidated ledger lists every rerun
-    beside its config, and a verdict that any of them does not repeat is undecided, naming that machine."""
-    root = tmp_path / "checkout"
-    (root / publish.KEPT).mkdir(parents=True)
+    one on a machine that already has a rerun replaces that machine's (the consolidated ledger reads every one:
+    tests/test_consolidate.py)."""
+    from pipeline_lib.build.reruns import rerun_of, rerun_path
+
+    folder = tmp_path
     first = {"config": "config/config.yaml", "replicate": False, "machine": "CPU X", "figures": {}, "cost": {}}
-    (root / publish.KEPT / "config.json").write_text(json.dumps(first))
-    monkeypatch.setattr(publish, "machine", lambda: "CPU X")
-    assert publish.rerun_path(root, "config") == root / publish.KEPT / "config-rerun.json"
-    (root / publish.KEPT / "config-rerun.json").write_text(json.dumps({**first, "machine": "CPU Y"}))
-    assert publish.rerun_path(root, "config") == root / publish.KEPT / "config-rerun-2.json"
-    (root / publish.KEPT / "config-rerun-2.json").write_text(json.dumps({**first, "machine": "CPU X"}))
-    assert publish.rerun_path(root, "config") == root / publish.KEPT / "config-rerun-2.json"  # its own, replaced
-    monkeypatch.setattr(publish, "machine", lambda: "CPU Z")
-    assert publish.rerun_path(root, "config") == root / publish.KEPT / "config-rerun-3.json"
-    assert [publish.rerun_of(n) for n in ("config-rerun", "config-rerun-2", "config-replicate-rerun", "config",
-                                          "config-rerunx")] == ["config", "config", "config-replicate", None, None]
+    (folder / "config.json").write_text(json.dumps(first))
+    assert rerun_path(folder, "config", "CPU X") == folder / "config-rerun.json"
+    (folder / "config-rerun.json").write_text(json.dumps({**first, "machine": "CPU Y"}))
+    assert rerun_path(folder, "config", "CPU X") == folder / "config-rerun-2.json"
+    (folder / "config-rerun-2.json").write_text(json.dumps({**first, "machine": "CPU X"}))
+    assert rerun_path(folder, "config", "CPU X") == folder / "config-rerun-2.json"  # its own, replaced
+    assert rerun_path(folder, "config", "CPU Y") == folder / "config-rerun.json"
+    assert rerun_path(folder, "config", "CPU Z") == folder / "config-rerun-3.json"
+    assert [rerun_of(n) for n in ("config-rerun", "config-rerun-2", "config-replicate-rerun", "config",
+                                  "config-rerunx")] == ["config", "config", "config-replicate", None, None]
 
 
 def test_the_readmes_waits_come_from_kept_timings_or_say_none_is_kept(tmp_path):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from .codes import job_code, job_code_or_none
 from .consolidate import consolidate, consolidated_markdown, counts_table
 from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost, train_seconds
 from .lock import ROOT, read_lock
+from .reruns import rerun_of, rerun_path
 from .table_page import has_table_page, table_markdown
 from .waits import ROWS as WAIT_ROWS
 from .waits import machine
@@ -40,7 +40,6 @@ README_BEGIN, README_END = "<!-- claims-counts: begin -->", "<!-- claims-counts:
 DEFAULT = "config/config.yaml"
 README_IMG = Path("docs") / "img"  # the figures the README shows, copied from the default's kept run
 README_FIGURES = ("fig5_accuracy",)
-RERUN = "-rerun"  # a kept file's suffix: the same config and seeds run again on another machine
 
 
 def config_of(root: Path, path: str, replicate: bool = False):
@@ -73,42 +72,20 @@ def kept_name(config: str, replicate: bool = False) -> str:
     return Path(config).stem + ("-replicate" if replicate else "")
 
 
-def rerun_of(name: str) -> str | None:
-    """The kept run that a kept file's name (its stem) runs again, or None: ``<base>-rerun`` and
-    ``<base>-rerun-<n>`` (a config's seeds run again on several machines, one file each) are reruns of ``<base>``."""
-    found = re.fullmatch(rf"(.+){RERUN}(?:-\d+)?", name)
-    return found.group(1) if found else None
-
-
-def rerun_path(root: Path, name: str) -> Path:
-    """Where a rerun of the kept run ``name`` made on this machine is kept: the rerun file that already holds this
-    machine's run, else the first free one (``<name>-rerun.json``, then ``-rerun-2``, ...), so that a rerun on a
-    third machine is kept beside the others instead of replacing another machine's numbers."""
-    folder, here = Path(root) / KEPT, machine()
-    found = sorted((p for p in folder.glob(f"{name}{RERUN}*.json") if rerun_of(p.stem) == name),
-                   key=lambda p: (len(p.stem), p.stem))
-    for path in found:
-        if json.loads(path.read_text()).get("machine") == here:
-            return path
-    taken = {p.stem for p in found}
-    return folder / (next(f"{name}{RERUN}{t}" for t in ("", *(f"-{i}" for i in range(2, len(taken) + 3)))
-                          if f"{name}{RERUN}{t}" not in taken) + ".json")
-
-
 def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: bool = False, rerun: bool = False,
          shared: bool = False, only: list[str] | None = None) -> Path:
     """Keep the statistics of a finished run of ``config`` (its results folder ``results``; with ``replicate``,
     the replicate's ``<results>/replication``) in ``docs/stats``, with the run's cost (its benchmark files and,
     where one invocation ran every job, its Snakemake log) and the machine it ran on. ``rerun``: the same config
-    and seeds run again elsewhere (another CPU or library build), kept beside the first run
-    (``<config>-rerun.json``; a rerun on yet another machine beside that, :func:`rerun_path`) to check which
-    verdicts the machine's rounding decides, not to replace it.
-    ``shared``: the machine ran other work during the run, so its times are upper bounds (said beside them).
+    and seeds run again on another machine, kept beside the first run and any other machine's (:func:`.rerun_path`)
+    to check which verdicts the machine's rounding decides, not to replace it. ``shared``: the machine ran other
+    work during the run, so its times are upper bounds (said beside them).
     ``only``: these figures' statistics replace theirs in the config's kept file and nothing else of it changes
     (e.g. after ``snakemake joma_odes`` rebuilt one figure whose code changed and that needs no training: the kept
     run's cost, machine and other figures stay those of the run that made them)."""
     cfg = config_of(root, config, replicate)
-    out = rerun_path(root, kept_name(config, replicate)) if rerun else root / KEPT / f"{kept_name(config, replicate)}.json"
+    name = kept_name(config, replicate)
+    out = rerun_path(root / KEPT, name, machine()) if rerun else root / KEPT / f"{name}.json"
     only = list(dict.fromkeys(only or []))
     kept = _kept_for_figures(out, cfg, config, only, rerun, shared) if only else None
     figures = {}
@@ -166,11 +143,7 @@ def _kept_for_figures(out: Path, cfg, config: str, only: list[str], rerun: bool,
                                 "(without --figures)")
     if shared:
         raise ValueError("--shared says the kept run's times are upper bounds; --figures keeps no times")
-    kept = json.loads(out.read_text())
-    if rerun and kept.get("machine") != machine():
-        raise ValueError(f"{out} holds the run on {kept.get('machine')}; this is {machine()}: a figure rebuilt "
-                         "here would stand for that machine's numbers")
-    return kept
+    return json.loads(out.read_text())  # a rerun's file is this machine's own (rerun_path): never another's
 
 
 def _write_kept(out: Path, kept: dict) -> None:

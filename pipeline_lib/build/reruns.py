@@ -1,0 +1,33 @@
+"""Reruns: a config's seeds run again on other machines (another CPU or library build), each kept beside the
+config's own statistics in ``docs/stats`` (``<config>-rerun.json``, ``<config>-rerun-2.json``, ...), so that a
+verdict one machine's rounding decides is marked undecided rather than replaced by that machine's.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+RERUN = "-rerun"  # a kept file's suffix: the same config and seeds run again on another machine
+
+
+def rerun_of(name: str) -> str | None:
+    """The kept run that a kept file's name (its stem) runs again, or None: ``<base>-rerun`` and
+    ``<base>-rerun-<n>`` (a config's seeds run again on several machines, one file each) are reruns of ``<base>``."""
+    found = re.fullmatch(rf"(.+){RERUN}(?:-\d+)?", name)
+    return found.group(1) if found else None
+
+
+def rerun_path(folder: Path, name: str, here: str) -> Path:
+    """Where a rerun of the kept run ``name`` made on the machine ``here`` is kept in ``folder``: the rerun file
+    that already holds that machine's run, else the first free one (``<name>-rerun.json``, then ``-rerun-2``,
+    ...), so that a rerun on a third machine is kept beside the others instead of replacing their numbers."""
+    folder = Path(folder)
+    found = sorted((p for p in folder.glob(f"{name}{RERUN}*.json") if rerun_of(p.stem) == name),
+                   key=lambda p: (len(p.stem), p.stem))
+    for path in found:
+        if json.loads(path.read_text()).get("machine") == here:
+            return path
+    taken = {p.stem for p in found}
+    return folder / (next(f"{name}{RERUN}{t}" for t in ("", *(f"-{i}" for i in range(2, len(taken) + 3)))
+                          if f"{name}{RERUN}{t}" not in taken) + ".json")
