@@ -55,10 +55,14 @@ class NotebookModel(nn.Module):
     def rms(x: torch.Tensor) -> torch.Tensor:
         return x / ((x**2).mean(-1, keepdim=True).sqrt() + 1e-5)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def z_a(self, x: torch.Tensor) -> torch.Tensor:
+        """The attention's output (the notebook's ``out``, the paper's z_A)."""
         h = self.rms(self.token(x) + self.position.weight)
         attn = F.softmax(self.query.weight @ h.transpose(-1, -2) / math.sqrt(self.d), dim=-1)
-        z = (attn @ self.value(h)).squeeze(1)
+        return (attn @ self.value(h)).squeeze(1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = self.z_a(x)
         return self.unembed(z + self.fc2(F.gelu(self.fc1(self.rms(z)))))
 
 
@@ -105,9 +109,7 @@ def z_a_clusters(model: NotebookModel) -> tuple[int, float]:
     for i in range(K):
         x[:, i] = codes // 4 ** (K - 1 - i) % 4
     with torch.no_grad():
-        h = model.rms(model.token(torch.from_numpy(x)) + model.position.weight)
-        attn = F.softmax(model.query.weight @ h.transpose(-1, -2) / math.sqrt(model.d), dim=-1)
-        z = (attn @ model.value(h)).squeeze(1).numpy()
+        z = model.z_a(torch.from_numpy(x)).numpy()
     count, _, labels = count_clusters(z.astype(np.float64), 24, seed=0)
     return count, sum_purity(labels, x[:, :K].sum(1))
 
@@ -171,7 +173,8 @@ def finetune_table(args) -> None:
     rows = []
     for seed in args.seeds:
         v = finetune(seed, steps, lrs)
-        rows.append([seed_label(seed)] + [f"{a:.3f}" if i not in (3, 7) else str(int(a)) for i, a in enumerate(v)])
+        rows.append([seed_label(seed)] + [str(int(a)) if c.endswith("clusters") else f"{a:.3f}"
+                                          for c, a in zip(columns[1:], v)])
         print(" | ".join(f"{c}: {r}" for c, r in zip(columns, rows[-1])), flush=True)
     if args.keep:
         keep_table("pal_fig4_finetune.json", columns, rows)
