@@ -114,14 +114,15 @@ def syn_distance(comp: np.ndarray) -> float:
 
 
 def project_classes(W_a, W_b, W_c) -> tuple[dict, collections.Counter, list]:
-    """The project's classifier (``pipeline_lib.analysis.fourier`` at its default threshold and tolerance) on one
-    model: its table row, its factorable frequencies' kind pairs (counted as the authors' ``pairs_of`` counts
-    theirs) and, per factorable order-6 frequency, (kind pair, solution type, distance of its order-3 factor to
-    syn)."""
+    """The project's classifier (``pipeline_lib.analysis.fourier.analyse`` at its default threshold and tolerance)
+    on one model: its table row, its factorable frequencies' kind pairs (counted as the authors' ``pairs_of``
+    counts theirs) and, per factorable order-6 frequency whose second factor is of order 3, (kind pair, solution
+    type, distance of that factor to syn)."""
     from pipeline_lib.analysis.fourier import (
+        FACTOR_KINDS,
+        TYPES,
         Params,
         analyse,
-        factorise_kinds,
         fourier_coefficients,
         node_frequencies,
         split_factors,
@@ -130,21 +131,17 @@ def project_classes(W_a, W_b, W_c) -> tuple[dict, collections.Counter, list]:
 
     prm = Params()
     A, B, C = fourier_coefficients(W_a, W_b, W_c)
-    row = table_row(*(analyse(A, B, C, prm.threshold, prm.tolerance)[k]
-                      for k in ("q_k", "fact_error", "factorable", "sol_type")))
+    res = analyse(A, B, C, prm.threshold, prm.tolerance)
+    row = table_row(*(res[k] for k in ("q_k", "fact_error", "factorable", "sol_type")))
     node_k = node_frequencies(A, prm.threshold)
     pairs, factors = collections.Counter(), []
-    for k in range(1, (A.shape[0] - 1) // 2 + 1):
-        nodes = np.flatnonzero(node_k == k)
-        if len(nodes) not in (4, 6):
-            continue
-        F = np.stack([A[k, nodes], B[k, nodes], C[k, nodes]])
-        _, ok, kind, kinds = factorise_kinds(F, prm.tolerance)
-        if not ok:
-            continue
-        pairs[(len(nodes), *sorted(kinds))] += 1
-        if len(nodes) == 6 and kinds[1].startswith("order-3"):
-            factors.append((" x ".join(kinds), kind, syn_distance(split_factors(F)[1])))
+    for k in np.flatnonzero(res["factorable"] == 1) + 1:
+        kinds = tuple(FACTOR_KINDS[int(res[f"factor_kind_{i}"][k - 1])] for i in (2, 3))
+        pairs[(int(res["q_k"][k - 1]), *sorted(kinds))] += 1
+        if res["q_k"][k - 1] == 6 and kinds[1].startswith("order-3"):
+            nodes = np.flatnonzero(node_k == k)
+            F = np.stack([A[k, nodes], B[k, nodes], C[k, nodes]])
+            factors.append((" x ".join(kinds), TYPES[int(res["sol_type"][k - 1])], syn_distance(split_factors(F)[1])))
     return row, pairs, factors
 
 
@@ -156,11 +153,9 @@ def mean_sem(v) -> str:
 def keep_table(name: str, columns: list, rows: list, extra: dict | None = None) -> None:
     from pipeline_lib.build.kept_tables import keep
 
-    path = keep(KEPT / name, columns, rows, ["python", "docs/diagnostics/cogo_authors_classifier.py"]
-                + [a if not os.path.isabs(a) else os.path.basename(a.rstrip("/")) for a in sys.argv[1:]])
-    if extra:
-        path.write_text(json.dumps(json.loads(path.read_text()) | extra, indent=1) + "\n")
-    print("kept", path)
+    print("kept", keep(KEPT / name, columns, rows, ["python", "docs/diagnostics/cogo_authors_classifier.py"]
+                       + [a if not os.path.isabs(a) else os.path.basename(a.rstrip("/")) for a in sys.argv[1:]],
+                       extra=extra))
 
 
 def classify_thres() -> float:
@@ -259,14 +254,14 @@ def theirs(luck: str, folders: list[str], keep: bool = False) -> None:
 
     agg, pairs, mine = collections.defaultdict(list), collections.Counter(), collections.defaultdict(list)
     seeds, unsolved = [], []
-    for folder in sorted(folders, key=run_seed):
+    for seed, folder in sorted((run_seed(f), f) for f in folders):
         last = sorted(glob.glob(os.path.join(folder, "model*.pt")))[-1]
         saved = torch.load(last, map_location="cpu")
         end = saved["results"][-1]
         if not (float(end["train_acc"]) >= 1 and float(end["test_acc"]) >= 1):  # as `ours`: solved seeds only
-            unsolved.append(run_seed(folder))
+            unsolved.append(seed)
             continue
-        seeds.append(run_seed(folder))
+        seeds.append(seed)
         stats, res = authors(folder, int(os.path.basename(last)[5:10]))
         for k, v in res.items():
             agg[k].append(float(v[0]))

@@ -55,13 +55,15 @@ def fill_blocks(text: str, kind: str, render: Callable[[str], str], where: str) 
     return block.sub(lambda m: m.group(1) + render(m.group(2)) + m.group(4), text)
 
 
-def keep(path: Path, columns: list[str], rows: list[list[str]], command: list[str], source: str | None = None) -> Path:
+def keep(path: Path, columns: list[str], rows: list[list[str]], command: list[str], source: str | None = None,
+         extra: dict | None = None) -> Path:
     """Write a measured table with what made it to ``path`` (a JSON file, its folder made); ``source``: where a
-    table read from files kept earlier (logs) took its numbers, whose runs were not made by this command."""
+    table read from files kept earlier (logs) took its numbers, whose runs were not made by this command;
+    ``extra``: further fields kept beside the table (e.g. the per-seed values a later diagnostic compares with)."""
     if any(len(r) != len(columns) for r in rows):
         raise ValueError(f"{path}: every row needs {len(columns)} cells, one per column {columns}")
     made = {"command": shlex.join(command), "source": source} if source else made_by(command)
-    return write(path, made | {"columns": columns, "rows": rows})
+    return write(path, made | {"columns": columns, "rows": rows} | (extra or {}))
 
 
 def write(path: Path, record: dict) -> Path:
