@@ -28,7 +28,7 @@ from .codes import job_code, job_code_or_none
 from .consolidate import consolidate, consolidated_markdown, counts_table
 from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost, train_seconds
 from .lock import ROOT, read_lock
-from .reruns import rerun_of, rerun_path
+from .reruns import rerun_of, rerun_path, reruns_of
 from .table_page import has_table_page, table_markdown
 from .waits import ROWS as WAIT_ROWS
 from .waits import machine
@@ -326,7 +326,7 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
         if stale:
             needs_rerun[name] = stale
         if rerun_of(name):  # the same seeds again elsewhere: it marks what the machine decides, no ledger
-            reruns.setdefault(rerun_of(name), []).append((f"on {kept[name].get('machine', 'another machine')}", rows))
+            reruns[name] = rows
         elif kept[name].get("replicate"):
             replicates[name.removesuffix("-replicate")] = rows
         else:
@@ -342,15 +342,17 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
         out[ledger_path(root, base + "-replicate")] = (
             _head([paths[base], paths[base + "-replicate"]], root, code, {})
             + replicate_markdown(compare(ledgers[base], rows), made="`python -m pipeline_lib publish`"))
-    for base in reruns:
-        if base not in ledgers:
-            raise FileNotFoundError(f"{next(p for n, p in paths.items() if rerun_of(n) == base)}: a rerun's "
-                                    f"statistics without its original's (docs/stats/{base}.json)")
-    rows = consolidate(ledgers, replicates, reruns=reruns)
+    for name in reruns:
+        if rerun_of(name) not in ledgers:
+            raise FileNotFoundError(f"{paths[name]}: a rerun's statistics without its original's "
+                                    f"(docs/stats/{rerun_of(name)}.json)")
+    again = {base: [(f"on {kept[n].get('machine', 'another machine')}", reruns[n]) for n in reruns_of(reruns, base)]
+             for base in ledgers}
+    rows = consolidate(ledgers, replicates, reruns=again)
     head = _head(list(paths.values()), root, code, needs_rerun)
     configs = [(kept[name], ledger_path(root, name).name,
                 ledger_path(root, name + "-replicate").name if name in replicates else None,
-                kept.get(name + "-replicate"), [kept[n] for n in sorted(kept, key=lambda n: (len(n), n)) if rerun_of(n) == name]) for name in ledgers]
+                kept.get(name + "-replicate"), [kept[n] for n in reruns_of(kept, name)]) for name in ledgers]
     out.update(_not_kept(root, set(out)))
     stale = sorted(p.name for p in out if p.name.startswith("claims_") and out[p].startswith(STALE))
     out[root / "docs" / "claims.md"] = head + consolidated_markdown(rows, configs, stale)
@@ -369,8 +371,7 @@ def _readme(root: Path, rows: list[dict], kept: dict[str, dict]) -> str:
     readme = _block(readme, README_BEGIN, README_END, "\n" + counts_table(rows) + "\n", "README.md")
     block = readme.split(COST_BEGIN, 1)[1].split(COST_END, 1)[0] if COST_BEGIN in readme else ""
     default = Path(DEFAULT).stem  # its own run first, then its reruns in the order they were kept
-    timed = [kept[n]["cost"] for n in sorted(kept, key=lambda n: (n != default, len(n), n))
-             if n == default or rerun_of(n) == default]
+    timed = [kept[n]["cost"] for n in [default, *reruns_of(kept, default)] if n in kept]
     clean = next((c for c in timed if c.get("wall_seconds") is not None and not c.get("shared")),
                  next((c for c in timed if c.get("wall_seconds") is not None), timed[0]))  # one clean invocation first
     waits = read_waits(root)

@@ -18,16 +18,20 @@ def rerun_of(name: str) -> str | None:
     return found.group(1) if found else None
 
 
+def reruns_of(names, name: str) -> list[str]:
+    """The names among ``names`` (kept files' stems) that rerun ``name``, in the order they were kept
+    (``-rerun``, ``-rerun-2``, ...)."""
+    return sorted((n for n in names if rerun_of(n) == name), key=lambda n: (len(n), n))
+
+
 def rerun_path(folder: Path, name: str, here: str) -> Path:
     """Where a rerun of the kept run ``name`` made on the machine ``here`` is kept in ``folder``: the rerun file
     that already holds that machine's run, else the first free one (``<name>-rerun.json``, then ``-rerun-2``,
     ...), so that a rerun on a third machine is kept beside the others instead of replacing their numbers."""
     folder = Path(folder)
-    found = sorted((p for p in folder.glob(f"{name}{RERUN}*.json") if rerun_of(p.stem) == name),
-                   key=lambda p: (len(p.stem), p.stem))
-    for path in found:
-        if json.loads(path.read_text()).get("machine") == here:
-            return path
-    taken = {p.stem for p in found}
+    taken = reruns_of((p.stem for p in folder.glob(f"{name}{RERUN}*.json")), name)
+    for stem in taken:
+        if json.loads((folder / f"{stem}.json").read_text()).get("machine") == here:
+            return folder / f"{stem}.json"
     return folder / (next(f"{name}{RERUN}{t}" for t in ("", *(f"-{i}" for i in range(2, len(taken) + 3)))
                           if f"{name}{RERUN}{t}" not in taken) + ".json")
