@@ -326,7 +326,7 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
         if stale:
             needs_rerun[name] = stale
         if rerun_of(name):  # the same seeds again elsewhere: it marks what the machine decides, no ledger
-            reruns[name] = rows
+            reruns[name] = (f"on {kept[name].get('machine', 'another machine')}", rows)
         elif kept[name].get("replicate"):
             replicates[name.removesuffix("-replicate")] = rows
         else:
@@ -346,9 +346,7 @@ def generated(root: Path = ROOT) -> dict[Path, str]:
         if rerun_of(name) not in ledgers:
             raise FileNotFoundError(f"{paths[name]}: a rerun's statistics without its original's "
                                     f"(docs/stats/{rerun_of(name)}.json)")
-    again = {base: [(f"on {kept[n].get('machine', 'another machine')}", reruns[n]) for n in reruns_of(reruns, base)]
-             for base in ledgers}
-    rows = consolidate(ledgers, replicates, reruns=again)
+    rows = consolidate(ledgers, replicates, reruns={b: [reruns[n] for n in reruns_of(reruns, b)] for b in ledgers})
     head = _head(list(paths.values()), root, code, needs_rerun)
     configs = [(kept[name], ledger_path(root, name).name,
                 ledger_path(root, name + "-replicate").name if name in replicates else None,
