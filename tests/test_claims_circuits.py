@@ -454,8 +454,17 @@ def test_fig4_recipe_claims_learned_shares_scratch_control_and_order(default_par
         loose_stats[params.pretrain] = run_stats((6,) * S, **loose)
         assert verdicts(fig4_rules.score_claims(loose_stats, params))[
             "circuits.fig4.z_a_ordered_by_count"] == "not reproduced", loose
-    assert verdicts(fig4_rules.score_claims(fig4_stats(params, p2=(6,)), params))[
-        "circuits.fig4.z_a_ordered_by_count"] == "not run"  # one learned seed: no interval
+    # seed by seed over the learned seeds, as the clusters claim on the same precondition: one seed decides alone
+    one = fig4_rules.score_claims(fig4_stats(params, p2=(6,)), params)["circuits.fig4.z_a_ordered_by_count"]
+    assert one["verdict"] == "reproduced" and one["n_seeds"] == 1
+    bent = fig4_stats(params, p2=(6,))
+    bent[params.pretrain] = run_stats((6,), pc1=0.6)
+    assert verdicts(fig4_rules.score_claims(bent, params))["circuits.fig4.z_a_ordered_by_count"] == "not reproduced"
+    born = fig4_stats(params, p2=(6,) * S)  # already as ordered at initialisation: not what training made
+    born[params.pretrain] = run_stats((6,) * S, order_start=0.99)
+    assert verdicts(fig4_rules.score_claims(born, params))["circuits.fig4.z_a_ordered_by_count"] == "not reproduced"
+    assert verdicts(fig4_rules.score_claims(fig4_stats(params, p2=()), params))[
+        "circuits.fig4.z_a_ordered_by_count"] == "not run"  # no learned seed: no trained z_A
 
 
 def test_fig4_learned_is_the_level_of_the_authors_working_run(default_params):

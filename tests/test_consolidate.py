@@ -34,6 +34,22 @@ def test_the_precedence_file_orders_real_configs_once_each():
     assert rank["config"][0] == rank["cogo_cpu"][0] and rank["config"] < rank["cogo_cpu"]  # one line: the order written
 
 
+def test_a_closer_config_whose_numbers_fail_the_precondition_is_said_beside_the_verdict():
+    """A config closer to the source that cannot score a claim on its numbers (a guard: e.g. its control is
+    saturated) leaves the verdict to a farther one, and the row says so; one that does not draw the claim does
+    not."""
+    a = ledger.collect({})[0]["id"]
+    saturated = claims.score(1.0, (0.6, 1.0), 5, "control", claims.guard("not run", "the control's ratio is 1"))
+    ledgers = {"near": _ledger({a: saturated}), "absent": _ledger({}), "far": _ledger({a: _above(0.4, 0.3)})}
+    rank = {"near": (0, 0), "absent": (0, 1), "far": (1, 0)}
+    row = {r["id"]: r for r in con.consolidate(ledgers, {}, rank=rank)}[a]
+    assert row["config"] == "far" and row["verdict"] == "not reproduced"
+    assert "near, closer to the source's recipe, cannot score it: the control's ratio is 1" in row["why"]
+    assert "absent" not in row["why"]
+    ledgers["near"] = _ledger({})  # not drawn there: nothing to say
+    assert "closer" not in {r["id"]: r for r in con.consolidate(ledgers, {}, rank=rank)}[a]["why"]
+
+
 def test_best_evidence_is_the_closest_config_then_the_one_with_more_seeds():
     ids = [r["id"] for r in ledger.collect({})][:3]
     a, b, c = ids

@@ -462,3 +462,18 @@ def test_fig5_paper_code_arms_through_score_claims_planted_and_null():
     cid = "circuits.fig5.curriculum_beats_scratch_paper_code"
     assert score_claims(arms(10, 0), None)[cid]["verdict"] == "reproduced"
     assert score_claims(arms(5, 5), None)[cid]["verdict"] == "not reproduced"
+
+
+def test_fig5_curriculum_claim_reads_every_pinkish_curve_and_the_contrast():
+    """"easily finds a circuit that can generalize (pinkish curves)": every curriculum seed, and above scratch (one
+    rule for the default's arms and the paper code's; these are the latter's, which need no curves)."""
+    from pipeline_lib.scoring.fig5_accuracy import score_claims
+
+    def verdict(k, k0, n=20):
+        arms = {"curriculum, paper code": {"successes": k, "seeds": n}, "scratch, paper code": {"successes": k0, "seeds": n}}
+        return score_claims(arms, None)["circuits.fig5.curriculum_beats_scratch_paper_code"]["verdict"]
+
+    assert verdict(20, 0) == "reproduced"
+    assert verdict(17, 0) == "partial"  # above scratch, but not every seed: a majority shown (Wilson low 0.64)
+    assert verdict(11, 0) == "not reproduced"  # above scratch, yet about half the seeds fail
+    assert verdict(20, 20) == "not reproduced"  # every seed, and scratch too: no contrast

@@ -273,6 +273,8 @@ def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]
                       key=lambda s: (s[1].get("n_seeds") or 0, -order.index(s[0])))
         others = [(o, od["verdict"]) for o, _, od in scored if o != c]
         why = [d["why"]] if d["why"] else []
+        why += [f"{o}, closer to the source's recipe, cannot score it: {g['rule']['args']['why']}"  # its numbers
+                for o in order if rank.get(o, last)[0] < line and _guarded((g := by_config[o][cid]))]
         rule, n = _decided_on(d, r, rep.get(c, {}).get(cid))
         moved = next((m for where, rows in again.get(c, []) if (m := machine_decides(r, rows.get(cid), where))), None)
         if moved and d["verdict"] in ("reproduced", "partial", "not reproduced"):
@@ -290,6 +292,12 @@ def consolidate(ledgers: dict[str, list[dict]], replicates: dict[str, list[dict]
         out.append({**r, "verdict": d["verdict"], "config": c, "why": "; ".join(why), "others": others,
                     "knife_edge": d["knife_edge"]})
     return out
+
+
+def _guarded(row: dict) -> bool:
+    """Whether a config's row is not run because the claim's precondition fails on its numbers (a guard: e.g. the
+    control is saturated), rather than because the config does not draw what the claim reads."""
+    return row["verdict"] == "not run" and (row.get("rule") or {}).get("kind") == "guard"
 
 
 def not_run_reasons(reasons: list[tuple[str, str]]) -> str:
