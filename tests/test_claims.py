@@ -520,8 +520,10 @@ def test_the_full_reproductions_cost_is_measured_from_the_run(tmp_path):
     assert "upper bounds" not in text  # a run kept as shared (publish --keep R --shared) says its times are bounds
     assert "66 minutes on 1 core:" in cost_row({**run_cost(results, tmp_path), "cores": 1})
     assert cost_row({**run_cost(results, tmp_path), "shared": True}).endswith(
-        "MB of results (measured while the machine ran other work too: the times are upper bounds) (the last "
-        "published run's benchmark files and Snakemake log) |")
+        "MB of results (measured while the machine ran other work too: the times are upper bounds) (the kept run's "
+        "benchmark files and Snakemake log) |")
+    assert "66 minutes on 2 cores (AMD EPYC (family 25, model 17)): 2 jobs" in cost_row(  # the machine, where known
+        run_cost(results, tmp_path), "AMD EPYC (family 25, model 17)")
     # a run refreshed in pieces: the largest log ran fewer steps than there are jobs, so no wall time is claimed
     (results / "benchmarks" / "train" / "c.tsv").write_text(head + "3599.5\t0:01:40\t1.0\t1\t1\t1\t0\t0\t90\t1\n")
     (results / "benchmarks" / "train" / "d.tsv").write_text(head + "0.0\t0:00:00\t1.0\t1\t1\t1\t0\t0\t90\t1\n")

@@ -180,9 +180,9 @@ def cost_text(cost: dict, machine: str | None = None) -> str:
                if cost.get("shared") else ""))
 
 
-def cost_row(cost: dict) -> str:
-    """The README's table row for the full reproduction."""
-    return (f"| the full reproduction | {cost_text(cost)} (the last published run's benchmark files and Snakemake "
+def cost_row(cost: dict, machine: str | None = None) -> str:
+    """The README's table row for the full reproduction (``machine``: the one it ran on, where known)."""
+    return (f"| the full reproduction | {cost_text(cost, machine)} (the kept run's benchmark files and Snakemake "
             "log) |")
 
 

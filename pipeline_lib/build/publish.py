@@ -369,14 +369,14 @@ def _readme(root: Path, rows: list[dict], kept: dict[str, dict]) -> str:
     readme = _block(readme, README_BEGIN, README_END, "\n" + counts_table(rows) + "\n", "README.md")
     block = readme.split(COST_BEGIN, 1)[1].split(COST_END, 1)[0] if COST_BEGIN in readme else ""
     default = Path(DEFAULT).stem  # its own run first, then its reruns in the order they were kept
-    timed = [kept[n]["cost"] for n in [default, *reruns_of(kept, default)] if n in kept]
-    clean = next((c for c in timed if c.get("wall_seconds") is not None and not c.get("shared")),
-                 next((c for c in timed if c.get("wall_seconds") is not None), timed[0]))  # one clean invocation first
+    timed = [(kept[n]["cost"], kept[n].get("machine")) for n in [default, *reruns_of(kept, default)] if n in kept]
+    clean = next((c for c in timed if c[0].get("wall_seconds") is not None and not c[0].get("shared")),
+                 next((c for c in timed if c[0].get("wall_seconds") is not None), timed[0]))  # one clean invocation first
     waits = read_waits(root)
     missing = [label for label in WAIT_ROWS.values() if f"| {label} |" not in block]
     if missing:
         raise FileNotFoundError(f"README.md: its {COST_BEGIN} block has no row " + ", ".join(missing))
-    rows_now = "\n".join(cost_row(clean) if line.startswith("| the full reproduction |")
+    rows_now = "\n".join(cost_row(*clean) if line.startswith("| the full reproduction |")
                          else next((wait_row(n, waits) for n, label in WAIT_ROWS.items()
                                     if line.startswith(f"| {label} |")), line) for line in block.split("\n"))
     return _block(readme, COST_BEGIN, COST_END, rows_now, "README.md")
