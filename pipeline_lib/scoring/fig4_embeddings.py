@@ -111,7 +111,7 @@ def ordered_by_count(s: dict) -> dict:
     learned, n_all = learned_seeds(s), len(s["order_per_seed"])
     end, start = _of(s["order_per_seed"], learned), _of(s["order_start_per_seed"], learned)
     pc1 = _of(s["pc1_share_per_seed"], learned)
-    holds = [e is not None and p is not None and e >= ONE_LINE and p >= ONE_LINE and (b is None or e > b)
+    holds = [None not in (e, b, p) and e >= ONE_LINE and p >= ONE_LINE and e > b
              for e, b, p in zip(end, start, pc1)]
     r = lambda xs: [None if x is None else round(x, 3) for x in xs]  # noqa: E731
     control = (claims.fmt_rate(f"seeds that learned p=2 (train accuracy >= {LEARNED:g})", len(learned), n_all)
