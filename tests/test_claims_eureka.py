@@ -1,6 +1,7 @@
 """The Eureka figures' claims: planted effects score reproduced, nulls not reproduced, a statistic crossing
 its threshold flips the verdict; every declared id is scored for the default config's arms; missing arms
 are not run."""
+import copy
 import importlib
 import math
 import re
@@ -769,3 +770,27 @@ def test_an_arm_that_trained_anothers_run_gets_no_verdict_of_its_own():
     arms["NormSoftmax+HT"] = own
     scores = table_rules.score_claims({"arms": {"reasoning": arms}}, None)
     assert scores["eureka.table.reasoning_normsoftmax_ht_raises_ratio"]["verdict"] == "reproduced"
+
+
+def test_the_other_figures_give_an_arm_that_trained_anothers_run_no_verdict_of_its_own():
+    """The same guard in the accuracy, attention and gradient claims: an arm whose every statistic in the figure
+    equals an earlier arm's (to three significant digits) is not run naming it; a second run differing in one
+    seed's numbers is scored."""
+    def arm(by_epoch):  # epoch -> per-seed share of weights above 0.5
+        return {str(e): {"above_0.5_per_seed": list(v + np.linspace(-0.01, 0.01, 5)),
+                         "below_0.05_per_seed": [0.6] * 5} for e, v in by_epoch.items()}
+
+    norm = arm({0: 0.0, 3: 0.05, 16: 0.04})
+    cid = "eureka.attention_distribution.reasoning_normsoftmax_ht_more_high_weights"
+    stats = {"reasoning": {"Softmax": arm({0: 0.0, 3: 0.001, 16: 0.001}), "NormSoftmax": norm,
+                           "NormSoftmax+HT": copy.deepcopy(norm)}}
+    score = dist_rules.score_claims(stats, None)[cid]
+    assert score["verdict"] == "not run" and "same run as arm 'NormSoftmax'" in score["control"]
+    assert dist_rules.score_claims(stats, None)[cid.replace("_ht_", "_")]["verdict"] == "reproduced"
+    stats["reasoning"]["NormSoftmax+HT"]["16"]["above_0.5_per_seed"][0] += 0.02  # its own run after all
+    assert dist_rules.score_claims(stats, None)[cid]["verdict"] == "reproduced"
+    rows = _rows({"Softmax": _traj([50] * 5, q_over_v=0.1), "NormSoftmax": _traj([50] * 5, q_over_v=0.3),
+                  "HT": _traj([50] * 5, q_over_v=0.3)})  # HT repeating NormSoftmax's run, as a planted twin
+    grads = qkv_rules.score_claims(qkv.gradient_stats(rows, {"reasoning": 0.7}), None)
+    assert "same run as arm 'NormSoftmax'" in grads["eureka.qkv_gradients.reasoning_ht_raises_qk_share"]["control"]
+    assert grads["eureka.qkv_gradients.reasoning_normsoftmax_raises_qk_share"]["verdict"] != "not run"

@@ -7,6 +7,7 @@ import numpy as np
 from .. import claims
 from ..figures.eureka_accuracy import ARMS, FAST_JUMP, LEAP_SHARE, LOSS_BAND, STEP_SHARE, TARGET_SHARE, Params
 from ..figures.eureka_arms import BASE, EXPERIMENTS
+from .eureka_table import counted_twice
 
 # "after both training and validation loss saturated for hundreds of epochs": a plateau of at least two hundred
 HUNDREDS = 200
@@ -25,7 +26,8 @@ def score_claims(stats: dict, params: Params) -> dict:
         out[f"eureka.accuracy.{exp}_plateau_then_jump"] = plateau_score(arms)
         out[f"eureka.accuracy.{exp}_losses_leap_together"] = leap_score(arms)
         for key, arm in ARMS.items():
-            out[f"eureka.accuracy.{exp}_{key}_95pct_in_20pct_of_steps"] = speed_score(arms, arm)
+            out[f"eureka.accuracy.{exp}_{key}_95pct_in_20pct_of_steps"] = (
+                arm in arms and counted_twice(arms, arm, exp)) or speed_score(arms, arm)
     out["eureka.accuracy.reasoning_long_training_reliable"] = long_training_score(stats.get("reasoning", {}))
     return out
 

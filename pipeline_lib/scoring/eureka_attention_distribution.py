@@ -7,6 +7,7 @@ import numpy as np
 from .. import claims
 from ..figures.eureka_arms import BASE, EXPERIMENTS
 from ..figures.eureka_attention_distribution import ARMS, Params
+from .eureka_table import counted_twice
 
 
 def score_claims(stats: dict, params: Params) -> dict:
@@ -34,6 +35,9 @@ def score_claims(stats: dict, params: Params) -> dict:
             cid = f"eureka.attention_distribution.{exp}_{key}_more_high_weights"
             if arm not in arms:
                 out[cid] = claims.not_run(f"arm {arm!r} of experiment {exp!r} not drawn")
+                continue
+            if twice := counted_twice(arms, arm, exp):
+                out[cid] = twice
                 continue
             high, own = over_training(arms[arm], "above_0.5_per_seed")
             if own != epochs:

@@ -7,6 +7,7 @@ import math
 from .. import claims
 from ..figures.eureka_arms import BASE, EXPERIMENTS, INTERVENTIONS
 from ..figures.eureka_qkv_gradients import Params
+from .eureka_table import counted_twice
 
 # Sec. 5.1: "gradients for W_K and W_Q are 0.5-1 orders of magnitude smaller than those for W_V": each ratio to
 # W_V's between 10^-1 and 10^-0.5, the printed range (a gap of two orders is not "0.5-1")
@@ -108,6 +109,6 @@ def score_claims(stats: dict, params: Params) -> dict:
         for key, arm in ARMS.items():
             cid = _arm_claim(exp, key)
             rule = _narrows if exp == SOURCE_TASK else _raises
-            out[cid] = (rule(arms[arm], arms[BASE]) if arm in arms
+            out[cid] = ((counted_twice(arms, arm, exp) or rule(arms[arm], arms[BASE])) if arm in arms
                         else claims.not_run(f"arm {arm!r} of experiment {exp!r} not drawn"))
     return out

@@ -130,34 +130,56 @@ def larger_lr_score(arms_by_exp: dict) -> dict:
 
 def _pair(arms: dict, arm: str, exp: str):
     """None where the experiment holds the arm and Softmax and the arm trained a run of its own, else the 'not
-    run' score saying which is missing, or which arm's run it repeats (:func:`twin`)."""
+    run' score saying which is missing, or which arm's run it repeats (:func:`counted_twice`)."""
     if arm not in arms or BASE not in arms:
         return claims.not_run(f"arms {arm!r} and {BASE!r} of experiment {exp!r} not both in the table")
-    other = twin(arms, arm)
-    if other is not None:
-        return claims.not_run(f"arm {arm!r} of experiment {exp!r} trained the same run as arm {other!r} (every seed "
-                              "ends with the same Eureka epoch and final accuracy): a verdict of its own would count "
-                              f"{other!r}'s seeds twice")
-    return None
+    return counted_twice(arms, arm, exp, _table_ends)
 
 
-def twin(arms: dict, arm: str) -> str | None:
-    """The arm listed before ``arm`` (not the control) whose seeds ended as ``arm``'s did: per seed the same Eureka
-    epoch and final test accuracy to three decimals. The two then trained one run (e.g. NormSoftmax+HT where
+def _table_ends(a: dict):
+    """How a table arm's seeds ended: per seed its final accuracy to three decimals and its Eureka epoch."""
+    if "final_accs" not in a or "eureka_epochs" not in a:
+        return None
+    return [None if v is None else round(v, 3) for v in a["final_accs"]], list(a["eureka_epochs"])
+
+
+def signature(x):
+    """Every number of ``x`` (nested mappings and lists: one arm's statistics in any figure) to three significant
+    digits, NaN as None: two arms that trained one run give the same signature."""
+    if isinstance(x, dict):
+        return tuple(sorted((str(k), signature(v)) for k, v in x.items()))
+    if isinstance(x, (list, tuple)):
+        return tuple(signature(v) for v in x)
+    if isinstance(x, float):
+        return None if x != x else float(f"{x:.3g}")
+    return x
+
+
+def twin(arms: dict, arm: str, ends=_table_ends) -> str | None:
+    """The arm listed before ``arm`` (not the control) whose ``ends`` equal ``arm``'s (by default per seed the same
+    Eureka epoch and final test accuracy to three decimals). The two then trained one run (e.g. NormSoftmax+HT where
     NormSoftmax's cap never binds, so the temperature it rescales does not matter), and ``arm``'s claims add no
     evidence of their own."""
-    def ends(a: dict):
-        if "final_accs" not in a or "eureka_epochs" not in a:
-            return None
-        return [None if v is None else round(v, 3) for v in a["final_accs"]], list(a["eureka_epochs"])
-
     mine = ends(arms[arm])
     for other in arms:
         if other == arm:
             return None
-        if other != BASE and mine is not None and ends(arms[other]) == mine:
+        if other != BASE and isinstance(arms[other], dict) and mine is not None and ends(arms[other]) == mine:
             return other
     return None
+
+
+def counted_twice(arms: dict, arm: str, exp: str, ends=signature) -> dict | None:
+    """The 'not run' score of a claim on ``arm`` where ``arm`` trained the same run as an arm listed before it
+    (:func:`twin`; by default every statistic of the figure the same to three significant digits), else None: its
+    verdict would count the other arm's seeds twice."""
+    other = twin(arms, arm, ends)
+    if other is None:
+        return None
+    how = ("every seed ends with the same Eureka epoch and final accuracy" if ends is _table_ends
+           else "every statistic of this figure the same to three significant digits")
+    return claims.not_run(f"arm {arm!r} of experiment {exp!r} trained the same run as arm {other!r} ({how}): a "
+                          f"verdict of its own would count {other!r}'s seeds twice")
 
 
 def table1_scores(arms_by_exp: dict) -> dict:
