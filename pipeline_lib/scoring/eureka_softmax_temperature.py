@@ -18,19 +18,17 @@ def score_claims(stats: dict, params: Params) -> dict:
             "eureka.softmax_temperature.normsoftmax_amplifies_low_std": _normsoftmax(stats)}
 
 
-def _share(k: int, n: int, control: str, blind: str | None = None) -> dict:
-    """share_holds over rows; ``blind``: why the control shows that the check could not fail (then not run)."""
-    p, lo, hi = claims.rate(k, n)
-    verdict = claims.guard("not run", blind) if blind else claims.share_holds(k, n, of="rows")
-    return claims.score(p, (lo, hi), None, control, verdict)
-
-
 def _entropy(s: dict) -> dict:
-    """Every row's entropy rises with tau; a constant row's must not (else the check cannot fail: not run)."""
-    return _share(s["entropy_rises"], s["rows"], "rows whose entropy rises at every step of tau = "
-                  + ", ".join(f"{t:.3g}" for t in s["taus"]) + f" ({s['keys']} keys); a constant row's entropy "
-                  + ("rises too (the check cannot fail)" if s["constant_rises"] else "stays ln n (it does not rise)"),
-                  "a constant row's entropy rises too: the check cannot fail" if s["constant_rises"] else None)
+    """Every row's entropy rises with tau (share_holds over rows); a constant row's must not, else the check cannot
+    fail (not run)."""
+    k, n = s["entropy_rises"], s["rows"]
+    p, lo, hi = claims.rate(k, n)
+    verdict = (claims.guard("not run", "a constant row's entropy rises too: the check cannot fail")
+               if s["constant_rises"] else claims.share_holds(k, n, of="rows"))
+    return claims.score(p, (lo, hi), None, "rows whose entropy rises at every step of tau = "
+                        + ", ".join(f"{t:.3g}" for t in s["taus"]) + f" ({s['keys']} keys); a constant row's entropy "
+                        + ("rises too (the check cannot fail)" if s["constant_rises"] else "stays ln n (it does not rise)"),
+                        verdict)
 
 
 def qk_std_tolerance(d: int, pairs: int) -> float:

@@ -133,7 +133,7 @@ def _pair(arms: dict, arm: str, exp: str):
     run' score saying which is missing, or which arm's run it repeats (:func:`counted_twice`)."""
     if arm not in arms or BASE not in arms:
         return claims.not_run(f"arms {arm!r} and {BASE!r} of experiment {exp!r} not both in the table")
-    return counted_twice(arms, arm, exp, _table_ends)
+    return counted_twice(arms, arm, exp, _table_ends, "every seed ends with the same Eureka epoch and final accuracy")
 
 
 def _table_ends(a: dict):
@@ -155,9 +155,9 @@ def signature(x):
     return x
 
 
-def twin(arms: dict, arm: str, ends=_table_ends) -> str | None:
-    """The arm listed before ``arm`` (not the control) whose ``ends`` equal ``arm``'s (by default per seed the same
-    Eureka epoch and final test accuracy to three decimals). The two then trained one run (e.g. NormSoftmax+HT where
+def twin(arms: dict, arm: str, ends) -> str | None:
+    """The arm listed before ``arm`` (not the control) whose ``ends`` equal ``arm``'s (e.g. :func:`_table_ends`: per
+    seed the same Eureka epoch and final test accuracy to three decimals). The two then trained one run (e.g. NormSoftmax+HT where
     NormSoftmax's cap never binds, so the temperature it rescales does not matter), and ``arm``'s claims add no
     evidence of their own."""
     mine = ends(arms[arm])
@@ -169,15 +169,14 @@ def twin(arms: dict, arm: str, ends=_table_ends) -> str | None:
     return None
 
 
-def counted_twice(arms: dict, arm: str, exp: str, ends=signature) -> dict | None:
+def counted_twice(arms: dict, arm: str, exp: str, ends=signature,
+                  how: str = "every statistic of this figure the same to three significant digits") -> dict | None:
     """The 'not run' score of a claim on ``arm`` where ``arm`` trained the same run as an arm listed before it
-    (:func:`twin`; by default every statistic of the figure the same to three significant digits), else None: its
-    verdict would count the other arm's seeds twice."""
+    (:func:`twin` by ``ends``, which ``how`` describes), else None: its verdict would count the other arm's seeds
+    twice."""
     other = twin(arms, arm, ends)
     if other is None:
         return None
-    how = ("every seed ends with the same Eureka epoch and final accuracy" if ends is _table_ends
-           else "every statistic of this figure the same to three significant digits")
     return claims.not_run(f"arm {arm!r} of experiment {exp!r} trained the same run as arm {other!r} ({how}): a "
                           f"verdict of its own would count {other!r}'s seeds twice")
 
