@@ -673,3 +673,44 @@ def test_every_declared_circuit_claim_is_scored_and_well_formed(default_params, 
                 assert s["measured"] is not None and any(ch.isdigit() for ch in s["control"]), (cid, s)
         ids += list(scores)
     assert len(ids) == len(set(ids)) >= 17
+
+
+def test_constructions_score_the_task_and_the_rectifier_both_ways(tmp_path):
+    """Fig. 1's rectifier, Sec. II.b's spurious positions and Sec. III's counts: built from datasets the task
+    generates (reproduced), then from labels that read every token, a training set of another size and a net of
+    other weights (not reproduced)."""
+    import matplotlib.pyplot as plt
+
+    from pipeline_lib.figures import circuits_constructions as cc
+    from pipeline_lib.plumbing.paths import Paths
+    from pipeline_lib.plumbing.store import write_dataset
+    from pipeline_lib.scoring import circuits_constructions as cc_rules
+    from pipeline_lib.tasks import sma
+
+    paths = Paths(str(tmp_path))
+    fig2_task = sma.generate(sma.Params(p=4, T=8, k=5, n_train=2048, n_test=1024))
+    write_dataset(fig2_task, paths.dataset("t8"))
+    write_dataset(sma.generate(sma.Params(p=4, T=12, k=5, n_train=2048, n_test=256, draws=2)), paths.dataset("t12"))
+    fig, stats = cc.build(None, cc.Params(spurious="t8", haystack="t12"), paths, {})
+    plt.close(fig)
+    scores = cc_rules.score_claims(stats, None)
+    assert set(scores) == set(declarations.figure_claims("circuits_constructions"))
+    assert {k: v["verdict"] for k, v in scores.items()} == dict.fromkeys(scores, "reproduced")
+    assert stats["spurious"]["spurious_positions"] == [5, 6, 7] and stats["haystack"]["n_train"] == 2048
+    assert 0 < stats["haystack"]["patterns_in_train"] <= 1024 and stats["rectifier"]["affine_max_error"] > 1
+
+    every_token = fig2_task.assign(y=fig2_task.x.sum("position") % 4)  # a label that reads all eight tokens
+    write_dataset(every_token, paths.dataset("t8_all"))
+    write_dataset(sma.generate(sma.Params(p=4, T=12, k=5, n_train=1000, n_test=256)), paths.dataset("t12_small"))
+    fig, null = cc.build(None, cc.Params(spurious="t8_all", haystack="t12_small"), paths, {})
+    plt.close(fig)
+    assert null["spurious"]["spurious_positions"] == []
+    assert cc_rules.score_spurious(null)["verdict"] == "not reproduced"
+    assert cc_rules.score_haystack(null)["verdict"] == "not reproduced"
+    x = np.linspace(-3, 3, 61)
+    wrong = cc.relu_net(x, np.array([1.0, -1.0]), np.zeros(2), np.array([1.0, -1.0]))  # y = x, not |x|
+    moved = {**stats, "rectifier": {**stats["rectifier"], "max_error": float(np.max(np.abs(wrong - np.abs(x))))}}
+    assert cc_rules.score_rectifier(moved)["verdict"] == "not reproduced"
+    with pytest.raises(Exception, match="figures.circuits_constructions.spurious"):
+        write_dataset(xr.Dataset({"x": (("sample", "position"), np.zeros((2, 3), int))}), paths.dataset("other"))
+        cc.spurious(paths, "other")
