@@ -115,6 +115,25 @@ def median_interval(values: Iterable[float], level: float = 0.95, n_boot: int = 
     return med, float(lo), float(hi)
 
 
+def cluster_rate(successes: Iterable[int], trials: Iterable[int], level: float = 0.95,
+                 n_boot: int = 2000) -> tuple[float, float, float]:
+    """(share, low, high) of successes pooled over clusters whose trials are not independent of each other (the
+    queries of one graph): the share of all trials, with a percentile bootstrap that resamples whole clusters
+    (fixed resampling seed, as :func:`median_interval`)."""
+    import numpy as np
+
+    k, n = np.asarray(list(successes), dtype=float), np.asarray(list(trials), dtype=float)
+    if k.size == 0 or n.sum() == 0:
+        return math.nan, math.nan, math.nan
+    share = float(k.sum() / n.sum())
+    if k.size < 2:
+        return share, math.nan, math.nan
+    pick = np.random.default_rng(0).integers(0, k.size, size=(n_boot, k.size))
+    boots = k[pick].sum(1) / np.maximum(n[pick].sum(1), 1)
+    lo, hi = np.quantile(boots, [0.5 - level / 2, 0.5 + level / 2])
+    return share, float(lo), float(hi)
+
+
 def rate_exceeds(k: int, n: int, k0: int, n0: int, control_label: str) -> dict:
     """The score of "a share of k/n exceeds the control's k0/n0" (Wilson intervals, :func:`rates_exceed`)."""
     p, lo, hi = rate(k, n)

@@ -314,6 +314,10 @@ def test_sln_analysis_reports_on_other_graphs_than_it_explores_on(smoke_raw):
     report = sln._rates(params, params.seed, sizes)[0]
     assert np.array_equal(ds.n_optimal_explore.values, explore) and np.array_equal(ds.n_optimal.values, report)
     assert not np.array_equal(explore, report)  # other graphs
+    for i, n in enumerate(sizes):  # the per-graph counts (the claims' intervals resample graphs) add up to the sizes'
+        at = ds.graph_n_nodes.values == n
+        assert at.sum() == 3 and (ds.graph_queries.values[at] == n * (n - 1)).all()
+        assert np.array_equal(ds.graph_optimal.values[:, at].sum(1), report[:, i])
     smoke_raw["analyses"]["sln"]["small"]["explore_seed"] = 0
     with pytest.raises(ConfigError, match=r"analyses.sln.small.explore_seed': explore_seed=0 equals seed"):
         load_config(smoke_raw)

@@ -73,33 +73,39 @@ def graph_optimality(adj: np.ndarray, variants) -> tuple[np.ndarray, np.ndarray,
 
 def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
     sizes = np.arange(params.n_min, params.n_max + 1)
-    opt, reach, queries = _rates(params, params.seed, sizes)
-    opt_x, _, queries_x = _rates(params, params.explore_seed, sizes)
+    opt, reach, queries, per_graph = _rates(params, params.seed, sizes)
+    opt_x, _, queries_x, _ = _rates(params, params.explore_seed, sizes)
+    graph_opt, graph_queries, graph_nodes = per_graph
     out = xr.Dataset(
         {"optimal": (("variant", "n_nodes"), opt / queries), "reached": (("variant", "n_nodes"), reach / queries),
          "n_optimal": (("variant", "n_nodes"), opt), "n_queries": ("n_nodes", queries),
-         "n_optimal_explore": (("variant", "n_nodes"), opt_x), "n_queries_explore": ("n_nodes", queries_x)},
+         "n_optimal_explore": (("variant", "n_nodes"), opt_x), "n_queries_explore": ("n_nodes", queries_x),
+         "graph_optimal": (("variant", "graph"), graph_opt), "graph_queries": ("graph", graph_queries),
+         "graph_n_nodes": ("graph", graph_nodes)},
         coords={"variant": list(params.variants), "n_nodes": sizes},
     )
     out["optimal"].attrs["description"] = "fraction of queries (s, t) whose SLN walk is a shortest path"
     out["reached"].attrs["description"] = "fraction of queries whose SLN walk reaches t within n steps"
     out["n_optimal_explore"].attrs["description"] = "optimal queries on the exploration graphs (explore_seed)"
+    out["graph_optimal"].attrs["description"] = "optimal queries of each report graph (the queries of one graph are " \
+                                                "not independent draws: intervals resample graphs)"
     total = opt.sum(1) / queries.sum()
     return out, {"entry": name, "edge_prob": params.edge_prob, "graphs_per_size": params.graphs_per_size,
                  **{f"optimal_{v}": float(t) for v, t in zip(params.variants, total)}}
 
 
-def _rates(params: Params, seed: int, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(optimal (variant, size), reached (variant, size), queries (size)) over graphs_per_size G(n, p) graphs per
-    size drawn from ``seed``."""
+def _rates(params: Params, seed: int, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
+    """(optimal (variant, size), reached (variant, size), queries (size), per graph: (optimal (variant, graph),
+    queries (graph), nodes (graph))) over graphs_per_size G(n, p) graphs per size drawn from ``seed``."""
     rng = np.random.default_rng(seed)
-    opt = np.zeros((len(params.variants), len(sizes)), dtype=np.int64)
-    reach = np.zeros_like(opt)
-    queries = np.zeros(len(sizes), dtype=np.int64)
-    for i, n in enumerate(sizes):
-        for _ in range(params.graphs_per_size):
-            o, r, q = graph_optimality(graphs.sample_connected(rng, int(n), params.edge_prob), params.variants)
-            opt[:, i] += o
-            reach[:, i] += r
-            queries[i] += q
-    return opt, reach, queries
+    per = [(int(n), *graph_optimality(graphs.sample_connected(rng, int(n), params.edge_prob), params.variants))
+           for n in sizes for _ in range(params.graphs_per_size)]
+    nodes = np.array([p[0] for p in per], dtype=np.int64)
+    g_opt = np.stack([p[1] for p in per], axis=1).astype(np.int64)  # (variant, graph)
+    g_reach = np.stack([p[2] for p in per], axis=1).astype(np.int64)
+    g_queries = np.array([p[3] for p in per], dtype=np.int64)
+    at = [nodes == n for n in sizes]
+    opt = np.stack([g_opt[:, m].sum(1) for m in at], axis=1)
+    reach = np.stack([g_reach[:, m].sum(1) for m in at], axis=1)
+    queries = np.array([g_queries[m].sum() for m in at], dtype=np.int64)
+    return opt, reach, queries, (g_opt, g_queries, nodes)

@@ -56,6 +56,11 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                                      "min_over_sizes": float(np.min(rate)),
                                      "n_optimal_under_10": int(an.n_optimal.sel(variant=v).values[under].sum()),
                                      "n_queries_under_10": int(an.n_queries.values[under].sum())}
+    if "graph_optimal" in an:  # per graph under 10 nodes: the queries of one graph are not independent draws
+        small = an.graph_n_nodes.values <= TALK_MAX_NODES
+        stats["graph_queries_under_10"] = an.graph_queries.values[small].tolist()
+        for v in an.variant.values:
+            stats["variants"][str(v)]["graph_optimal_under_10"] = an.graph_optimal.sel(variant=v).values[small].tolist()
     if "n_optimal_explore" in an:
         stats.update(choose_reading(an))
     ax.axhline(params.reference, color="k", ls="--", lw=0.8, label=f"talk: > {params.reference:.0%}")
