@@ -452,16 +452,18 @@ def test_a_table_figure_has_no_blank_band_around_its_table():
             assert max(bands) <= 0.25 * dpi, (width, "rows" if axis == 1 else "columns", ink.shape, bands)
 
 
-def test_fig5_paper_code_arms_through_score_claims_planted_and_null():
+@pytest.mark.parametrize("arch, cid", [("paper code", "circuits.fig5.curriculum_beats_scratch_paper_code"),
+                                        ("MLP", "circuits.fig5.curriculum_beats_scratch_mlp")])
+def test_fig5_other_architectures_arms_through_score_claims_planted_and_null(arch, cid):
     from pipeline_lib.scoring.fig5_accuracy import score_claims
 
     def arms(k, k0):
-        return {"curriculum, paper code": {"successes": k, "seeds": 10},
-                "scratch, paper code": {"successes": k0, "seeds": 10}}
+        return {f"curriculum, {arch}": {"successes": k, "seeds": 10}, f"scratch, {arch}": {"successes": k0, "seeds": 10}}
 
-    cid = "circuits.fig5.curriculum_beats_scratch_paper_code"
     assert score_claims(arms(10, 0), None)[cid]["verdict"] == "reproduced"
     assert score_claims(arms(5, 5), None)[cid]["verdict"] == "not reproduced"
+    others = {"circuits.fig5.curriculum_beats_scratch_paper_code", "circuits.fig5.curriculum_beats_scratch_mlp"} - {cid}
+    assert score_claims(arms(10, 0), None)[others.pop()]["verdict"] == "not run"  # each reads its own arms only
 
 
 def test_fig5_curriculum_claim_reads_every_pinkish_curve_and_the_contrast():

@@ -11,6 +11,11 @@ CHANCE = 1 / 4  # Fig. 5's task is p = 4: one class in four
 NEAR_CHANCE = 0.1  # "do not generalize": final test accuracy at most this above chance (a level the project chose)
 
 
+def _median(values) -> float:
+    v = [x for x in values if x is not None]
+    return float(np.median(v)) if v else float("nan")
+
+
 def score_claims(stats: dict, params: Params) -> dict:
     def better(arm: str, control: str) -> dict:
         """"easily finds a circuit that can generalize (pinkish curves)", against scratch: every curriculum seed
@@ -19,12 +24,17 @@ def score_claims(stats: dict, params: Params) -> dict:
             return claims.not_run(f"arms {arm!r} and {control!r} not both drawn")
         a, c = stats[arm], stats[control]
         p, lo, hi = claims.rate(a["successes"], a["seeds"])
-        return claims.score(p, (lo, hi), a["seeds"], claims.fmt_rate(control, c["successes"], c["seeds"]),
+        beside = claims.fmt_rate(control, c["successes"], c["seeds"])
+        if "final_test_acc" in a and "final_test_acc" in c:
+            beside += (f"; median final test accuracy {arm} {_median(a['final_test_acc']):.3f}, {control} "
+                       f"{_median(c['final_test_acc']):.3f}")
+        return claims.score(p, (lo, hi), a["seeds"], beside,
                             claims.weakest(claims.share_holds(a["successes"], a["seeds"]),
                                            claims.rates_exceed(a["successes"], a["seeds"], c["successes"], c["seeds"])))
 
     out = {"circuits.fig5.curriculum_beats_scratch": better("curriculum", "scratch"),
-           "circuits.fig5.curriculum_beats_scratch_paper_code": better("curriculum, paper code", "scratch, paper code")}
+           "circuits.fig5.curriculum_beats_scratch_paper_code": better("curriculum, paper code", "scratch, paper code"),
+           "circuits.fig5.curriculum_beats_scratch_mlp": better("curriculum, MLP", "scratch, MLP")}
     out["circuits.fig5.curriculum_generalises_soon_after_switch"] = (
         faster("curriculum", "scratch", stats) if "curriculum" in stats and "scratch" in stats
         else claims.not_run("arms 'curriculum' and 'scratch' not both drawn"))
