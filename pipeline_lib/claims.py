@@ -119,19 +119,24 @@ def cluster_rate(successes: Iterable[int], trials: Iterable[int], level: float =
                  n_boot: int = 2000) -> tuple[float, float, float]:
     """(share, low, high) of successes pooled over clusters whose trials are not independent of each other (the
     queries of one graph): the share of all trials, with a percentile bootstrap that resamples whole clusters
-    (fixed resampling seed, as :func:`median_interval`)."""
+    (fixed resampling seed, as :func:`median_interval`), widened to the Wilson interval of the pooled trials where
+    that is wider (a bootstrap of clusters that all succeed collapses to a point; independent trials are the least
+    uncertainty the counts allow). Clusters without trials carry nothing and are left out."""
     import numpy as np
 
     k, n = np.asarray(list(successes), dtype=float), np.asarray(list(trials), dtype=float)
-    if k.size == 0 or n.sum() == 0:
+    if k.shape != n.shape or (k < 0).any() or (k > n).any():
+        raise ClaimError(f"cluster_rate: successes {k.tolist()[:8]} must lie in [0, trials] {n.tolist()[:8]}, one "
+                         "count per cluster")
+    k, n = k[n > 0], n[n > 0]
+    if k.size == 0:
         return math.nan, math.nan, math.nan
-    share = float(k.sum() / n.sum())
+    share, w_lo, w_hi = rate(int(k.sum()), int(n.sum()))
     if k.size < 2:
-        return share, math.nan, math.nan
+        return share, w_lo, w_hi
     pick = np.random.default_rng(0).integers(0, k.size, size=(n_boot, k.size))
-    boots = k[pick].sum(1) / np.maximum(n[pick].sum(1), 1)
-    lo, hi = np.quantile(boots, [0.5 - level / 2, 0.5 + level / 2])
-    return share, float(lo), float(hi)
+    lo, hi = np.quantile(k[pick].sum(1) / n[pick].sum(1), [0.5 - level / 2, 0.5 + level / 2])
+    return share, min(float(lo), w_lo), max(float(hi), w_hi)
 
 
 def rate_exceeds(k: int, n: int, k0: int, n0: int, control_label: str) -> dict:

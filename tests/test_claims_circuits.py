@@ -701,15 +701,23 @@ def test_constructions_score_the_task_and_the_rectifier_both_ways(tmp_path):
 
     every_token = fig2_task.assign(y=fig2_task.x.sum("position") % 4)  # a label that reads all eight tokens
     write_dataset(every_token, paths.dataset("t8_all"))
+    write_dataset(sma.generate(sma.Params(p=4, T=6, k=5, n_train=2048, n_test=256)), paths.dataset("t6"))  # 2^12
     write_dataset(sma.generate(sma.Params(p=4, T=12, k=5, n_train=1000, n_test=256)), paths.dataset("t12_small"))
-    fig, null = cc.build(None, cc.Params(spurious="t8_all", haystack="t12_small"), paths, {})
+    fig, null = cc.build(None, cc.Params(spurious="t8_all", haystack="t6"), paths, {})
     plt.close(fig)
-    x = np.linspace(-3, 3, 61)
-    wrong = cc.relu_net(x, np.array([1.0, -1.0]), np.zeros(2), np.array([1.0, -1.0]))  # y = x, not |x|
-    null["rectifier"]["max_error"] = float(np.max(np.abs(wrong - np.abs(x))))
-    assert null["spurious"]["spurious_positions"] == []
+    assert null["spurious"]["spurious_positions"] == [] and null["haystack"]["log2_space"] == 12
+    null["rectifier"]["max_error"] = 1.0  # no net of the alphabet computes it
     scores = cc_rules.score_claims(null, None)
     assert {k: v["verdict"] for k, v in scores.items()} == dict.fromkeys(scores, "not reproduced")
+    fig, other = cc.build(None, cc.Params(spurious="t8", haystack="t12_small"), paths, {})
+    plt.close(fig)
+    other["rectifier"]["affine_max_error"] = 0.05  # an affine map would do as well: the two layers are not needed
+    scores = cc_rules.score_claims(other, None)
+    assert scores["circuits.constructions.rectifier_two_layer_relu"]["verdict"] == "not reproduced"
+    assert scores["circuits.constructions.needle_in_haystack_counts"]["verdict"] == "not reproduced"  # 1,000 = 2^9.97
+    x = np.linspace(-3, 3, 61)
+    assert cc.rectifier(x, 0.7)["exact_nets"] == [[[1.0, -1.0], [1.0, 1.0]], [[-1.0, 1.0], [1.0, 1.0]]]
+    assert cc.label_changes(np.array([[0, 1], [0, 2], [0, 2], [1, 1]]), np.array([0, 1, 1, 0]), 1) == (2, 2)
     with pytest.raises(Exception, match="figures.circuits_constructions.spurious"):
         write_dataset(xr.Dataset({"x": (("sample", "position"), np.zeros((2, 3), int))}), paths.dataset("other"))
         cc.spurious(paths, "other")

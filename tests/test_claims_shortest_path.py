@@ -102,14 +102,13 @@ def per_graph(misses: list[int], graphs: int = 100, queries: int = 10) -> dict:
 
 
 def sln_stats(k_scaled, k_unscaled, n=1000, chosen="scaled", graphs=100) -> dict:
-    """Misses spread one per graph (as independent queries would fall) where they are fewer than the graphs."""
-    var = lambda k: per_graph([1] * (n - k) if n - k <= graphs else [(n - k) // graphs + 1] * graphs,  # noqa: E731
-                              graphs, n // graphs)
-    out = {"variants": {"scaled": var(k_scaled), "unscaled": var(k_unscaled)}, "chosen_reading": chosen,
-           "explore_rate_under_10": {"scaled": 0.997, "unscaled": 0.8}, "graph_queries_under_10": [n // graphs] * graphs}
-    for v in out["variants"].values():  # the totals the lists give (the ceiling above may miss a few more)
-        v["n_optimal_under_10"] = sum(v["graph_optimal_under_10"])
-    return out
+    """The misses spread as evenly as they go over the graphs (as independent queries would fall)."""
+    def var(k):
+        base, extra = divmod(n - k, graphs)
+        return per_graph([base + (i < extra) for i in range(graphs)], graphs, n // graphs)
+
+    return {"variants": {"scaled": var(k_scaled), "unscaled": var(k_unscaled)}, "chosen_reading": chosen,
+            "explore_rate_under_10": {"scaled": 0.997, "unscaled": 0.8}, "graph_queries_under_10": [n // graphs] * graphs}
 
 
 def test_sln_rates_against_99_percent():
@@ -132,6 +131,16 @@ def test_sln_rates_against_99_percent():
     assert verdicts(sln_optimality_rules.score_claims(stats, None))["tian.sln_optimality.chosen_reading_above_99"] == "not run"
     del stats["variants"]["scaled"]["graph_optimal_under_10"]  # kept by an older analysis: no interval over graphs
     assert verdicts(sln_optimality_rules.score_claims(stats, None))["tian.sln_optimality.scaled_above_99"] == "not run"
+
+
+def test_cluster_rate_is_never_narrower_than_the_pooled_wilson_interval():
+    from pipeline_lib import claims
+
+    p, lo, hi = claims.cluster_rate([6, 6], [6, 6])  # every cluster succeeds: the bootstrap alone would be [1, 1]
+    assert (p, hi) == (1.0, 1.0) and lo == pytest.approx(claims.rate(12, 12)[1]) and lo < 0.8
+    assert claims.cluster_rate([0, 3, 3], [0, 3, 3])[:2] == claims.cluster_rate([3, 3], [3, 3])[:2]  # no trials: left out
+    with pytest.raises(claims.ClaimError, match="must lie in"):
+        claims.cluster_rate([1, 2], [0, 3])
 
 
 def test_sln_interval_resamples_graphs_so_misses_in_one_graph_widen_it():

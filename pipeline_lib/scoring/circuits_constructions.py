@@ -3,37 +3,41 @@ in ``docs/stats``)."""
 from __future__ import annotations
 
 from .. import claims
-from ..figures.circuits_constructions import Params
+from ..figures.circuits_constructions import EXACT, Params
 
-EXACT = 1e-12  # "implemented": the net's output equals the rectifier's up to float64 rounding at these magnitudes
 UNABLE = 0.1  # the one-layer control must miss the rectified output by more than this somewhere on the grid
 
 
 def score_rectifier(stats: dict) -> dict:
-    """Fig. 1: the drawn two-layer net computes the rectifier's output (largest error under :data:`EXACT` for every
-    drop) while the best one-layer (affine) fit cannot (its largest error above :data:`UNABLE`)."""
+    """Fig. 1: some net of the caption's alphabet (+1/-1 weights, a bias) computes the rectifier's output (the
+    closest of them within :data:`EXACT` for every drop), which no affine map does (its best fit's largest error
+    above :data:`UNABLE`)."""
     r = stats["rectifier"]
     err, ctl = r["max_error"], r["affine_max_error"]
     verdict = claims.weakest(claims.below(err, err, EXACT), claims.above(ctl, ctl, UNABLE))
     return claims.score(err, (err, err), None,
-                        f"ReLU(x - v) + ReLU(-x - v) against max(|x| - v, 0) at {r['n_points']} points of "
-                        f"[-{r['x_max']:g}, {r['x_max']:g}], v = {r['drops']}; the best affine fit's largest error "
-                        f"(control, one layer): {ctl:.3f}", verdict)
+                        f"{len(r['exact_nets'])} of the {r['nets_tried']} nets with weights +1/-1 and bias -v compute "
+                        f"max(|x| - v, 0) at {r['n_points']} points of [-{r['x_max']:g}, {r['x_max']:g}] for every "
+                        f"v = {r['drops']} ((W_1, W_2) = {r['exact_nets']}); the best affine fit's largest error "
+                        f"(control, no ReLU layer): {ctl:.3f}", verdict)
 
 
 def score_spurious(stats: dict) -> dict:
-    """Sec. II.b: the positions whose token the stored labels never need are exactly the three on the right;
-    the statistic is how many positions the two sets do not share (0 required)."""
+    """Sec. II.b: the positions whose token never moves the stored label, over the pairs of sequences that differ
+    there alone, are exactly the three on the right; the statistic is how many positions the two sets do not share
+    (0 required). Not run where a position has no such pair (the dataset cannot judge it)."""
     s = stats["spurious"]
+    if s["least_pairs"] == 0:
+        return claims.not_run(f"{s['dataset']}: a position has no pair of sequences that differ there alone")
     found, want = set(s["spurious_positions"]), set(s["right_three"])
     off = len(found ^ want)
-    least = s["least_impurity_of_the_others"]
+    least = s["least_share_of_the_others"]
     return claims.score(off, (off, off), None,
-                        f"{s['dataset']} (p = {s['p']}, T = {s['T']}, k = {s['k']}, {s['n']} sequences): labels fixed "
-                        f"without the token at positions {sorted(found)} (0-indexed), the three on the right being "
-                        f"{sorted(want)}; without any other position at least "
-                        f"{'-' if least is None else f'{least:.3f}'} of the labels are not fixed",
-                        claims.below(off, off, 0.5))
+                        f"{s['dataset']} (p = {s['p']}, T = {s['T']}, k = {s['k']}, {s['n']} sequences): the label "
+                        f"never changed across the pairs that differ at positions {sorted(found)} alone (0-indexed), "
+                        f"the three on the right being {sorted(want)}; at any other position it changed across at "
+                        f"least {'-' if least is None else f'{least:.3f}'} of them; pairs per position "
+                        f"{s['pairs']}", claims.below(off, off, 0.5))
 
 
 def score_haystack(stats: dict) -> dict:
@@ -41,7 +45,7 @@ def score_haystack(stats: dict) -> dict:
     h = stats["haystack"]
     gap = abs(h["log2_train"] - 11)
     verdict = claims.weakest(claims.below(gap, gap, 1e-9), claims.above(h["log2_space"], h["log2_space"], 14))
-    return claims.score(h["log2_space"], (h["log2_space"], h["log2_space"]), None,
+    return claims.score(h["log2_train"], (h["log2_train"], h["log2_train"]), None,
                         f"{h['dataset']}: {h['n_train']} training sequences (2^{h['log2_train']:.2f}); the input space "
                         f"{h['p']}^{h['T']} = 2^{h['log2_space']:g} (the printed 12^4 = {h['printed']} against 2^14 = "
                         f"{h['two_to_14']}); the label reads only the {h['patterns']} patterns of the first "

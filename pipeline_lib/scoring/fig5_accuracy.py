@@ -11,11 +11,6 @@ CHANCE = 1 / 4  # Fig. 5's task is p = 4: one class in four
 NEAR_CHANCE = 0.1  # "do not generalize": final test accuracy at most this above chance (a level the project chose)
 
 
-def _median(values) -> float:
-    v = [x for x in values if x is not None]
-    return float(np.median(v)) if v else float("nan")
-
-
 def score_claims(stats: dict, params: Params) -> dict:
     def better(arm: str, control: str) -> dict:
         """"easily finds a circuit that can generalize (pinkish curves)", against scratch: every curriculum seed
@@ -26,8 +21,8 @@ def score_claims(stats: dict, params: Params) -> dict:
         p, lo, hi = claims.rate(a["successes"], a["seeds"])
         beside = claims.fmt_rate(control, c["successes"], c["seeds"])
         if "final_test_acc" in a and "final_test_acc" in c:
-            beside += (f"; median final test accuracy {arm} {_median(a['final_test_acc']):.3f}, {control} "
-                       f"{_median(c['final_test_acc']):.3f}")
+            med_a, med_c = (claims.median_interval(x["final_test_acc"])[0] for x in (a, c))
+            beside += f"; median final test accuracy {arm} {med_a:.3f}, {control} {med_c:.3f}"
         return claims.score(p, (lo, hi), a["seeds"], beside,
                             claims.weakest(claims.share_holds(a["successes"], a["seeds"]),
                                            claims.rates_exceed(a["successes"], a["seeds"], c["successes"], c["seeds"])))
