@@ -739,3 +739,48 @@ def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both
     flat = joma_odes.Params(mu=(1.5, 1.5, 1.5))
     dense = rules.score_claims(_build(joma_odes, flat, None), flat)["tian.joma_odes.nonlinear_sparser_then_denser"]
     assert dense["verdict"] == "not reproduced"
+
+
+def test_constructions_score_the_task_and_the_rectifier_both_ways(tmp_path):
+    """Fig. 1's rectifier, Sec. II.b's spurious positions and Sec. III's counts: built from datasets the task
+    generates (reproduced), then from labels that read every token, a training set of another size and a net of
+    other weights (not reproduced)."""
+    from pipeline_lib import declarations
+    from pipeline_lib.figures import circuits_constructions
+    from pipeline_lib.scoring import circuits_constructions as cc_rules
+    from pipeline_lib.tasks import sma
+
+    paths = Paths(str(tmp_path))
+    fig2_task = sma.generate(sma.Params(p=4, T=8, k=5, n_train=2048, n_test=1024))
+    write_dataset(fig2_task, paths.dataset("t8"))
+    write_dataset(sma.generate(sma.Params(p=4, T=12, k=5, n_train=2048, n_test=256, draws=2)), paths.dataset("t12"))
+    fig, stats = circuits_constructions.build(None, circuits_constructions.Params(spurious="t8", haystack="t12"), paths, {})
+    plt.close(fig)
+    scores = cc_rules.score_claims(stats, None)
+    assert set(scores) == set(declarations.figure_claims("circuits_constructions"))
+    assert {k: v["verdict"] for k, v in scores.items()} == dict.fromkeys(scores, "reproduced")
+    assert stats["spurious"]["spurious_positions"] == [5, 6, 7] and stats["haystack"]["n_train"] == 2048
+    assert 0 < stats["haystack"]["patterns_in_train"] <= 1024 and stats["rectifier"]["affine_max_error"] > 1
+
+    every_token = fig2_task.assign(y=fig2_task.x.sum("position") % 4)  # a label that reads all eight tokens
+    write_dataset(every_token, paths.dataset("t8_all"))
+    write_dataset(sma.generate(sma.Params(p=4, T=6, k=5, n_train=2048, n_test=256)), paths.dataset("t6"))  # 2^12
+    write_dataset(sma.generate(sma.Params(p=4, T=12, k=5, n_train=1000, n_test=256)), paths.dataset("t12_small"))
+    fig, null = circuits_constructions.build(None, circuits_constructions.Params(spurious="t8_all", haystack="t6"), paths, {})
+    plt.close(fig)
+    assert null["spurious"]["spurious_positions"] == [] and null["haystack"]["log2_space"] == 12
+    null["rectifier"]["max_error"] = 1.0  # no net of the alphabet computes it
+    scores = cc_rules.score_claims(null, None)
+    assert {k: v["verdict"] for k, v in scores.items()} == dict.fromkeys(scores, "not reproduced")
+    fig, other = circuits_constructions.build(None, circuits_constructions.Params(spurious="t8", haystack="t12_small"), paths, {})
+    plt.close(fig)
+    other["rectifier"]["affine_max_error"] = 0.05  # an affine map would do as well: the two layers are not needed
+    scores = cc_rules.score_claims(other, None)
+    assert scores["circuits.constructions.rectifier_two_layer_relu"]["verdict"] == "not reproduced"
+    assert scores["circuits.constructions.needle_in_haystack_counts"]["verdict"] == "not reproduced"  # 1,000 = 2^9.97
+    x = np.linspace(-3, 3, 61)
+    assert circuits_constructions.rectifier(x, 0.7)["exact_nets"] == [[[1.0, -1.0], [1.0, 1.0]], [[-1.0, 1.0], [1.0, 1.0]]]
+    assert circuits_constructions.label_changes(np.array([[0, 1], [0, 2], [0, 2], [1, 1]]), np.array([0, 1, 1, 0]), 1) == (2, 2)
+    with pytest.raises(Exception, match="figures.circuits_constructions.spurious"):
+        write_dataset(xr.Dataset({"x": (("sample", "position"), np.zeros((2, 3), int))}), paths.dataset("other"))
+        circuits_constructions.spurious(paths, "other")
