@@ -95,3 +95,28 @@ def test_count_clusters_counts_exact_points_as_clusters():
     the number of distinct points)."""
     pts = np.repeat(np.stack([np.arange(6.0), np.arange(6.0) ** 2], 1), [2, 5, 10, 10, 5, 2], axis=0)
     assert count_clusters(pts, k_max=24)[0] == 6
+
+
+def test_single_step_change_is_the_attention_derivative_along_minus_the_unit_gradient():
+    """The analysis' finite step against the formula: d attention / d eta along -g / |g|, i.e. -(J g) / |g| with J
+    the attention's Jacobian (autograd), per seed; and the parameters come back unchanged."""
+    from pipeline_lib.analysis.single_step import attention_change
+    from pipeline_lib.losses import per_seed_loss_acc
+
+    model = CircuitModel(n_seeds=2, vocab=4, T=6, d=8).double()
+    model.init_seeds([0, 1])
+    x, y = torch.tensor([[1, 3, 0, 1, 3, 0]]), torch.tensor([2])
+    before = [p.detach().clone() for p in model.parameters()]
+    change, norm = attention_change(model, x, y, 1e-6)
+    assert all(torch.equal(a, p) for a, p in zip(before, model.parameters()))
+    params = [p for p in model.parameters()]
+    grads = torch.autograd.grad(per_seed_loss_acc(model(x), y)[0].sum(), params)
+    for s in range(2):
+        g = [gr[s] for gr in grads]
+        g_norm = torch.sqrt(sum((v ** 2).sum() for v in g))
+        assert float(norm[s]) == pytest.approx(float(g_norm), rel=1e-9)
+        for t in range(6):
+            jac = torch.autograd.grad(model.attention(x)[s, 0, t], params, allow_unused=True)  # W_V, MLP: unused
+            expected = -sum((j[s] * v).sum() for j, v in zip(jac, g) if j is not None) / g_norm
+            assert float(change[s, t]) == pytest.approx(float(expected), rel=1e-4, abs=1e-9)
+    assert float(change.sum(1).abs().max()) < 1e-6  # attention sums to one: its changes sum to zero

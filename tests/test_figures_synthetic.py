@@ -784,3 +784,67 @@ def test_constructions_score_the_task_and_the_rectifier_both_ways(tmp_path):
     with pytest.raises(Exception, match="figures.circuits_constructions.spurious"):
         write_dataset(xr.Dataset({"x": (("sample", "position"), np.zeros((2, 3), int))}), paths.dataset("other"))
         circuits_constructions.spurious(paths, "other")
+
+
+def _copies_trajectory(seeds: int, moves: np.ndarray, end: np.ndarray, train_acc: np.ndarray) -> xr.Dataset:
+    """A run on [x, x] (T = 8, k = 5): attention after each step from the per-step changes ``moves`` (seed, step,
+    probe, 16) added to uniform attention, and ``end`` (seed, 16) as the attention at the last recorded epoch."""
+    steps = moves.shape[1]
+    step_att = 1 / 16 + np.concatenate([np.zeros((seeds, 1, *moves.shape[2:])), np.cumsum(moves, 1)], 1)
+    att = np.stack([np.full((seeds, 16), 1 / 16), end], 1)[:, :, None, :].repeat(moves.shape[2], 2)
+    return xr.Dataset(
+        {"step_attention": (("seed", "step", "probe", "position"), step_att),
+         "attention": (("seed", "epoch", "probe", "position"), att),
+         "train_acc": (("seed", "epoch"), np.stack([np.full(seeds, 0.25), train_acc], 1)),
+         "test_acc": (("seed", "epoch"), np.stack([np.full(seeds, 0.25), train_acc], 1))},
+        coords={"seed": np.arange(seeds), "epoch": [0, 1000], "attention_recorded": ("epoch", [True, True]),
+                "step": np.arange(steps + 1), "step_epoch": ("step", np.arange(steps + 1) / 64)},
+        attrs={"task_task": "sparse_modular_addition_copies", "task_copies": 2, "task_T": 8, "task_k": 5, "task_p": 4})
+
+
+def _write_copies_run(paths, run: str, moves: np.ndarray, end: np.ndarray, train_acc: np.ndarray) -> None:
+    """:func:`_copies_trajectory` and its single_step analysis, whose changes are ``moves`` (seed, snapshot,
+    input, 16)."""
+    seeds, snapshots = moves.shape[:2]
+    write_dataset(_copies_trajectory(seeds, moves, end, train_acc), paths.trajectory(run))
+    write_dataset(xr.Dataset({"attention_change": (("seed", "snapshot", "input", "position"), moves)},
+                             coords={"seed": np.arange(seeds), "snapshot": np.arange(snapshots)}),
+                  paths.analysis("single_step", run))
+
+
+def test_duplicates_score_twins_moving_together_and_apart(tmp_path):
+    """Sec. II.a's thought experiment on planted runs: twins that always move together, and copies that end
+    attended evenly (reproduced); twins that move independently, and a copy that ends alone (not reproduced);
+    no seed that learned (not run)."""
+    from pipeline_lib import declarations
+    from pipeline_lib.figures import circuits_duplicates
+    from pipeline_lib.scoring import circuits_duplicates as cd_rules
+
+    rng = np.random.default_rng(0)
+    paths = Paths(str(tmp_path))
+    first = rng.normal(size=(10, 64, 4, 8)) * 1e-3
+    together = np.concatenate([first, first * 0.5], -1)  # every twin moves with its copy, at half the size
+    even = np.tile(np.r_[np.full(5, 0.1), np.full(3, 0.01), np.full(5, 0.08), np.full(3, 0.01)], (10, 1))
+    _write_copies_run(paths, "dup", together, even, np.ones(10))
+    stats = _build(circuits_duplicates, circuits_duplicates.Params(run="dup"), paths)
+    scores = cd_rules.score_claims(stats, None)
+    assert set(scores) == set(declarations.figure_claims("circuits_duplicates"))
+    assert {k: v["verdict"] for k, v in scores.items()} == dict.fromkeys(scores, "reproduced")
+    assert stats["single_step"]["twins_both_rise_per_seed"] == [1.0] * 10 == stats["training_steps"]["twins_both_rise_per_seed"]
+    assert 0.2 < np.mean(stats["single_step"]["other_pairs_both_rise_per_seed"]) < 0.5  # the control: about 1/3
+    assert stats["end"]["weaker_copy_share_per_seed"][0] == pytest.approx(0.4 / 0.9)
+
+    apart = np.concatenate([first, rng.normal(size=first.shape) * 1e-3], -1)  # the other copy moves on its own
+    alone = np.tile(np.r_[np.full(5, 0.19), np.full(3, 0.01), np.full(5, 0.002), np.full(3, 0.0)], (10, 1))
+    _write_copies_run(paths, "apart", apart, alone, np.ones(10))
+    null = _build(circuits_duplicates, circuits_duplicates.Params(run="apart"), paths)
+    assert 0.25 < np.mean(null["single_step"]["twins_both_rise_per_seed"]) < 0.42
+    scores = cd_rules.score_claims(null, None)
+    assert {k: v["verdict"] for k, v in scores.items()} == dict.fromkeys(scores, "not reproduced")
+
+    _write_copies_run(paths, "unlearned", together, even, np.full(10, 0.5))
+    unlearned = _build(circuits_duplicates, circuits_duplicates.Params(run="unlearned"), paths)
+    assert cd_rules.score_claims(unlearned, None)["circuits.thought.duplicates_at_end"]["verdict"] == "not run"
+    write_dataset(_copies_trajectory(10, together, even, np.ones(10)).assign_attrs(task_copies=3), paths.trajectory("x3"))
+    with pytest.raises(Exception, match="figures.circuits_duplicates.run"):
+        circuits_duplicates.build(None, circuits_duplicates.Params(run="x3"), paths, {})

@@ -87,3 +87,18 @@ def test_first_k_patterns_enumerate_every_prefix_in_base_p_followed_by_zeros():
     assert (x[:, :5] @ 4 ** np.arange(4, -1, -1) == np.arange(1024)).all()
     sums = first_k_patterns(2, 5, 12)[:, :5].sum(1)
     assert np.bincount(sums).tolist() == [1, 5, 10, 10, 5, 1]  # binomial(5, s) patterns per count
+
+
+def test_copies_repeat_the_original_sequences_and_keep_their_labels():
+    """Sec. II.a's [x_1, x_2]: each input is the sparse-modular-addition sequence twice, its label unchanged, so
+    that either copy decides it."""
+    from pipeline_lib.tasks import sma_copies
+
+    ds = sma_copies.generate(sma_copies.Params(p=4, T=8, k=5, n_train=64, n_test=32, copies=2, seed=3))
+    original = sparse_modular_addition(4, 8, 5, 64, 32, seed=3)
+    x = ds.x.values
+    assert x.shape == (96, 16)
+    np.testing.assert_array_equal(x[:, :8], np.concatenate([original.x_train, original.x_test]))
+    np.testing.assert_array_equal(x[:, :8], x[:, 8:])
+    np.testing.assert_array_equal(ds.y.values, sparse_sum_label(x[:, 8:], 5, 4))
+    assert ds.attrs["task_copies"] == 2 and ds.attrs["task_task"] == "sparse_modular_addition_copies"

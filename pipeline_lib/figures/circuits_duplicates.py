@@ -1,0 +1,161 @@
+"""The circuits paper's thought experiment (Sec. II.a): a run on inputs [x_1, x_2] made of twice the same sequence
+(task sparse_modular_addition_copies), where either copy decides the label. Left: per seed, the share of single
+gradient steps, each on one training input alone (analysis single_step), that raise the input's own attention on
+both twins (a label-deciding position of one copy and the same position of the other) among those that raise it
+on either, over the run's weight snapshots; beside it the same share for pairs that are not twins (a
+label-deciding position of one copy and another one of the other copy), and the share that independent moves
+would give (1/3). Middle: the attention per position over the epochs (mean over seeds and probes), the copies'
+first k positions marked. Right: per seed, the weaker copy's share of the attention the two copies' first k
+positions hold at the last recorded epoch (a half: the circuit is duplicated evenly; zero: one copy holds it
+alone), against the seed's final train accuracy. The stats also hold the same shares for the training's own
+mini-batch updates, read on the held-out probes after every step of the run's first epochs."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+from matplotlib.figure import Figure
+
+from ..intervals import json_floats
+from ..plumbing.errors import ConfigError
+from ..plumbing.store import read_dataset
+from . import style
+from .reading import recorded_attention
+
+NAME = "circuits_duplicates"
+PAPER = "Easing Optimization Paths: a Circuit Perspective"
+CONFIG = """
+description: Sec. II.a's thought experiment on a repeated input [x, x]; do single updates reinforce both copies' circuits, and do both copies end with attention?
+required: [run]
+properties:
+  run:
+    description: "A run on repeated inputs that records the attention after every optimizer step (step_attention_epochs >= 1), measured by analyses.single_step."
+    type: string
+    x-ref: run
+    x-reads: [analysis/single_step, trajectory]
+    x-requires:
+      properties:
+        dataset: {properties: {task: {const: sparse_modular_addition_copies}}}
+        run: {properties: {step_attention_epochs: {minimum: 1}}}
+    x-requires-message: "must be a sparse_modular_addition_copies run with step_attention_epochs >= 1"
+"""
+INDEPENDENT = 1 / 3  # P(both rise | either rises) for two moves that rise or fall independently, each half the time
+DUPLICATED = 0.25  # a seed ends with duplicates where the weaker copy holds at least this share of the two copies'
+# first-k attention (at worst 1 : 3 between the copies; fixed before any run, the paper prints no level)
+LEARNED = 0.95  # a seed learned the task: final train accuracy at least this (as circuits.fig4's precondition)
+
+
+@dataclass(frozen=True)
+class Params:
+    run: str
+
+
+def both_rise(d1: np.ndarray, d2: np.ndarray) -> tuple[float, int]:
+    """Among the paired changes where either of ``d1`` and ``d2`` rises (> 0), the share where both do, and how
+    many such pairs there are (NaN share where none)."""
+    either = (d1 > 0) | (d2 > 0)
+    n = int(either.sum())
+    return (float(((d1 > 0) & (d2 > 0)).sum() / n) if n else float("nan")), n
+
+
+def twin_stats(d: np.ndarray, T: int, k: int) -> dict:
+    """Per seed, from changes of the attention (seed, ..., position) of two-copy inputs of length 2 T: the both-rise
+    share (:func:`both_rise`) of the twins (t, t + T) for t < k, of the pairs (t, t' + T) with t != t' < k (not
+    twins: the control), and of the twins beyond k (the positions that do not decide the label)."""
+    first = range(k)
+    pairs = {"twins": [(t, t + T) for t in first],
+             "other_pairs": [(t, u + T) for t in first for u in first if u != t],
+             "twins_beyond_k": [(t, t + T) for t in range(k, T)]}
+    out = {}
+    for name, pp in pairs.items():
+        a = np.stack([d[..., i] for i, _ in pp], -1)
+        b = np.stack([d[..., j] for _, j in pp], -1)
+        shares = [both_rise(a[s], b[s]) for s in range(len(d))]
+        out[f"{name}_both_rise_per_seed"] = json_floats([v for v, _ in shares])
+        out[f"{name}_events_per_seed"] = [n for _, n in shares]
+    return out
+
+
+def single_step_stats(ss: xr.Dataset, T: int, k: int) -> dict:
+    """:func:`twin_stats` of the single-input gradient steps over every snapshot, and of the first snapshot (the
+    run's start) alone."""
+    d = ss.attention_change.transpose("seed", "snapshot", "input", "position").values
+    start = twin_stats(d[:, :1], T, k)
+    return {**twin_stats(d, T, k), "twins_both_rise_at_start_per_seed": start["twins_both_rise_per_seed"],
+            "snapshots": [int(e) for e in ss.snapshot.values], "n_inputs": int(ss.sizes["input"])}
+
+
+def end_stats(traj: xr.Dataset, T: int, k: int) -> dict:
+    """Per seed at the last recorded epoch, the attention (mean over probes) on each copy's first k positions, the
+    weaker copy's share of their sum, and the final train and test accuracy."""
+    att = recorded_attention(traj)
+    last = att.isel(epoch=-1).mean("probe").transpose("seed", "position").values  # (seed, 2T)
+    m1, m2 = last[:, :k].sum(1), last[:, T:T + k].sum(1)
+    return {"epoch": int(att.epoch[-1]), "copy_mass_per_seed": [[float(a), float(b)] for a, b in zip(m1, m2)],
+            "weaker_copy_share_per_seed": json_floats(np.minimum(m1, m2) / (m1 + m2)),
+            "train_acc_end_per_seed": json_floats(traj.train_acc.isel(epoch=-1)),
+            "test_acc_end_per_seed": json_floats(traj.test_acc.isel(epoch=-1))}
+
+
+def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
+    traj = read_dataset(paths.trajectory(params.run), rule="train")
+    if traj.attrs.get("task_task") != "sparse_modular_addition_copies" or int(traj.attrs.get("task_copies", 0)) != 2:
+        raise ConfigError(f"figures.circuits_duplicates.run: run '{params.run}' trains on task "
+                          f"{traj.attrs.get('task_task')!r} with {traj.attrs.get('task_copies')} copies; allowed: "
+                          "sparse_modular_addition_copies with copies: 2 (the paper's [x_1, x_2])")
+    T, k = int(traj.attrs["task_T"]), int(traj.attrs["task_k"])
+    ss = read_dataset(paths.analysis("single_step", params.run), rule="single_step")
+    step_changes = traj.step_attention.transpose("seed", "step", "probe", "position").diff("step").values
+    stats = {"run": params.run, "p": int(traj.attrs["task_p"]), "T": T, "k": k, "independent": INDEPENDENT,
+             "single_step": single_step_stats(ss, T, k), "end": end_stats(traj, T, k),
+             "training_steps": {**twin_stats(step_changes, T, k), "steps": int(traj.sizes["step"] - 1),
+                                "n_probe": int(traj.sizes["probe"])}}
+    one, end, run_steps = stats["single_step"], stats["end"], stats["training_steps"]
+    med = lambda values: np.nanmedian(_arr(values))  # noqa: E731
+    stats["summary"] = (
+        f"{params.run} (p = {stats['p']}, [x, x] with T = {T}, k = {k}): of the single-input gradient steps raising "
+        f"either twin among the first k ({one['n_inputs']} inputs, {len(one['snapshots'])} snapshots), a median "
+        f"{med(one['twins_both_rise_per_seed']):.3f} raise both (not twins: "
+        f"{med(one['other_pairs_both_rise_per_seed']):.3f}; independent moves: {INDEPENDENT:.3f}); the training's "
+        f"mini-batch updates on held-out probes, its first {run_steps['steps']} steps: "
+        f"{med(run_steps['twins_both_rise_per_seed']):.3f}; at epoch {end['epoch']} the weaker copy holds a median "
+        f"{med(end['weaker_copy_share_per_seed']):.3f} of the two copies' first-k attention")
+    mean_att = recorded_attention(traj).mean(["seed", "probe"])
+    return plot_circuits_duplicates(one, end, mean_att, T, k), stats
+
+
+def _arr(values: list) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+def plot_circuits_duplicates(twins: dict, end: dict, mean_att: xr.DataArray, T: int, k: int) -> Figure:
+    """``twins``/``end``: :func:`twin_stats` and :func:`end_stats`; ``mean_att``: attention (epoch, position)."""
+    fig, axes = style.figure(ncols=3, width=3.6, height=2.8)
+    ax = axes[0][0]
+    seeds = np.arange(len(twins["twins_both_rise_per_seed"]))
+    for off, key, color, label in ((-0.2, "twins", "C3", "twins (t, t + T), t < k"),
+                                   (0.2, "other_pairs", "0.6", "not twins (t, t' + T)")):
+        ax.bar(seeds + off, _arr(twins[f"{key}_both_rise_per_seed"]), width=0.4, color=color, label=label)
+    ax.axhline(INDEPENDENT, color="k", ls=":", lw=1, label="independent moves (1/3)")
+    ax.set(xlabel="seed", ylabel="raise both / raise either", ylim=(0, 1.05), title="a step on one input")
+    ax.legend(fontsize=7, loc="lower right")
+    ax = axes[0][1]
+    epochs = mean_att.epoch.values
+    edges = np.concatenate([[epochs[0] - 0.5], (epochs[1:] + epochs[:-1]) / 2, [epochs[-1] + 0.5]])
+    mesh = ax.pcolormesh(edges, np.arange(2 * T + 1) - 0.5, mean_att.transpose("position", "epoch").values,
+                         cmap="viridis", vmin=0, shading="flat")
+    for y in (k - 0.5, T - 0.5, T + k - 0.5):
+        ax.axhline(y, color="w", ls="--" if y != T - 0.5 else "-", lw=1)
+    ax.invert_yaxis()
+    ax.set_xscale("symlog", linthresh=10)
+    ax.set(xlabel="epoch", ylabel="position", title="attention (mean over seeds)")
+    fig.colorbar(mesh, ax=ax, shrink=0.8)
+    ax = axes[0][2]
+    ax.scatter(_arr(end["train_acc_end_per_seed"]), _arr(end["weaker_copy_share_per_seed"]), color="C0")
+    ax.axhline(0.5, color="k", ls=":", lw=1)
+    ax.axhline(DUPLICATED, color="C3", ls="--", lw=1)
+    ax.axvline(LEARNED, color="0.5", ls="--", lw=1)
+    ax.set(xlabel="final train accuracy", ylabel="weaker copy's share", ylim=(0, 0.55),
+           title=f"first-k attention, epoch {end['epoch']}")
+    return fig
