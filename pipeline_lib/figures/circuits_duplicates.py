@@ -138,8 +138,9 @@ def plot_circuits_duplicates(twins: dict, end: dict, mean_att: xr.DataArray, T: 
                                    (0.2, "other_pairs", "0.6", "not twins (t, t' + T)")):
         ax.bar(seeds + off, _arr(twins[f"{key}_both_rise_per_seed"]), width=0.4, color=color, label=label)
     ax.axhline(INDEPENDENT, color="k", ls=":", lw=1, label="independent moves (1/3)")
-    ax.set(xlabel="seed", ylabel="raise both / raise either", ylim=(0, 1.05), title="a step on one input")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.set(xlabel="seed", ylabel="raise both / raise either", ylim=(0, 1.4), title="a step on one input")
+    ax.set_yticks(np.linspace(0, 1, 6))
+    ax.legend(fontsize=7, loc="upper left", frameon=False)
     ax = axes[0][1]
     epochs = mean_att.epoch.values
     edges = np.concatenate([[epochs[0] - 0.5], (epochs[1:] + epochs[:-1]) / 2, [epochs[-1] + 0.5]])
@@ -148,14 +149,16 @@ def plot_circuits_duplicates(twins: dict, end: dict, mean_att: xr.DataArray, T: 
     for y in (k - 0.5, T - 0.5, T + k - 0.5):
         ax.axhline(y, color="w", ls="--" if y != T - 0.5 else "-", lw=1)
     ax.invert_yaxis()
+    ax.set_yticks([0, k, T, T + k])
     ax.set_xscale("symlog", linthresh=10)
     ax.set(xlabel="epoch", ylabel="position", title="attention (mean over seeds)")
     fig.colorbar(mesh, ax=ax, shrink=0.8)
     ax = axes[0][2]
     ax.scatter(_arr(end["train_acc_end_per_seed"]), _arr(end["weaker_copy_share_per_seed"]), color="C0")
     ax.axhline(0.5, color="k", ls=":", lw=1)
-    ax.axhline(DUPLICATED, color="C3", ls="--", lw=1)
-    ax.axvline(LEARNED, color="0.5", ls="--", lw=1)
-    ax.set(xlabel="final train accuracy", ylabel="weaker copy's share", ylim=(0, 0.55),
+    ax.axhline(DUPLICATED, color="C3", ls="--", lw=1, label=f"duplicated: at least {DUPLICATED:g}")
+    ax.axvline(LEARNED, color="0.5", ls="--", lw=1, label=f"learned: at least {LEARNED:g}")
+    ax.legend(fontsize=7, loc="lower left", frameon=False)
+    ax.set(xlabel="final train accuracy", ylabel="weaker copy's share (0.5: even)", ylim=(0, 0.55),
            title=f"first-k attention, epoch {end['epoch']}")
     return fig
