@@ -848,3 +848,39 @@ def test_duplicates_score_twins_moving_together_and_apart(tmp_path):
     write_dataset(_copies_trajectory(10, together, even, np.ones(10)).assign_attrs(task_copies=3), paths.trajectory("x3"))
     with pytest.raises(Exception, match="figures.circuits_duplicates.run"):
         circuits_duplicates.build(None, circuits_duplicates.Params(run="x3"), paths, {})
+
+
+def test_batch_steps_score_specific_steps_both_ways(tmp_path):
+    """Sec. II.a's 'specific memorization circuits' on planted batch steps: those raising the attention beyond k
+    less aligned with the held-out gradient (reproduced), equally or more aligned (not reproduced), and a run
+    whose steps all raise it (not run); the shuffled control sits near 0."""
+    from pipeline_lib import declarations
+    from pipeline_lib.figures import circuits_batch_steps
+    from pipeline_lib.scoring import circuits_batch_steps as cb_rules
+
+    rng = np.random.default_rng(1)
+    paths = Paths(str(tmp_path))
+    traj = xr.Dataset(attrs={"task_k": 5, "task_T": 8})
+
+    def write(run: str, change: np.ndarray, cosine: np.ndarray) -> dict:
+        write_dataset(traj, paths.trajectory(run))
+        write_dataset(xr.Dataset({"attention_change": (("seed", "snapshot", "batch", "position"), change),
+                                  "test_cosine": (("seed", "snapshot", "batch"), cosine)},
+                                 coords={"snapshot": [0, 1, 2]}), paths.analysis("batch_steps", run))
+        return _build(circuits_batch_steps, circuits_batch_steps.Params(run=run), paths)
+
+    change = rng.normal(size=(6, 3, 64, 8))
+    raising = change[..., 5:].sum(-1) > 0
+    stats = write("specific", change, np.where(raising, 0.1, 0.4) + rng.normal(scale=0.05, size=raising.shape))
+    scores = cb_rules.score_claims(stats, None)
+    assert set(scores) == set(declarations.figure_claims("circuits_batch_steps"))
+    assert scores["circuits.fig2.spurious_steps_memorize_batches"]["verdict"] == "reproduced"
+    assert np.mean(stats["gap_per_seed"]) == pytest.approx(0.3, abs=0.03)
+    assert abs(np.mean(stats["gap_shuffled_per_seed"])) < 0.1
+    unrelated = 0.2 + rng.normal(scale=0.05, size=raising.shape)  # the cosine does not depend on the kind of step
+    for run, cosine in (("unrelated", unrelated), ("reversed", np.where(raising, 0.4, 0.1))):
+        null = cb_rules.score_claims(write(run, change, cosine), None)
+        assert null["circuits.fig2.spurious_steps_memorize_batches"]["verdict"] == "not reproduced", run
+    all_up = np.abs(change)
+    none = cb_rules.score_claims(write("all_up", all_up, np.full(raising.shape, 0.2)), None)
+    assert none["circuits.fig2.spurious_steps_memorize_batches"]["verdict"] == "not run"

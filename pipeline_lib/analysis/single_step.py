@@ -44,24 +44,35 @@ class Params:
     step: float = 1e-6
 
 
-def attention_change(model, x: torch.Tensor, y: torch.Tensor, step: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """The derivative of input ``x``'s (1, T) attention along the unit direction of minus the gradient of its own
-    loss (label ``y``, (1,)), by a step of ``step`` along it (S, positions), and the gradient's norm (S,); every
-    seed at once (a seed's loss depends on its own parameters alone). The parameters are restored after."""
+def gradient_step_change(model, x: torch.Tensor, y: torch.Tensor,
+                         step: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The derivative of the attention of inputs ``x`` (B, T) along the unit direction of minus the gradient of their
+    mean loss (labels ``y``, (B,)), by a step of ``step`` along it (S, B, positions); the gradient's norm (S,); and
+    the gradient, one flat row per seed (S, parameters). Every seed at once (a seed's loss depends on its own
+    parameters alone); the parameters are restored exactly after."""
     model.zero_grad(set_to_none=True)
     loss, _ = loss_fn(model)(model(x), y)
     loss.sum().backward()
     params = [p for p in model.parameters() if p.grad is not None]
-    norm = torch.sqrt(sum((p.grad.reshape(len(p), -1) ** 2).sum(1) for p in params))  # (S,)
+    grad = torch.cat([p.grad.reshape(len(p), -1) for p in params], 1)
+    norm = torch.sqrt((grad ** 2).sum(1))
     scale = step / norm.clamp_min(1e-300)
     with torch.no_grad():
-        before = model.attention(x)[:, 0]
+        saved = [p.detach().clone() for p in params]
+        before = model.attention(x)
         for p in params:
             p.sub_(p.grad * scale.view(-1, *[1] * (p.dim() - 1)))
-        after = model.attention(x)[:, 0]
-        for p in params:
-            p.add_(p.grad * scale.view(-1, *[1] * (p.dim() - 1)))
-    return (after - before) / step, norm
+        after = model.attention(x)
+        for p, v in zip(params, saved):
+            p.copy_(v)
+    return (after - before) / step, norm, grad
+
+
+def attention_change(model, x: torch.Tensor, y: torch.Tensor, step: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`gradient_step_change` of one input ``x`` (1, T): its attention's derivative (S, positions) and the
+    gradient's norm (S,)."""
+    change, norm, _ = gradient_step_change(model, x, y, step)
+    return change[:, 0], norm
 
 
 def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
