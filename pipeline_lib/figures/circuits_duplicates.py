@@ -112,7 +112,10 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
              "training_steps": {**twin_stats(step_changes, T, k), "steps": int(traj.sizes["step"] - 1),
                                 "n_probe": int(traj.sizes["probe"])}}
     one, end, run_steps = stats["single_step"], stats["end"], stats["training_steps"]
-    med = lambda values: np.nanmedian(_arr(values))  # noqa: E731
+
+    def med(values: list) -> float:
+        return float(np.nanmedian(_arr(values)))
+
     stats["summary"] = (
         f"{params.run} (p = {stats['p']}, [x, x] with T = {T}, k = {k}): of the single-input gradient steps raising "
         f"either twin among the first k ({one['n_inputs']} inputs, {len(one['snapshots'])} snapshots), a median "

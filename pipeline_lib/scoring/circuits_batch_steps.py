@@ -18,7 +18,10 @@ def score_memorization(stats: dict) -> dict:
                               "the attention beyond k at the measured snapshots")
     m, lo, hi = claims.mean_interval(gaps)
     shuffled = [g for g in stats["gap_shuffled_per_seed"] if g is not None]
-    mean = lambda key: np.mean([v for v in stats[key] if v is not None])  # noqa: E731
+
+    def mean(key: str) -> float:
+        return float(np.mean([v for v in stats[key] if v is not None]))
+
     return claims.score(m, (lo, hi), len(gaps),
                         f"{stats['run']}: {stats['n_batches']} batches at epochs {stats['snapshots'][0]}-"
                         f"{stats['snapshots'][-1]}; a mean {mean('share_raising_per_seed'):.3f} of the steps raise "

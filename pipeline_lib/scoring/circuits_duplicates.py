@@ -23,7 +23,9 @@ def score_updates(stats: dict) -> dict:
     if not shares:
         return claims.not_run(f"{stats['run']}: no single-input step raised the attention on a first-k position")
     m, lo, hi = claims.mean_interval(shares)
-    mean = lambda key: np.mean(_values(one[key]))  # noqa: E731
+    def mean(key: str) -> float:
+        return float(np.mean(_values(one[key])))
+
     run_steps = stats["training_steps"]
     return claims.score(m, (lo, hi), len(shares),
                         f"{stats['run']}: of the gradient steps on one of {one['n_inputs']} training inputs alone (at "
