@@ -22,10 +22,9 @@ import numpy as np
 import torch
 import xarray as xr
 
-from ..models import build_run_model, run_inputs
-from ..plumbing.store import read_dataset
-from ..selection import dataset_split, seed_coords, snapshot_arrays
-from .single_step import gradient_step_change
+from ..models import run_inputs
+from ..selection import dataset_split, seed_coords
+from .single_step import gradient_step_change, snapshot_loader
 
 NAME = "batch_steps"
 PER_RUN = True
@@ -53,13 +52,11 @@ class Params:
 
 def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
     torch.set_num_threads(max(1, threads))
-    spec = cfg.run_spec(name)
-    w = read_dataset(paths.weights(name), rule="train")
+    spec, w, data, model, load = snapshot_loader(cfg, name, paths)
     keep = np.flatnonzero(w.snapshot.values <= params.until_epoch)
     if not keep.size:
         raise ValueError(f"analyses.batch_steps.until_epoch: run '{name}' recorded no weights at or before epoch "
                          f"{params.until_epoch} (its first snapshot is epoch {int(w.snapshot[0])})")
-    data = read_dataset(paths.dataset(spec.dataset), rule="dataset")
     x_tr, y_tr = dataset_split(data, "train")
     x_te, y_te = dataset_split(data, "test")
     n_batches = len(x_tr) // params.batch_size
@@ -68,14 +65,10 @@ def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr
                          f"inputs of run '{name}'")
     x_train, y_train = run_inputs(spec, x_tr), torch.as_tensor(y_tr)
     x_test, y_test = run_inputs(spec, x_te[:params.n_test]), torch.as_tensor(y_te[:params.n_test])
-    model = build_run_model(spec, w.sizes["seed"]).double()
-    temperature = read_dataset(paths.trajectory(name), rule="train").temperature
-    heat = spec.attention.schedule == "heat_treatment"
     change = np.zeros((w.sizes["seed"], len(keep), n_batches, x_train.shape[1]))
     cosine = np.zeros(change.shape[:3])
     for j, k in enumerate(keep):
-        model.load_arrays(snapshot_arrays(w, int(k)))
-        model.beta = 1.0 / float(temperature.sel(epoch=w.snapshot.values[k])) if heat else None
+        load(int(k))
         _, test_norm, test_grad = gradient_step_change(model, x_test, y_test, params.step)
         for b in range(n_batches):
             rows = slice(b * params.batch_size, (b + 1) * params.batch_size)

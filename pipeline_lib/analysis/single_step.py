@@ -75,21 +75,33 @@ def attention_change(model, x: torch.Tensor, y: torch.Tensor, step: float) -> tu
     return change[:, 0], norm
 
 
-def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
-    torch.set_num_threads(max(1, threads))
+def snapshot_loader(cfg, name: str, paths):
+    """The run's spec, its weight snapshots ``w``, its dataset, its model rebuilt in float64 and a function that
+    loads snapshot ``k`` (by position) into it: the weights and, under Heat Treatment, the temperature the trajectory
+    records for the snapshot's epoch."""
     spec = cfg.run_spec(name)
     w = read_dataset(paths.weights(name), rule="train")
     data = read_dataset(paths.dataset(spec.dataset), rule="dataset")
-    x_np, y_np = dataset_split(data, "train")
-    x_all, y_all = run_inputs(spec, x_np[:params.n_inputs]), torch.as_tensor(y_np[:params.n_inputs])
     model = build_run_model(spec, w.sizes["seed"]).double()
     temperature = read_dataset(paths.trajectory(name), rule="train").temperature
     heat = spec.attention.schedule == "heat_treatment"
+
+    def load(k: int) -> None:
+        model.load_arrays(snapshot_arrays(w, k))
+        model.beta = 1.0 / float(temperature.sel(epoch=w.snapshot.values[k])) if heat else None
+
+    return spec, w, data, model, load
+
+
+def compute(cfg, name: str, params: Params, paths, threads: int = 1) -> tuple[xr.Dataset, dict]:
+    torch.set_num_threads(max(1, threads))
+    spec, w, data, model, load = snapshot_loader(cfg, name, paths)
+    x_np, y_np = dataset_split(data, "train")
+    x_all, y_all = run_inputs(spec, x_np[:params.n_inputs]), torch.as_tensor(y_np[:params.n_inputs])
     delta = np.zeros((w.sizes["seed"], w.sizes["snapshot"], len(x_all), x_all.shape[1]))
     grad_norm = np.zeros(delta.shape[:3])
     for k in range(w.sizes["snapshot"]):
-        model.load_arrays(snapshot_arrays(w, k))
-        model.beta = 1.0 / float(temperature.sel(epoch=w.snapshot.values[k])) if heat else None
+        load(k)
         for i in range(len(x_all)):
             d, g = attention_change(model, x_all[i:i + 1], y_all[i:i + 1], params.step)
             delta[:, k, i], grad_norm[:, k, i] = d.numpy(), g.numpy()
