@@ -788,13 +788,15 @@ def test_constructions_score_the_task_and_the_rectifier_both_ways(tmp_path):
 
 def _copies_trajectory(seeds: int, moves: np.ndarray, end: np.ndarray, train_acc: np.ndarray) -> xr.Dataset:
     """A run on [x, x] (T = 8, k = 5): attention after each step from the per-step changes ``moves`` (seed, step,
-    probe, 16) added to uniform attention, and ``end`` (seed, 16) as the attention at the last recorded epoch."""
+    probe, 16) added to uniform attention, uniform attention at its first recorded epoch and ``end`` (seed, 16) at
+    its last; every probe the tokens 0..7 twice."""
     steps = moves.shape[1]
     step_att = 1 / 16 + np.concatenate([np.zeros((seeds, 1, *moves.shape[2:])), np.cumsum(moves, 1)], 1)
     att = np.stack([np.full((seeds, 16), 1 / 16), end], 1)[:, :, None, :].repeat(moves.shape[2], 2)
     return xr.Dataset(
         {"step_attention": (("seed", "step", "probe", "position"), step_att),
          "attention": (("seed", "epoch", "probe", "position"), att),
+         "probe_x": (("probe", "position"), np.tile(np.arange(16) % 8 % 4, (moves.shape[2], 1))),
          "train_acc": (("seed", "epoch"), np.stack([np.full(seeds, 0.25), train_acc], 1)),
          "test_acc": (("seed", "epoch"), np.stack([np.full(seeds, 0.25), train_acc], 1))},
         coords={"seed": np.arange(seeds), "epoch": [0, 1000], "attention_recorded": ("epoch", [True, True]),
@@ -802,50 +804,73 @@ def _copies_trajectory(seeds: int, moves: np.ndarray, end: np.ndarray, train_acc
         attrs={"task_task": "sparse_modular_addition_copies", "task_copies": 2, "task_T": 8, "task_k": 5, "task_p": 4})
 
 
-def _write_copies_run(paths, run: str, moves: np.ndarray, end: np.ndarray, train_acc: np.ndarray) -> None:
+def _write_copies_run(paths, run: str, moves: np.ndarray, end: np.ndarray, train_acc: np.ndarray) -> dict:
     """:func:`_copies_trajectory` and its single_step analysis, whose changes are ``moves`` (seed, snapshot,
-    input, 16)."""
-    seeds, snapshots = moves.shape[:2]
+    input, 16) on the inputs 0..7 twice (mod 4); the figure's statistics."""
+    from pipeline_lib.figures import circuits_duplicates
+
+    seeds, snapshots, inputs = moves.shape[:3]
     write_dataset(_copies_trajectory(seeds, moves, end, train_acc), paths.trajectory(run))
-    write_dataset(xr.Dataset({"attention_change": (("seed", "snapshot", "input", "position"), moves)},
+    write_dataset(xr.Dataset({"attention_change": (("seed", "snapshot", "input", "position"), moves),
+                              "x": (("input", "position"), np.tile(np.arange(16) % 8 % 4, (inputs, 1)))},
                              coords={"seed": np.arange(seeds), "snapshot": np.arange(snapshots)}),
                   paths.analysis("single_step", run))
+    return _build(circuits_duplicates, circuits_duplicates.Params(run=run), paths)
+
+
+def _copy_moves(rng, together: float) -> np.ndarray:
+    """Per-step attention changes (10 seeds, 64 steps, 4 inputs, 16 positions) whose second copy repeats the first
+    (at half the size) in a share ``together`` of the steps and moves on its own in the others."""
+    first = rng.normal(size=(10, 64, 4, 8)) * 1e-3
+    own = rng.normal(size=first.shape) * 1e-3
+    same = rng.random(size=(10, 64, 4, 1)) < together
+    return np.concatenate([first, np.where(same, first * 0.5, own)], -1)
+
+
+def _end(first_k: float, other_first_k: float) -> np.ndarray:
+    """The last epoch's attention (10 seeds, 16 positions): ``first_k`` and ``other_first_k`` on the two copies'
+    first 5 positions, the rest spread over the other 6."""
+    rest = (1 - first_k - other_first_k) / 6
+    return np.tile(np.r_[np.full(5, first_k / 5), np.full(3, rest), np.full(5, other_first_k / 5), np.full(3, rest)],
+                   (10, 1))
 
 
 def test_duplicates_score_twins_moving_together_and_apart(tmp_path):
-    """Sec. II.a's thought experiment on planted runs: twins that always move together, and copies that end
-    attended evenly (reproduced); twins that move independently, and a copy that ends alone (not reproduced);
-    no seed that learned (not run)."""
+    """Sec. II.a's thought experiment on planted runs, each claim crossing its rule on its own: copies whose
+    attention always moves together (reproduced), independently or together in 0.8 of the steps (not reproduced);
+    copies that end attended evenly after both grew (reproduced), one alone, a weaker copy with 0.2, or even but
+    below the start (not reproduced); no seed that learned (not run)."""
     from pipeline_lib import declarations
     from pipeline_lib.figures import circuits_duplicates
     from pipeline_lib.scoring import circuits_duplicates as cd_rules
 
     rng = np.random.default_rng(0)
     paths = Paths(str(tmp_path))
-    first = rng.normal(size=(10, 64, 4, 8)) * 1e-3
-    together = np.concatenate([first, first * 0.5], -1)  # every twin moves with its copy, at half the size
-    even = np.tile(np.r_[np.full(5, 0.1), np.full(3, 0.01), np.full(5, 0.08), np.full(3, 0.01)], (10, 1))
-    _write_copies_run(paths, "dup", together, even, np.ones(10))
-    stats = _build(circuits_duplicates, circuits_duplicates.Params(run="dup"), paths)
+    even, alone = _end(0.5, 0.4), _end(0.95, 0.01)
+    stats = _write_copies_run(paths, "dup", _copy_moves(rng, 1.0), even, np.ones(10))
     scores = cd_rules.score_claims(stats, None)
     assert set(scores) == set(declarations.figure_claims("circuits_duplicates"))
     assert {k: v["verdict"] for k, v in scores.items()} == dict.fromkeys(scores, "reproduced")
-    assert stats["single_step"]["twins_both_rise_per_seed"] == [1.0] * 10 == stats["training_steps"]["twins_both_rise_per_seed"]
-    assert 0.2 < np.mean(stats["single_step"]["other_pairs_both_rise_per_seed"]) < 0.5  # the control: about 1/3
+    assert stats["single_step"]["copies_both_rise_per_seed"] == [1.0] * 10
+    assert stats["training_steps"]["twins_both_rise_per_seed"] == [1.0] * 10
+    assert 0.2 < np.mean(stats["single_step"]["other_token_pairs_both_rise_per_seed"]) < 0.5  # about 1/3
     assert stats["end"]["weaker_copy_share_per_seed"][0] == pytest.approx(0.4 / 0.9)
 
-    apart = np.concatenate([first, rng.normal(size=first.shape) * 1e-3], -1)  # the other copy moves on its own
-    alone = np.tile(np.r_[np.full(5, 0.19), np.full(3, 0.01), np.full(5, 0.002), np.full(3, 0.0)], (10, 1))
-    _write_copies_run(paths, "apart", apart, alone, np.ones(10))
-    null = _build(circuits_duplicates, circuits_duplicates.Params(run="apart"), paths)
-    assert 0.25 < np.mean(null["single_step"]["twins_both_rise_per_seed"]) < 0.42
-    scores = cd_rules.score_claims(null, None)
-    assert {k: v["verdict"] for k, v in scores.items()} == dict.fromkeys(scores, "not reproduced")
+    def verdicts(run: str, together: float, end: np.ndarray) -> tuple[str, str]:
+        out = cd_rules.score_claims(_write_copies_run(paths, run, _copy_moves(rng, together), end, np.ones(10)), None)
+        return (out["circuits.thought.update_reinforces_both_copies"]["verdict"],
+                out["circuits.thought.duplicates_at_end"]["verdict"])
 
-    _write_copies_run(paths, "unlearned", together, even, np.full(10, 0.5))
-    unlearned = _build(circuits_duplicates, circuits_duplicates.Params(run="unlearned"), paths)
-    assert cd_rules.score_claims(unlearned, None)["circuits.thought.duplicates_at_end"]["verdict"] == "not run"
-    write_dataset(_copies_trajectory(10, together, even, np.ones(10)).assign_attrs(task_copies=3), paths.trajectory("x3"))
+    assert verdicts("apart_alone", 0.0, alone) == ("not reproduced", "not reproduced")
+    assert verdicts("apart_even", 0.0, even) == ("not reproduced", "reproduced")  # each claim on its own statistic
+    assert verdicts("together_alone", 1.0, alone) == ("reproduced", "not reproduced")
+    assert verdicts("near_bars", 0.6, _end(0.8, 0.2)) == ("not reproduced", "not reproduced")  # 0.2 < 0.25
+    assert verdicts("not_grown", 1.0, _end(0.3, 0.3))[1] == "not reproduced"  # even, but below the start's 5/16
+
+    stats = _write_copies_run(paths, "unlearned", _copy_moves(rng, 1.0), even, np.full(10, 0.5))
+    assert cd_rules.score_claims(stats, None)["circuits.thought.duplicates_at_end"]["verdict"] == "not run"
+    write_dataset(_copies_trajectory(10, _copy_moves(rng, 1.0), even, np.ones(10)).assign_attrs(task_copies=3),
+                  paths.trajectory("x3"))
     with pytest.raises(Exception, match="figures.circuits_duplicates.run"):
         circuits_duplicates.build(None, circuits_duplicates.Params(run="x3"), paths, {})
 
@@ -864,9 +889,12 @@ def test_batch_steps_score_specific_steps_both_ways(tmp_path):
 
     def write(run: str, change: np.ndarray, cosine: np.ndarray) -> dict:
         write_dataset(traj, paths.trajectory(run))
+        held_out = np.zeros((change.shape[0], change.shape[1], 8))
         write_dataset(xr.Dataset({"attention_change": (("seed", "snapshot", "batch", "position"), change),
-                                  "test_cosine": (("seed", "snapshot", "batch"), cosine)},
-                                 coords={"snapshot": [0, 1, 2]}), paths.analysis("batch_steps", run))
+                                  "test_cosine": (("seed", "snapshot", "batch"), cosine),
+                                  "test_attention_change": (("seed", "snapshot", "position"), held_out)},
+                                 coords={"snapshot": [0, 1, 2]}, attrs={"batch_size": 32}),
+                      paths.analysis("batch_steps", run))
         return _build(circuits_batch_steps, circuits_batch_steps.Params(run=run), paths)
 
     change = rng.normal(size=(6, 3, 64, 8))

@@ -40,32 +40,39 @@ class Params:
     shuffle_seed: int = 0
 
 
-def gap(cosine: np.ndarray, raising: np.ndarray) -> float | None:
-    """Mean cosine of the steps that do not raise (``~raising``) minus that of those that do; None where either
-    group is empty."""
-    if raising.all() or not raising.any():
+def gap(cosine: np.ndarray, raising: np.ndarray, lowering: np.ndarray) -> float | None:
+    """Mean cosine of the ``lowering`` steps minus that of the ``raising`` ones; None where either group is
+    empty."""
+    if not raising.any() or not lowering.any():
         return None
-    return float(cosine[~raising].mean() - cosine[raising].mean())
+    return float(cosine[lowering].mean() - cosine[raising].mean())
 
 
 def step_stats(ds: xr.Dataset, k: int, shuffle_seed: int) -> dict:
     """Per seed, over every (snapshot, batch): the share of the steps that raise their batch's attention mass on the
-    positions >= k, the mean test cosine of those that raise it and of those that lower it, their gap (lowering
-    minus raising) and, as the control, the same gap with the raising labels shuffled within the seed."""
+    positions >= k, the mean test cosine of those that raise it and of those that lower it (a step that leaves it
+    exactly unchanged is neither), their gap (lowering minus raising) and, as the control, the same gap with the
+    labels shuffled within the seed; and the held-out inputs' own step's change of their mass beyond k, mean over
+    the snapshots (negative: the mean step lowers it)."""
     beyond = ds.attention_change.isel(position=slice(k, None)).sum("position").values  # (seed, snapshot, batch)
     cosine = ds.test_cosine.values
     rng = np.random.default_rng(shuffle_seed)
     out = {"share_raising_per_seed": [], "cos_raising_per_seed": [], "cos_lowering_per_seed": [],
            "gap_per_seed": [], "gap_shuffled_per_seed": []}
     for b, c in zip(beyond.reshape(len(beyond), -1), cosine.reshape(len(cosine), -1)):
-        up = b > 0
+        up, down = b > 0, b < 0
         out["share_raising_per_seed"].append(float(up.mean()))
         out["cos_raising_per_seed"].append(float(c[up].mean()) if up.any() else None)
-        out["cos_lowering_per_seed"].append(float(c[~up].mean()) if (~up).any() else None)
-        out["gap_per_seed"].append(gap(c, up))
-        out["gap_shuffled_per_seed"].append(gap(c, rng.permutation(up)))
+        out["cos_lowering_per_seed"].append(float(c[down].mean()) if down.any() else None)
+        out["gap_per_seed"].append(gap(c, up, down))
+        moved = np.flatnonzero(up | down)
+        label = rng.permutation(up[moved])
+        out["gap_shuffled_per_seed"].append(gap(c[moved], label, ~label))
+    held_out = ds.test_attention_change.isel(position=slice(k, None)).sum("position").mean("snapshot")
     return {**out, "snapshots": [int(e) for e in ds.snapshot.values], "n_batches": int(ds.sizes["batch"]),
-            "cos_all_per_seed": json_floats(cosine.reshape(len(cosine), -1).mean(1))}
+            "batch_size": int(ds.attrs["batch_size"]),
+            "cos_all_per_seed": json_floats(cosine.reshape(len(cosine), -1).mean(1)),
+            "held_out_beyond_k_change_per_seed": json_floats(held_out)}
 
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:

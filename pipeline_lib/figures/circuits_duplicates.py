@@ -36,9 +36,9 @@ properties:
     x-reads: [analysis/single_step, trajectory]
     x-requires:
       properties:
-        dataset: {properties: {task: {const: sparse_modular_addition_copies}}}
+        dataset: {properties: {task: {const: sparse_modular_addition_copies}, copies: {const: 2}}}
         run: {properties: {step_attention_epochs: {minimum: 1}}}
-    x-requires-message: "must be a sparse_modular_addition_copies run with step_attention_epochs >= 1"
+    x-requires-message: "must be a sparse_modular_addition_copies run with copies: 2 and step_attention_epochs >= 1"
 """
 INDEPENDENT = 1 / 3  # P(both rise | either rises) for two moves that rise or fall independently, each half the time
 DUPLICATED = 0.25  # a seed ends with duplicates where the weaker copy holds at least this share of the two copies'
@@ -59,41 +59,61 @@ def both_rise(d1: np.ndarray, d2: np.ndarray) -> tuple[float, int]:
     return (float(((d1 > 0) & (d2 > 0)).sum() / n) if n else float("nan")), n
 
 
-def twin_stats(d: np.ndarray, T: int, k: int) -> dict:
-    """Per seed, from changes of the attention (seed, ..., position) of two-copy inputs of length 2 T: the both-rise
-    share (:func:`both_rise`) of the twins (t, t + T) for t < k, of the pairs (t, t' + T) with t != t' < k (not
-    twins: the control), and of the twins beyond k (the positions that do not decide the label)."""
-    first = range(k)
-    pairs = {"twins": [(t, t + T) for t in first],
-             "other_pairs": [(t, u + T) for t in first for u in first if u != t],
-             "twins_beyond_k": [(t, t + T) for t in range(k, T)]}
+def twin_stats(d: np.ndarray, x: np.ndarray, T: int, k: int) -> dict:
+    """Per seed, from changes of the attention ``d`` (seed, time, input, position) of two-copy inputs ``x`` (input,
+    position) of length 2 T, the both-rise share (:func:`both_rise`) of:
+
+    - ``copies``: the two copies' attention masses on their first k positions (the two circuits);
+    - ``twins``: the positions (t, t + T) for t < k (one token, two positions);
+    - ``same_token_pairs``: (t, u + T) with t != u < k whose tokens are equal (the control of ``twins``: a shared
+      token without a shared position);
+    - ``other_token_pairs``: (t, u + T) with t != u < k whose tokens differ;
+    - ``twins_beyond_k``: the twins at the positions that do not decide the label."""
+    firsts = [(t, u) for t in range(k) for u in range(k)]
+    masks = {"twins": [(t, u, None) for t, u in firsts if t == u],
+             "same_token_pairs": [(t, u, x[:, t] == x[:, u]) for t, u in firsts if t != u],
+             "other_token_pairs": [(t, u, x[:, t] != x[:, u]) for t, u in firsts if t != u],
+             "twins_beyond_k": [(t, t, None) for t in range(k, T)]}
     out = {}
-    for name, pp in pairs.items():
-        a = np.stack([d[..., i] for i, _ in pp], -1)
-        b = np.stack([d[..., j] for _, j in pp], -1)
-        shares = [both_rise(a[s], b[s]) for s in range(len(d))]
+    for name, pairs in masks.items():
+        shares = []
+        for s in range(len(d)):
+            a = [d[s, ..., t] if m is None else d[s][:, m, t] for t, _, m in pairs]
+            b = [d[s, ..., u + T] if m is None else d[s][:, m, u + T] for _, u, m in pairs]
+            shares.append(both_rise(np.concatenate([v.ravel() for v in a]), np.concatenate([v.ravel() for v in b])))
         out[f"{name}_both_rise_per_seed"] = json_floats([v for v, _ in shares])
         out[f"{name}_events_per_seed"] = [n for _, n in shares]
+    copies = [both_rise(c[..., :k].sum(-1), c[..., T:T + k].sum(-1)) for c in d]
+    out["copies_both_rise_per_seed"] = json_floats([v for v, _ in copies])
+    out["copies_events_per_seed"] = [n for _, n in copies]
     return out
 
 
 def single_step_stats(ss: xr.Dataset, T: int, k: int) -> dict:
-    """:func:`twin_stats` of the single-input gradient steps over every snapshot, and of the first snapshot (the
-    run's start) alone."""
+    """:func:`twin_stats` of the single-input gradient steps over every snapshot, and the copies' share at the
+    first snapshot alone (with its epoch)."""
     d = ss.attention_change.transpose("seed", "snapshot", "input", "position").values
-    start = twin_stats(d[:, :1], T, k)
-    return {**twin_stats(d, T, k), "twins_both_rise_at_start_per_seed": start["twins_both_rise_per_seed"],
+    x = ss.x.transpose("input", "position").values
+    first = twin_stats(d[:, :1], x, T, k)
+    return {**twin_stats(d, x, T, k), "copies_both_rise_first_snapshot_per_seed": first["copies_both_rise_per_seed"],
             "snapshots": [int(e) for e in ss.snapshot.values], "n_inputs": int(ss.sizes["input"])}
 
 
 def end_stats(traj: xr.Dataset, T: int, k: int) -> dict:
-    """Per seed at the last recorded epoch, the attention (mean over probes) on each copy's first k positions, the
-    weaker copy's share of their sum, and the final train and test accuracy."""
-    att = recorded_attention(traj)
-    last = att.isel(epoch=-1).mean("probe").transpose("seed", "position").values  # (seed, 2T)
+    """Per seed, the attention (mean over probes) on each copy's first k positions at the first and the last
+    recorded epoch, the weaker copy's share of their sum at the last, whether both copies' masses grew, and the
+    final train and test accuracy."""
+    att = recorded_attention(traj).mean("probe").transpose("seed", "epoch", "position").values  # (seed, epoch, 2T)
+    first, last = att[:, 0], att[:, -1]
     m1, m2 = last[:, :k].sum(1), last[:, T:T + k].sum(1)
-    return {"epoch": int(att.epoch[-1]), "copy_mass_per_seed": [[float(a), float(b)] for a, b in zip(m1, m2)],
+    s1, s2 = first[:, :k].sum(1), first[:, T:T + k].sum(1)
+    epochs = recorded_attention(traj).epoch
+    return {"epoch": int(epochs[-1]), "first_epoch": int(epochs[0]),
+            "copy_mass_per_seed": [[float(a), float(b)] for a, b in zip(m1, m2)],
+            "copy_mass_first_per_seed": [[float(a), float(b)] for a, b in zip(s1, s2)],
+            "both_grew_per_seed": [bool(a > c and b > e) for a, b, c, e in zip(m1, m2, s1, s2)],
             "weaker_copy_share_per_seed": json_floats(np.minimum(m1, m2) / (m1 + m2)),
+            "weaker_copy_share_first_per_seed": json_floats(np.minimum(s1, s2) / (s1 + s2)),
             "train_acc_end_per_seed": json_floats(traj.train_acc.isel(epoch=-1)),
             "test_acc_end_per_seed": json_floats(traj.test_acc.isel(epoch=-1))}
 
@@ -107,9 +127,10 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     T, k = int(traj.attrs["task_T"]), int(traj.attrs["task_k"])
     ss = read_dataset(paths.analysis("single_step", params.run), rule="single_step")
     step_changes = traj.step_attention.transpose("seed", "step", "probe", "position").diff("step").values
+    probes = traj.probe_x.transpose("probe", "position").values
     stats = {"run": params.run, "p": int(traj.attrs["task_p"]), "T": T, "k": k, "independent": INDEPENDENT,
              "single_step": single_step_stats(ss, T, k), "end": end_stats(traj, T, k),
-             "training_steps": {**twin_stats(step_changes, T, k), "steps": int(traj.sizes["step"] - 1),
+             "training_steps": {**twin_stats(step_changes, probes, T, k), "steps": int(traj.sizes["step"] - 1),
                                 "n_probe": int(traj.sizes["probe"])}}
     one, end, run_steps = stats["single_step"], stats["end"], stats["training_steps"]
 
@@ -118,11 +139,12 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
 
     stats["summary"] = (
         f"{params.run} (p = {stats['p']}, [x, x] with T = {T}, k = {k}): of the single-input gradient steps raising "
-        f"either twin among the first k ({one['n_inputs']} inputs, {len(one['snapshots'])} snapshots), a median "
-        f"{med(one['twins_both_rise_per_seed']):.3f} raise both (not twins: "
-        f"{med(one['other_pairs_both_rise_per_seed']):.3f}; independent moves: {INDEPENDENT:.3f}); the training's "
-        f"mini-batch updates on held-out probes, its first {run_steps['steps']} steps: "
-        f"{med(run_steps['twins_both_rise_per_seed']):.3f}; at epoch {end['epoch']} the weaker copy holds a median "
+        f"either copy's first-k attention ({one['n_inputs']} inputs, {len(one['snapshots'])} snapshots), a median "
+        f"{med(one['copies_both_rise_per_seed']):.3f} raise both (twin positions: "
+        f"{med(one['twins_both_rise_per_seed']):.3f}, equal tokens elsewhere: "
+        f"{med(one['same_token_pairs_both_rise_per_seed']):.3f}; independent moves: {INDEPENDENT:.3f}); the "
+        f"training's mini-batch updates on held-out probes, its first {run_steps['steps']} steps: "
+        f"{med(run_steps['copies_both_rise_per_seed']):.3f}; at epoch {end['epoch']} the weaker copy holds a median "
         f"{med(end['weaker_copy_share_per_seed']):.3f} of the two copies' first-k attention")
     mean_att = recorded_attention(traj).mean(["seed", "probe"])
     return plot_circuits_duplicates(one, end, mean_att, T, k), stats
@@ -137,9 +159,10 @@ def plot_circuits_duplicates(twins: dict, end: dict, mean_att: xr.DataArray, T: 
     fig, axes = style.figure(ncols=3, width=3.6, height=2.8)
     ax = axes[0][0]
     seeds = np.arange(len(twins["twins_both_rise_per_seed"]))
-    for off, key, color, label in ((-0.2, "twins", "C3", "twins (t, t + T), t < k"),
-                                   (0.2, "other_pairs", "0.6", "not twins (t, t' + T)")):
-        ax.bar(seeds + off, _arr(twins[f"{key}_both_rise_per_seed"]), width=0.4, color=color, label=label)
+    for off, key, color, label in ((-0.27, "copies", "C3", "the two copies' first-k masses"),
+                                   (0.0, "twins", "C1", "twin positions (t, t + T), t < k"),
+                                   (0.27, "same_token_pairs", "0.6", "equal tokens, t != t' < k")):
+        ax.bar(seeds + off, _arr(twins[f"{key}_both_rise_per_seed"]), width=0.27, color=color, label=label)
     ax.axhline(INDEPENDENT, color="k", ls=":", lw=1, label="independent moves (1/3)")
     ax.set(xlabel="seed", ylabel="raise both / raise either", ylim=(0, 1.4), title="a step on one input")
     ax.set_yticks(np.linspace(0, 1, 6))
@@ -157,7 +180,10 @@ def plot_circuits_duplicates(twins: dict, end: dict, mean_att: xr.DataArray, T: 
     ax.set(xlabel="epoch", ylabel="position", title="attention (mean over seeds)")
     fig.colorbar(mesh, ax=ax, shrink=0.8)
     ax = axes[0][2]
-    ax.scatter(_arr(end["train_acc_end_per_seed"]), _arr(end["weaker_copy_share_per_seed"]), color="C0")
+    grew = np.array(end["both_grew_per_seed"])
+    acc, share = _arr(end["train_acc_end_per_seed"]), _arr(end["weaker_copy_share_per_seed"])
+    ax.scatter(acc[grew], share[grew], color="C0", label="both copies' masses grew")
+    ax.scatter(acc[~grew], share[~grew], facecolors="none", edgecolors="C0", label="a copy's mass did not grow")
     ax.axhline(0.5, color="k", ls=":", lw=1)
     ax.axhline(DUPLICATED, color="C3", ls="--", lw=1, label=f"duplicated: at least {DUPLICATED:g}")
     ax.axvline(LEARNED, color="0.5", ls="--", lw=1, label=f"learned: at least {LEARNED:g}")

@@ -23,12 +23,14 @@ def score_memorization(stats: dict) -> dict:
         return float(np.mean([v for v in stats[key] if v is not None]))
 
     return claims.score(m, (lo, hi), len(gaps),
-                        f"{stats['run']}: {stats['n_batches']} batches at epochs {stats['snapshots'][0]}-"
+                        f"{stats['run']}: {stats['n_batches']} batches of {stats['batch_size']} at epochs {stats['snapshots'][0]}-"
                         f"{stats['snapshots'][-1]}; a mean {mean('share_raising_per_seed'):.3f} of the steps raise "
                         f"their batch's attention beyond k = {stats['k']}; their cosine with the held-out gradient "
                         f"{mean('cos_raising_per_seed'):.3f} against {mean('cos_lowering_per_seed'):.3f} for the "
                         f"steps lowering it (all steps {mean('cos_all_per_seed'):.3f}); the gap with the labels "
-                        f"shuffled within each seed (control) {np.mean(shuffled) if shuffled else float('nan'):.3f}",
+                        f"shuffled within each seed (control) {np.mean(shuffled) if shuffled else float('nan'):.3f}; "
+                        f"the held-out step's own change of the mass beyond k {mean('held_out_beyond_k_change_per_seed'):.2g} "
+                        "per unit step (negative: the mean step lowers it)",
                         claims.above(m, lo, 0.0))
 
 
