@@ -208,11 +208,11 @@ def test_a_module_edit_reruns_exactly_the_jobs_that_compute_with_it(tmp_path, sm
     _restore(repo, "analysis/interpolation.py")
     _append(repo / "pipeline_lib/engine.py", "\n_A_CHANGE_TO_THE_ENGINE = 1\n")  # training code: every run
     jobs = _planned(work, repo)
-    # every run: the 17 epoch-engine runs of the original families (r_matched, the MNIST run, the ResNet and the
-    # W_QKV-scaled run too), the 5 JoMA runs (softmax on two frequency kinds, exp, linear at two step ratios),
+    # every run: the 18 epoch-engine runs of the original families (r_matched, the MNIST run, the ResNet, the
+    # W_QKV-scaled run and the run on repeated inputs too), the 5 JoMA runs (softmax on two frequency kinds, exp, linear at two step ratios),
     # the 6 modular-addition and GaLore runs, the shortest-path run, the 2 runs of own nn.Modules, the 2 runs of
     # the relation theorems (reversal, chain), and the 2 online runs (the engine's loop); no dataset
-    assert jobs["train"] == 33 and jobs["train_online"] == 2 and "dataset" not in jobs
+    assert jobs["train"] == 34 and jobs["train_online"] == 2 and "dataset" not in jobs
 
 
 def _restore(repo, *parts):
