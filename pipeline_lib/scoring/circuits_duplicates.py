@@ -7,7 +7,7 @@ import numpy as np
 from .. import claims
 from ..figures.circuits_duplicates import DUPLICATED, LEARNED, Params
 
-BOTH = 0.9  # "will reinforce both circuits": at least nine in ten of the updates that raise either twin raise both
+BOTH = 0.9  # "will reinforce both circuits": at least nine in ten of the steps that raise either copy's raise both
 
 
 def _values(values: list) -> list[float]:
