@@ -34,6 +34,13 @@ def mean_interval(values: Iterable[float], level: float = 0.95) -> tuple[float, 
     return m, m - half, m + half
 
 
+def read_floats(values):
+    """A sidecar's list of numbers as a float array, None as NaN (the inverse of :func:`json_floats`)."""
+    import numpy as np
+
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
 def json_floats(values) -> list:
     """Numbers as a JSON-ready list (flattened), NaN and inf as None (a figure's sidecar holds per-seed values)."""
     import numpy as np

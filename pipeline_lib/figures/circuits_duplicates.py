@@ -17,7 +17,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from ..intervals import json_floats
+from ..intervals import json_floats, read_floats
 from ..plumbing.errors import ConfigError
 from ..plumbing.store import read_dataset
 from . import style
@@ -103,12 +103,12 @@ def end_stats(traj: xr.Dataset, T: int, k: int) -> dict:
     """Per seed, the attention (mean over probes) on each copy's first k positions at the first and the last
     recorded epoch, the weaker copy's share of their sum at the last, whether both copies' masses grew, and the
     final train and test accuracy."""
-    att = recorded_attention(traj).mean("probe").transpose("seed", "epoch", "position").values  # (seed, epoch, 2T)
+    recorded = recorded_attention(traj)
+    att = recorded.mean("probe").transpose("seed", "epoch", "position").values  # (seed, epoch, 2T)
     first, last = att[:, 0], att[:, -1]
     m1, m2 = last[:, :k].sum(1), last[:, T:T + k].sum(1)
     s1, s2 = first[:, :k].sum(1), first[:, T:T + k].sum(1)
-    epochs = recorded_attention(traj).epoch
-    return {"epoch": int(epochs[-1]), "first_epoch": int(epochs[0]),
+    return {"epoch": int(recorded.epoch[-1]), "first_epoch": int(recorded.epoch[0]),
             "copy_mass_per_seed": [[float(a), float(b)] for a, b in zip(m1, m2)],
             "copy_mass_first_per_seed": [[float(a), float(b)] for a, b in zip(s1, s2)],
             "both_grew_per_seed": [bool(a > c and b > e) for a, b, c, e in zip(m1, m2, s1, s2)],
@@ -135,7 +135,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     one, end, run_steps = stats["single_step"], stats["end"], stats["training_steps"]
 
     def med(values: list) -> float:
-        return float(np.nanmedian(_arr(values)))
+        return float(np.nanmedian(read_floats(values)))
 
     stats["summary"] = (
         f"{params.run} (p = {stats['p']}, [x, x] with T = {T}, k = {k}): of the single-input gradient steps raising "
@@ -150,10 +150,6 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     return plot_circuits_duplicates(one, end, mean_att, T, k), stats
 
 
-def _arr(values: list) -> np.ndarray:
-    return np.array([np.nan if v is None else v for v in values], dtype=float)
-
-
 def plot_circuits_duplicates(twins: dict, end: dict, mean_att: xr.DataArray, T: int, k: int) -> Figure:
     """``twins``/``end``: :func:`twin_stats` and :func:`end_stats`; ``mean_att``: attention (epoch, position)."""
     fig, axes = style.figure(ncols=3, width=3.6, height=2.8)
@@ -162,7 +158,7 @@ def plot_circuits_duplicates(twins: dict, end: dict, mean_att: xr.DataArray, T: 
     for off, key, color, label in ((-0.27, "copies", "C3", "the two copies' first-k masses"),
                                    (0.0, "twins", "C1", "twin positions (t, t + T), t < k"),
                                    (0.27, "same_token_pairs", "0.6", "equal tokens, t != t' < k")):
-        ax.bar(seeds + off, _arr(twins[f"{key}_both_rise_per_seed"]), width=0.27, color=color, label=label)
+        ax.bar(seeds + off, read_floats(twins[f"{key}_both_rise_per_seed"]), width=0.27, color=color, label=label)
     ax.axhline(INDEPENDENT, color="k", ls=":", lw=1, label="independent moves (1/3)")
     ax.set(xlabel="seed", ylabel="raise both / raise either", ylim=(0, 1.4), title="a step on one input")
     ax.set_yticks(np.linspace(0, 1, 6))
@@ -181,7 +177,7 @@ def plot_circuits_duplicates(twins: dict, end: dict, mean_att: xr.DataArray, T: 
     fig.colorbar(mesh, ax=ax, shrink=0.8)
     ax = axes[0][2]
     grew = np.array(end["both_grew_per_seed"])
-    acc, share = _arr(end["train_acc_end_per_seed"]), _arr(end["weaker_copy_share_per_seed"])
+    acc, share = read_floats(end["train_acc_end_per_seed"]), read_floats(end["weaker_copy_share_per_seed"])
     ax.scatter(acc[grew], share[grew], color="C0", label="both copies' masses grew")
     ax.scatter(acc[~grew], share[~grew], facecolors="none", edgecolors="C0", label="a copy's mass did not grow")
     ax.axhline(0.5, color="k", ls=":", lw=1)

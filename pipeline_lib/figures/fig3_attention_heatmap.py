@@ -11,7 +11,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from ..intervals import json_floats
+from ..intervals import json_floats, read_floats
 from ..plumbing.store import read_dataset
 from . import style
 from .reading import arm_trajectory, recorded_attention
@@ -93,7 +93,7 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
                                               read_dataset(paths.trajectory(run), rule="train"))
                            for label, run in params.probe_runs}
         summary += f". Probe of {PROBE_TARGET} from {PROBE_SITE}, median over seeds, first -> last snapshot: " + "; ".join(
-            f"{lbl} {np.nanmedian(as_array(p['first_per_seed'])):.2f} -> {np.nanmedian(as_array(p['last_per_seed'])):.2f} "
+            f"{lbl} {np.nanmedian(read_floats(p['first_per_seed'])):.2f} -> {np.nanmedian(read_floats(p['last_per_seed'])):.2f} "
             f"(chance {p['chance']:.2f})" for lbl, p in stats["probes"].items() if "missing" not in p)
     stats["summary"] = summary
     return plot_fig3_attention_heatmap(arms, k, switches, steps), stats
@@ -194,10 +194,6 @@ def probe_stats(ds: xr.Dataset, traj: xr.Dataset) -> dict:
             "chance": float(ds.chance.sel(target=PROBE_TARGET)), "snapshots_probed": int(acc.sizes["snapshot"]),
             "count_solved_epoch": [c for c, _ in count], "count_unsolved_epoch": [u for _, u in count],
             "answer_solved_epoch": [solved(test.epoch.values, a)[0] for a in test.values]}
-
-
-def as_array(values: list) -> np.ndarray:
-    return np.array([np.nan if v is None else v for v in values], dtype=float)
 
 
 # -- claims ---------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import numpy as np
 from .. import claims
 from ..figures.eureka_arms import BASE, EXPERIMENTS
 from ..figures.eureka_attention_distribution import ARMS, Params
+from ..intervals import read_floats
 from .eureka_table import counted_twice
 
 
@@ -89,5 +90,5 @@ def over_training(arm: dict, key: str) -> tuple[list[float], list[int]]:
     "over training"; epoch 0 is the initialisation, which no intervention but the temperature has touched), and
     those epochs."""
     epochs = sorted(int(e) for e in arm if int(e) > 0)
-    per_epoch = np.array([[np.nan if v is None else v for v in arm[str(e)][key]] for e in epochs])  # (epoch, seed)
+    per_epoch = np.array([read_floats(arm[str(e)][key]) for e in epochs])  # (epoch, seed)
     return [float(v) for v in per_epoch.mean(0)], epochs

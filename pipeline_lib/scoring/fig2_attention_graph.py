@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import claims
 from ..figures.fig2_attention_graph import Params
+from ..intervals import read_floats
 
 BOTH_WAYS = 0.1  # "some batches reinforce": each direction in at least one step in ten (a stated convention)
 PRUNED = 0.5  # "pruned": the attention beyond k falls by more than half of its start (a stated convention)
@@ -48,8 +49,8 @@ def _right_scores(st: dict) -> dict:
 def _pruning(st: dict) -> dict:
     """The spurious links pruned in every run: per seed, the attention mass beyond k falls from the run's first
     recorded epoch to its last by more than :data:`PRUNED` of its start; the share of seeds where it does."""
-    start = np.array([np.nan if v is None else v for v in st["beyond_k_mass_start_per_seed"]])
-    end = np.array([np.nan if v is None else v for v in st["beyond_k_mass_end_per_seed"]])
+    start = read_floats(st["beyond_k_mass_start_per_seed"])
+    end = read_floats(st["beyond_k_mass_end_per_seed"])
     fall = (start - end) / start
     seen = np.isfinite(fall)
     k, n = int((fall[seen] > PRUNED).sum()), int(seen.sum())

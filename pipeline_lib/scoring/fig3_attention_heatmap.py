@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import claims
-from ..figures.fig3_attention_heatmap import SOLELY, SOLVED, Params, as_array
+from ..figures.fig3_attention_heatmap import SOLELY, SOLVED, Params
+from ..intervals import read_floats
 from .fig4_embeddings import LEARNED
 
 
@@ -42,8 +43,8 @@ def _learned(arm: dict, key: str) -> tuple[list[int], str | None]:
     such seeds (no interval)."""
     if "train_acc_switch_per_seed" not in arm:
         return [], "the statistics predate the p=2 phase's train accuracy: rerun the figure"
-    acc = as_array(arm["train_acc_switch_per_seed"])
-    values = as_array(arm[key])
+    acc = read_floats(arm["train_acc_switch_per_seed"])
+    values = read_floats(arm[key])
     seeds = [i for i, (a, v) in enumerate(zip(acc, values)) if a >= LEARNED and np.isfinite(v)]
     if len(seeds) < 2:
         return seeds, (f"{len(seeds)} of {len(acc)} seeds learned p=2 (train accuracy >= {LEARNED:g} at the switch; "
@@ -58,7 +59,7 @@ def _learned_text(arm: dict, seeds: list[int]) -> str:
 
 
 def _paired(values: list) -> int:
-    return int(np.isfinite(as_array(values)).sum())
+    return int(np.isfinite(read_floats(values)).sum())
 
 
 def _concentration(stats: dict) -> dict:
@@ -66,7 +67,7 @@ def _concentration(stats: dict) -> dict:
         return claims.not_run("arms 'curriculum' and 'scratch' not both drawn")
 
     def change(s: dict) -> list:
-        return list(as_array(s["first_k_mass_end_per_seed"]) - as_array(s["first_k_mass_start_per_seed"]))
+        return list(read_floats(s["first_k_mass_end_per_seed"]) - read_floats(s["first_k_mass_start_per_seed"]))
 
     cur, scr = change(stats["curriculum"]), change(stats["scratch"])
     m, lo, hi = claims.mean_interval(cur)
@@ -164,7 +165,7 @@ def _count_first(probes: dict) -> dict:
                         f"epoch the count probe reaches {SOLVED:g} / epoch the test accuracy does: "
                         + ", ".join(f"{c}/{a}" for c, a in zip(pre["count_solved_epoch"], pre["answer_solved_epoch"]))
                         + f"; the count probe at the first snapshot (untrained), median "
-                        f"{np.nanmedian(as_array(pre['first_per_seed'])):.3f}", claims.share_holds(k, n))
+                        f"{np.nanmedian(read_floats(pre['first_per_seed'])):.3f}", claims.share_holds(k, n))
 
 
 def count_order(count: int | None, unsolved: int | None, answer: int | None) -> str:

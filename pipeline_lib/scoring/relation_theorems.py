@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import claims
 from ..figures.relation_theorems import Params
+from ..intervals import read_floats
 
 PREFIX = "tian.relation_theorems."
 # per theorem: (the lower bound's claim, the upper bound's claim, the sequences each reads)
@@ -17,10 +18,6 @@ IDS = {"reversal": ("reversal_trained_to_one", "reversal_unseen_at_most_chance",
                  "the direct A_i ~> C_i of the held-out items")}
 MIN_STEPS = 3  # recorded steps after t0 that a decay exponent is fitted on
 LEARNED = 0.5  # p of the lowest lower-bound sequence at the last step: the label is the most probable token
-
-
-def _floats(values) -> np.ndarray:
-    return np.asarray([np.nan if v is None else v for v in values], dtype=float)
 
 
 def score_claims(stats: dict, params: Params) -> dict:
@@ -43,8 +40,8 @@ def score_claims(stats: dict, params: Params) -> dict:
         if why:
             out.update({i: claims.not_run(why) for i in ids})
             continue
-        c, c_end = _floats(s["decay_exponent_per_seed"]), _floats(s["end_decay_exponent_per_seed"])
-        p_last = _floats(s["p_low_last_per_seed"])
+        c, c_end = read_floats(s["decay_exponent_per_seed"]), read_floats(s["end_decay_exponent_per_seed"])
+        p_last = read_floats(s["p_low_last_per_seed"])
         holds = (c > 0) & (c_end > 0) & (p_last > LEARNED)
         k, n = int(holds.sum()), len(holds)
         share, lo, hi = claims.rate(k, n)
@@ -56,7 +53,7 @@ def score_claims(stats: dict, params: Params) -> dict:
                    f"{np.nanmin(c_end):.2f}); 1 - p at the last step {np.nanmedian(1 - p_last):.2e} (largest "
                    f"{np.nanmax(1 - p_last):.2e}); {setting}; per seed {', '.join(f'{v:.2f}' for v in c)}")
         out[ids[0]] = claims.score(share, (lo, hi), n, control, claims.share_holds(k, n))
-        high, ctrl = _floats(s["p_high_times_M_per_seed"]), _floats(s["control_times_M_per_seed"])
+        high, ctrl = read_floats(s["p_high_times_M_per_seed"]), read_floats(s["control_times_M_per_seed"])
         holds = high <= 1.0
         k, n = int(holds.sum()), len(holds)
         share, lo, hi = claims.rate(k, n)
