@@ -678,11 +678,35 @@ def test_eureka_softmax_temperature_checks_sec3_and_the_claims_read_them_both_wa
     # a wrong variance, an entropy that falls with tau, a NormSoftmax that is the Softmax: each claim fails
     assert rules.qk_std({**stats, "qk_std": stats["qk_std_variance_2"]})["verdict"] == "not reproduced"
     assert rules.qk_std_tolerance(8, 4000) == pytest.approx(4 * np.sqrt((2 + 6 / 8) / 16000))
+    # Sec. 3's vanishing gradients: the collapsed rows' Jacobian entries near 0 (within their analytic bound
+    # p_max (1 - p_max)), and W_Q and W_K's gradients falling as s^2 under rank collapse, not under small W_Q
+    assert stats["collapsed_top"] <= 0.99 * 0.01 / fig.JACOBIAN_TOP + 1e-12 and stats["uniform_top"] > 0.2
+    assert fig.jacobian_top(np.full((1, 4), 0.25))[0] == pytest.approx((0.25 - 0.25 ** 2) / fig.JACOBIAN_TOP)
+    assert 1.9 < min(stats["qk_rank_slopes"]) and max(np.abs(stats["qk_apart_slopes"])) < 0.2
+    assert stats["qk_rank_uniform_gap"] < 0.01 and stats["qk_apart_uniform_gap"] < 0.01  # both nearly uniform
+    for cid in ("collapse_zeroes_jacobian", "uniform_vanishes_qk_gradients"):
+        assert scores[f"eureka.softmax_temperature.{cid}"]["verdict"] == "reproduced", cid
+    assert claims.crossings(scores["eureka.softmax_temperature.collapse_zeroes_jacobian"]["rule"]) == \
+        ("reproduced", "not reproduced")
+    qk = "eureka.softmax_temperature.uniform_vanishes_qk_gradients"
+    blind = {**stats, "qk_apart_slopes": stats["qk_rank_slopes"]}  # a control that vanishes too: cannot tell
+    assert rules.score_claims(blind, params)[qk]["verdict"] == "not reproduced"
+    flat = {**stats, "uniform_top": 0.01}  # uniform rows under the bar: the Jacobian check cannot tell
+    assert rules.score_claims(flat, params)["eureka.softmax_temperature.collapse_zeroes_jacobian"]["verdict"] == \
+        "not run"
+    old = {k: v for k, v in stats.items() if k not in ("collapsed_top", "qk_rank_slopes")}
+    assert {rules.score_claims(old, params)[f"eureka.softmax_temperature.{c}"]["verdict"]
+            for c in ("collapse_zeroes_jacobian", "uniform_vanishes_qk_gradients")} == {"not run"}
     monkeypatch.setattr(fig, "entropy", lambda p: (p * np.log(np.clip(p, 1e-300, None))).sum(-1))
     monkeypatch.setattr(fig, "attention_weights", lambda x, variant, tau: torch.softmax(x / tau, -1))
     monkeypatch.setattr(fig, "jacobian_norm", lambda x, tau: np.full(len(x), 1.0 / tau))
+    monkeypatch.setattr(fig, "jacobian_top", lambda p: np.full(len(p), 0.3))  # entries that stay large
+    # gradients that stay under rank collapse (the control's shares on both arms)
+    real = fig.qk_gradient_shares
+    monkeypatch.setattr(fig, "qk_gradient_shares", lambda seed, collapse: real(seed, False))
     bad = rules.score_claims(_build(fig, params, None), params)
-    for cid in ("low_tau_low_entropy", "normsoftmax_amplifies_low_std", "tau_against_vanishing_gradients"):
+    for cid in ("low_tau_low_entropy", "normsoftmax_amplifies_low_std", "tau_against_vanishing_gradients",
+                "collapse_zeroes_jacobian", "uniform_vanishes_qk_gradients"):
         assert bad[f"eureka.softmax_temperature.{cid}"]["verdict"] == "not reproduced", cid
 
 

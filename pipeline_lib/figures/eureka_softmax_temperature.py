@@ -2,9 +2,12 @@
 scores (no training): left, the entropy of softmax(x / tau) against tau (a low temperature gives low entropy);
 middle, the norm of the Softmax's Jacobian with respect to the scores against tau, for scores whose attention has
 collapsed and for nearly uniform ones (a larger tau lifts the first, a smaller tau the second); right, the standard
-deviation of q . k over sqrt(d_k) for independent rows of mean 0 and variance 1 (and, as a control, variance 2). The
-statistics also compare NormSoftmax's weights with the Softmax's on scores of low standard deviation
-(``pipeline_lib/attention.py``), which no panel draws."""
+deviation of q . k over sqrt(d_k) for independent rows of mean 0 and variance 1 (and, as a control, variance 2);
+last, the gradients of W_Q and W_K against W_V's in one attention head whose tokens collapse to one row (Noci et al.'s
+rank collapse, where the attention turns uniform), and, as a control, whose attention turns uniform through small
+queries on distinct tokens. The statistics also compare NormSoftmax's weights with the Softmax's on scores of low
+standard deviation (``pipeline_lib/attention.py``), and read the largest entry of the Softmax's Jacobian where the
+attention has collapsed, which no panel draws."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,6 +34,9 @@ properties:
 TAUS = (1 / 3, 0.5, 1.0, 2.0, 4.0, 8.0)  # the paper's low temperature 1/3 up to sqrt(64) = 8
 COLLAPSED, UNIFORM = 30.0, 0.01  # spreads of the score rows whose Softmax has collapsed / is nearly uniform at tau 1
 CAP_D = 64  # the head width whose sqrt(d_k) caps NormSoftmax's sigma in the amplification check (the paper's ViT)
+JACOBIAN_TOP = 0.25  # the largest value an entry of diag(p) - p p^T can take (p_i (1 - p_i) at p_i = 1/2)
+SPREADS = (1.0, 1e-1, 1e-2, 1e-3)  # the tokens' spread around their common row (rank collapse as it goes to 0)
+DRAWS, TOKENS, WIDTH = 100, 16, 16  # random heads of the gradient check, each on 16 tokens of width 16
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,42 @@ def qk_std_ratio(rng: np.random.Generator, d: int, pairs: int, variance: float =
     return float((q * k).sum(-1).std() / np.sqrt(d))
 
 
+def jacobian_top(p: np.ndarray) -> np.ndarray:
+    """The largest |entry| of the Softmax's own Jacobian diag(p) - p p^T per row, over :data:`JACOBIAN_TOP`."""
+    jac = np.einsum("ri,ij->rij", p, np.eye(p.shape[-1])) - p[:, :, None] * p[:, None, :]
+    return np.abs(jac).max((1, 2)) / JACOBIAN_TOP
+
+
+def qk_gradient_shares(seed: int, collapse: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per random head (:data:`DRAWS` of them) and per spread s of :data:`SPREADS`: (|dL/dW_Q| + |dL/dW_K|) / |dL/dW_V|
+    (Frobenius norms; float64) for one Softmax head at tau = sqrt(width), with L a random linear read-out of its
+    outputs, and the attention's largest distance from uniform. ``collapse``: the tokens are one common row plus s
+    times noise (rank collapse as s -> 0); else (the control) the tokens are distinct (s = 1) and the weights W_Q
+    themselves are s times their draw, so that the attention turns uniform with the tokens apart. Each head keeps its
+    draw at every s."""
+    gen = torch.Generator().manual_seed(seed)
+    shares, spread = np.zeros((DRAWS, len(SPREADS))), np.zeros((DRAWS, len(SPREADS)))
+    for d in range(DRAWS):
+        x, noise, read = (torch.randn(shape, generator=gen, dtype=torch.float64)
+                          for shape in ((1, WIDTH), (TOKENS, WIDTH), (TOKENS, WIDTH)))
+        w0 = [torch.randn(WIDTH, WIDTH, generator=gen, dtype=torch.float64) / WIDTH ** 0.5 for _ in range(3)]
+        for j, s in enumerate(SPREADS):
+            w_q, w_k, w_v = ((w if collapse or i else s * w).clone().requires_grad_() for i, w in enumerate(w0))
+            tokens = x + s * noise if collapse else x + noise
+            att = torch.softmax((tokens @ w_q) @ (tokens @ w_k).T / WIDTH ** 0.5, -1)
+            (read * (att @ (tokens @ w_v))).sum().backward()
+            shares[d, j] = float((w_q.grad.norm() + w_k.grad.norm()) / w_v.grad.norm())
+            spread[d, j] = float((att.detach() - 1 / TOKENS).abs().max())
+    return shares, spread
+
+
+def log_slopes(shares: np.ndarray) -> np.ndarray:
+    """Per head: the least-squares slope of log(share) against log(s) over the spreads below 1."""
+    x = np.log(np.asarray(SPREADS[1:]))
+    y = np.log(shares[:, 1:])
+    return ((y - y.mean(1, keepdims=True)) * (x - x.mean())).sum(1) / ((x - x.mean()) ** 2).sum()
+
+
 def weight_range(x: np.ndarray, variant: str, tau: float) -> np.ndarray:
     """Largest minus smallest attention weight per row under the workflow's own attention (attention.py)."""
     w = attention_weights(torch.as_tensor(x), variant, tau).numpy()
@@ -80,6 +122,9 @@ def measure(params: Params) -> dict:
     high = unit * rng.uniform(1.1, 3.0, (params.rows, 1)) * tau  # above it: NormSoftmax is the Softmax there
     jac_collapsed = {t: jacobian_norm(COLLAPSED * z, t) for t in TAUS}
     jac_uniform = {t: jacobian_norm(UNIFORM * z, t) for t in TAUS}
+    collapsed_p = softmax(COLLAPSED * z, small)
+    rank, rank_spread = qk_gradient_shares(params.seed, True)
+    apart, apart_spread = qk_gradient_shares(params.seed, False)
     return {
         "entropy": ent,
         "entropy_rises": np.all(np.diff(ent, axis=1) > 0, axis=1),
@@ -95,6 +140,10 @@ def measure(params: Params) -> dict:
         "norm_amplifies_low": weight_range(low, "normsoftmax", tau) > weight_range(low, "softmax", tau),
         "norm_amplifies_high": weight_range(high, "normsoftmax", tau) > weight_range(high, "softmax", tau) + 1e-12,
         "cap": tau,
+        "collapsed_top": jacobian_top(collapsed_p[collapsed_p.max(-1) >= 0.99]),
+        "collapsed_entropy": entropy(collapsed_p[collapsed_p.max(-1) >= 0.99]),
+        "uniform_top": jacobian_top(softmax(UNIFORM * z, small)),
+        "qk_rank": rank, "qk_rank_spread": rank_spread, "qk_apart": apart, "qk_apart_spread": apart_spread,
     }
 
 
@@ -110,7 +159,7 @@ def _label(ax, xlabel: str, ylabel: str, title: str) -> None:
 
 def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, dict]:
     m = measure(params)
-    fig, axes = style.figure(ncols=3, width=3.6, height=3.2)
+    fig, axes = style.figure(ncols=4, width=3.6, height=3.2)
     ax = axes[0, 0]
     q = np.quantile(m["entropy"], [0.1, 0.5, 0.9], axis=0)
     ax.fill_between(TAUS, q[0], q[2], color=style.ARM_COLORS[0], alpha=0.3, label="10-90% of rows")
@@ -132,6 +181,16 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     ax.axhline(1.0, color="0.5", ls="--", lw=0.8)
     ax.set_xscale("log", base=2)
     _label(ax, "d_k", "std(q . k) / sqrt(d_k)", "std(q . k) = sqrt(d_k)?")
+    ax = axes[0, 3]
+    for i, (key, label) in enumerate((("qk_rank", "tokens collapse to one (s: their spread)"),
+                                      ("qk_apart", "distinct tokens, W_Q x s (a control)"))):
+        q = np.quantile(m[key], [0.1, 0.5, 0.9], axis=0)
+        ax.fill_between(SPREADS, q[0], q[2], color=style.ARM_COLORS[i], alpha=0.3)
+        ax.plot(SPREADS, q[1], marker="os"[i], color=style.ARM_COLORS[i], label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _label(ax, "s (attention uniform as s -> 0)", "(|grad W_Q| + |grad W_K|) / |grad W_V|",
+           "Uniform attention: W_Q, W_K's gradients")
     return fig, stats_of(m, params)
 
 
@@ -148,11 +207,21 @@ def stats_of(m: dict, params: Params) -> dict:
            "qk_std_variance_2": {str(d): v for d, v in m["qk_std_variance_2"].items()},
            "qk_pairs": params.pairs,
            "norm_amplifies_low": int(m["norm_amplifies_low"].sum()),
-           "norm_amplifies_high": int(m["norm_amplifies_high"].sum())}
+           "norm_amplifies_high": int(m["norm_amplifies_high"].sum()),
+           "collapsed_top": float(m["collapsed_top"].max()), "collapsed_entropy_max": float(m["collapsed_entropy"].max()),
+           "uniform_top": float(m["uniform_top"].min()), "jacobian_top_bound": JACOBIAN_TOP,
+           "spreads": list(SPREADS), "draws": DRAWS, "tokens": TOKENS, "width": WIDTH}
+    for key in ("qk_rank", "qk_apart"):
+        out[f"{key}_slopes"] = [float(v) for v in log_slopes(m[key])]
+        out[f"{key}_median"] = [float(v) for v in np.median(m[key], 0)]
+        out[f"{key}_uniform_gap"] = float(m[f"{key}_spread"][:, -1].max())
     out["summary"] = (f"entropy rises with tau in {out['entropy_rises']} of {params.rows} rows; the Jacobian lifted by a "
                       f"larger tau in {out['collapsed_lifted']} of {out['collapsed']} collapsed rows, by a smaller tau in "
                       f"{out['uniform_lifted']} nearly uniform ones; std(q . k)/sqrt(d_k) "
                       + ", ".join(f"{v:.3f}" for v in out["qk_std"].values())
                       + f"; NormSoftmax widens {out['norm_amplifies_low']} of {params.rows} low-std rows, "
-                      f"{out['norm_amplifies_high']} of those at or above its cap")
+                      f"{out['norm_amplifies_high']} of those at or above its cap; the collapsed rows' largest Jacobian "
+                      f"entry {out['collapsed_top']:.3g} of its top; W_Q and W_K's gradient share falls with the "
+                      f"tokens' spread at a median log-slope {np.median(out['qk_rank_slopes']):.2f} (control "
+                      f"{np.median(out['qk_apart_slopes']):.2f})")
     return out

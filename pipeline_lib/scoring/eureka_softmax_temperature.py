@@ -9,13 +9,17 @@ from .. import claims
 from ..figures.eureka_softmax_temperature import Params
 
 SE_BOUND = 4.0  # a Monte-Carlo estimate agrees when within 4 of its standard errors (about 1 in 16,000 by chance)
+NEAR_ZERO = 0.05  # "close to 0": an entry of the Softmax's Jacobian at most 1/20 of the largest any entry can take
+VANISHING_SLOPE = 0.5  # "vanishing": the gradient share falls at least as fast as sqrt(s) as the attention turns uniform
 
 
 def score_claims(stats: dict, params: Params) -> dict:
     return {"eureka.softmax_temperature.low_tau_low_entropy": _entropy(stats),
             "eureka.softmax_temperature.qk_std_is_sqrt_dk": qk_std(stats),
             "eureka.softmax_temperature.tau_against_vanishing_gradients": _gradients(stats),
-            "eureka.softmax_temperature.normsoftmax_amplifies_low_std": _normsoftmax(stats)}
+            "eureka.softmax_temperature.normsoftmax_amplifies_low_std": _normsoftmax(stats),
+            "eureka.softmax_temperature.collapse_zeroes_jacobian": collapse_jacobian(stats),
+            "eureka.softmax_temperature.uniform_vanishes_qk_gradients": uniform_qk(stats)}
 
 
 def _entropy(s: dict) -> dict:
@@ -77,3 +81,40 @@ def _normsoftmax(s: dict) -> dict:
                         f"spreads wider than the Softmax at tau = sqrt(d_k); at or above the cap (a control, where the "
                         f"two are one function, none may be): {wrong} of {n}",
                         claims.weakest(claims.share_holds(k, n, of="rows"), claims.share_holds(n - wrong, n, of="rows")))
+
+
+def collapse_jacobian(s: dict) -> dict:
+    """The largest entry of the Softmax's Jacobian over every collapsed row (as a share of the largest an entry can
+    take) below :data:`NEAR_ZERO`; the nearly uniform rows' smallest must not be (else the check cannot tell)."""
+    if "collapsed_top" not in s:
+        return claims.not_run("statistics kept before this check existed: rebuild the figure")
+    top, uniform = s["collapsed_top"], s["uniform_top"]
+    verdict = (claims.below(top, top, NEAR_ZERO) if uniform > NEAR_ZERO else
+               claims.guard("not run", "nearly uniform rows are under the bar too: the check cannot tell"))
+    return claims.score(top, (top, top), None,
+                        f"the largest |entry| of diag(p) - p p^T over {s['collapsed']} collapsed rows (largest weight "
+                        f">= 0.99; entropy at most {s['collapsed_entropy_max']:.3g} nats of ln {s['keys']} = "
+                        f"{math.log(s['keys']):.3g}) as a share of its top {s['jacobian_top_bound']:g}: {top:.3g}, bar "
+                        f"{NEAR_ZERO:g}; nearly uniform rows (a control): at least {uniform:.3g}", verdict)
+
+
+def uniform_qk(s: dict) -> dict:
+    """Every random head's log-slope of its W_Q and W_K gradient share against the tokens' spread at least
+    :data:`VANISHING_SLOPE` (the share vanishes as rank collapse makes the attention uniform), and no head's of the
+    control (uniform attention from small W_Q on distinct tokens): the weakest of the two shares."""
+    if "qk_rank_slopes" not in s:
+        return claims.not_run("statistics kept before this check existed: rebuild the figure")
+    rank, apart = s["qk_rank_slopes"], s["qk_apart_slopes"]
+    k, n = sum(v >= VANISHING_SLOPE for v in rank), len(rank)
+    wrong = sum(v >= VANISHING_SLOPE for v in apart)
+    p, lo, hi = claims.rate(k, n)
+    med = s["qk_rank_median"]
+    return claims.score(p, (lo, hi), None,
+                        f"{n} random heads ({s['tokens']} tokens of width {s['width']}): the share (|grad W_Q| + "
+                        f"|grad W_K|) / |grad W_V| falls from {med[0]:.3g} at spread 1 to {med[-1]:.3g} at "
+                        f"{s['spreads'][-1]:g} (median), log-slopes {min(rank):.2f}-{max(rank):.2f}, the attention "
+                        f"within {s['qk_rank_uniform_gap']:.2g} of uniform; the control (distinct tokens, W_Q x s, "
+                        f"attention within {s['qk_apart_uniform_gap']:.2g} of uniform): slopes {min(apart):.2f}-"
+                        f"{max(apart):.2f}, {wrong} of {len(apart)} at or above the bar {VANISHING_SLOPE:g}",
+                        claims.weakest(claims.share_holds(k, n, of="heads"),
+                                       claims.share_holds(len(apart) - wrong, len(apart), of="heads")))
