@@ -710,6 +710,27 @@ def test_eureka_softmax_temperature_checks_sec3_and_the_claims_read_them_both_wa
         assert bad[f"eureka.softmax_temperature.{cid}"]["verdict"] == "not reproduced", cid
 
 
+def test_eureka_separability_follows_cover_and_its_claim_reads_it_both_ways(monkeypatch):
+    from pipeline_lib import claims
+    from pipeline_lib.figures import eureka_separability as fig
+    from pipeline_lib.scoring import eureka_separability as rules
+    assert fig.cover_probability(4, 1) == 0.5 and fig.cover_probability(12, 11) == 1.0  # 8 of 16; d >= n - 1
+    assert fig.cover_probability(12, 2) == pytest.approx(67 / 2048)
+    xor = np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    assert not fig.separable(xor, np.array([1.0, 1.0, -1.0, -1.0]))
+    assert fig.separable(xor, np.array([1.0, -1.0, 1.0, -1.0]))  # split by the second coordinate
+    params = fig.Params(n=12, dims=(2, 6, 12), draws=40, control_rank=2, seed=1)
+    stats = _build(fig, params, None)
+    assert stats["separable"][-1] == 40 and stats["separable"][0] < 10 and max(stats["control_separable"]) < 10
+    cid = "eureka.separability.likely_in_high_dimension"
+    score = rules.score_claims(stats, params)[cid]
+    assert score["verdict"] == "reproduced" and claims.crossings(score["rule"])[0] == "reproduced"
+    blind = {**stats, "control_share": [1.0] * 3}  # a control that becomes separable too: cannot tell
+    assert rules.score_claims(blind, params)[cid]["verdict"] == "not run"
+    monkeypatch.setattr(fig, "separable", lambda x, y: False)  # nothing separable at any d: the claim fails
+    assert rules.score_claims(_build(fig, params, None), params)[cid]["verdict"] == "not reproduced"
+
+
 def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both_ways(monkeypatch):
     from scipy.special import erfinv
 

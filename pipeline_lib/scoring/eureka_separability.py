@@ -1,0 +1,33 @@
+"""Scoring of figure eureka_separability's claim from its statistics (its sidecar's ``stats``, or the copy kept in
+``docs/stats``): Sec. 5.1's caveat that linear separation becomes very likely as the features' dimension grows."""
+from __future__ import annotations
+
+from .. import claims
+from ..claim_rules import Z95
+from ..figures.eureka_separability import Params
+
+VERY_LIKELY = 0.9  # "very likely": at least 9 in 10 random labelings separable
+
+
+def score_claims(stats: dict, params: Params) -> dict:
+    return {"eureka.separability.likely_in_high_dimension": likely(stats)}
+
+
+def likely(s: dict) -> dict:
+    """The share of separable labelings at the largest dimension above :data:`VERY_LIKELY` (its Wilson interval) and
+    above the share at the smallest (``rates_exceed``): the weakest of the two. Where the rank-limited control also
+    becomes very likely, the check cannot tell dimension from rank: not run."""
+    k, k0, n = s["separable"][-1], s["separable"][0], s["draws"]
+    share, (lo, hi) = k / n, s["share_interval"][-1]
+    dims = s["dims"]
+    se_miss = max(abs(p - c) / max((b - a) / (2 * Z95), 1e-12)
+                  for p, c, (a, b) in zip(s["share"], s["cover"], s["share_interval"]))
+    control = (f"separable at d = {dims[0]}: {k0} of {n}, at d = {dims[-1]}: {k} of {n} ({s['n']} points; Cover's exact "
+               f"probability {s['cover'][0]:.3g} and {s['cover'][-1]:.3g}, the shares within {se_miss:.1f} standard "
+               f"errors of it at every d); rank {s['control_rank']} zero-padded to d (a control): "
+               f"{s['control_separable'][0]} and {s['control_separable'][-1]} of {n}")
+    if s["control_share"][-1] >= VERY_LIKELY:
+        verdict = claims.guard("not run", "the rank-limited control becomes very likely too: the check cannot tell")
+    else:
+        verdict = claims.weakest(claims.above(share, lo, VERY_LIKELY), claims.rates_exceed(k, n, k0, n, of="draws"))
+    return claims.score(share, (lo, hi), None, control, verdict)
