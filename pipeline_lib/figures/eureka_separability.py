@@ -28,6 +28,9 @@ properties:
 """
 
 
+MARGIN = 1e-9  # a margin above this (of weights in the unit box) separates; the solver's tolerance is 1e-7 on constraints
+
+
 @dataclass(frozen=True)
 class Params:
     n: int = 40
@@ -44,15 +47,18 @@ def cover_probability(n: int, d: int) -> float:
 
 
 def separable(x: np.ndarray, y: np.ndarray) -> bool:
-    """Whether some affine w . x + b gives every point its label's sign (margin 1, which scaling allows): the
-    linear programme's feasibility."""
+    """Whether some affine w . x + b gives every point its label's sign: the largest margin t of y_i (w . x_i + b)
+    >= t over the box |w_j|, |b| <= 1 (a linear programme that always has an optimum, t = 0 at w = 0) is positive."""
     from scipy.optimize import linprog
 
-    a = -y[:, None] * np.hstack([x, np.ones((len(x), 1))])
-    res = linprog(np.zeros(a.shape[1]), A_ub=a, b_ub=-np.ones(len(x)), bounds=(None, None), method="highs")
-    if res.status not in (0, 2):  # 0 feasible, 2 infeasible; anything else did not decide
-        raise RuntimeError(f"the separability programme did not decide: {res.message}")
-    return res.status == 0
+    a = np.hstack([-y[:, None] * np.hstack([x, np.ones((len(x), 1))]), np.ones((len(x), 1))])  # t - y (w.x + b) <= 0
+    c = np.zeros(a.shape[1])
+    c[-1] = -1.0  # maximise t
+    bounds = [(-1.0, 1.0)] * (a.shape[1] - 1) + [(None, 1.0)]
+    res = linprog(c, A_ub=a, b_ub=np.zeros(len(x)), bounds=bounds, method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"the separability programme found no optimum: {res.message}")
+    return -res.fun > MARGIN
 
 
 def measure(params: Params) -> dict:
