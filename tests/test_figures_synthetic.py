@@ -682,28 +682,41 @@ def test_eureka_softmax_temperature_checks_sec3_and_the_claims_read_them_both_wa
     # p_max (1 - p_max)), and W_Q and W_K's gradients falling as s^2 under rank collapse, not under small W_Q
     assert stats["collapsed_top"] <= 0.99 * 0.01 / fig.JACOBIAN_TOP + 1e-12 and stats["uniform_top"] > 0.2
     assert fig.jacobian_top(np.full((1, 4), 0.25))[0] == pytest.approx((0.25 - 0.25 ** 2) / fig.JACOBIAN_TOP)
-    assert 1.9 < min(stats["qk_rank_slopes"]) and max(np.abs(stats["qk_apart_slopes"])) < 0.2
+    assert 1.9 < min(stats["qk_rank_q_slopes"] + stats["qk_rank_k_slopes"])
+    assert max(np.abs(stats["qk_apart_q_slopes"])) < 0.2 and 0.8 < min(stats["qk_apart_k_slopes"])  # W_K carries s
     assert stats["qk_rank_uniform_gap"] < 0.01 and stats["qk_apart_uniform_gap"] < 0.01  # both nearly uniform
     for cid in ("collapse_zeroes_jacobian", "uniform_vanishes_qk_gradients"):
         assert scores[f"eureka.softmax_temperature.{cid}"]["verdict"] == "reproduced", cid
     assert claims.crossings(scores["eureka.softmax_temperature.collapse_zeroes_jacobian"]["rule"]) == \
         ("reproduced", "not reproduced")
     qk = "eureka.softmax_temperature.uniform_vanishes_qk_gradients"
-    blind = {**stats, "qk_apart_slopes": stats["qk_rank_slopes"]}  # a control that vanishes too: cannot tell
-    assert rules.score_claims(blind, params)[qk]["verdict"] == "not reproduced"
+    assert claims.crossings(scores[qk]["rule"]) == ("reproduced", "not reproduced")
+    blind = {**stats, "qk_apart_q_slopes": stats["qk_rank_q_slopes"]}  # a control that vanishes too: cannot tell
+    assert rules.score_claims(blind, params)[qk]["verdict"] == "not run"
+    one = {**stats, "qk_rank_k_slopes": [0.0] * len(stats["qk_rank_k_slopes"])}  # W_Q's vanishes, W_K's stays
+    assert rules.score_claims(one, params)[qk]["verdict"] == "not reproduced"
+    none = {**stats, "collapsed_top": float("nan")}  # no row collapsed
+    assert rules.score_claims(none, params)["eureka.softmax_temperature.collapse_zeroes_jacobian"]["verdict"] == \
+        "not run"
     flat = {**stats, "uniform_top": 0.01}  # uniform rows under the bar: the Jacobian check cannot tell
     assert rules.score_claims(flat, params)["eureka.softmax_temperature.collapse_zeroes_jacobian"]["verdict"] == \
         "not run"
-    old = {k: v for k, v in stats.items() if k not in ("collapsed_top", "qk_rank_slopes")}
+    old = {k: v for k, v in stats.items() if k not in ("collapse_level", "qk_rank_q_slopes")}
     assert {rules.score_claims(old, params)[f"eureka.softmax_temperature.{c}"]["verdict"]
             for c in ("collapse_zeroes_jacobian", "uniform_vanishes_qk_gradients")} == {"not run"}
     monkeypatch.setattr(fig, "entropy", lambda p: (p * np.log(np.clip(p, 1e-300, None))).sum(-1))
     monkeypatch.setattr(fig, "attention_weights", lambda x, variant, tau: torch.softmax(x / tau, -1))
     monkeypatch.setattr(fig, "jacobian_norm", lambda x, tau: np.full(len(x), 1.0 / tau))
     monkeypatch.setattr(fig, "jacobian_top", lambda p: np.full(len(p), 0.3))  # entries that stay large
-    # gradients that stay under rank collapse (the control's shares on both arms)
+    # gradients that stay under rank collapse (the control's W_Q share for both, on both arms; W_K's shares the
+    # rank arm's fall so that the control stays a control)
     real = fig.qk_gradient_shares
-    monkeypatch.setattr(fig, "qk_gradient_shares", lambda seed, collapse: real(seed, False))
+
+    def staying(seed, collapse):
+        shares, spread = real(seed, False)
+        return np.stack([shares[:, :, 0], shares[:, :, 0] if collapse else shares[:, :, 1]], -1), spread
+
+    monkeypatch.setattr(fig, "qk_gradient_shares", staying)
     bad = rules.score_claims(_build(fig, params, None), params)
     for cid in ("low_tau_low_entropy", "normsoftmax_amplifies_low_std", "tau_against_vanishing_gradients",
                 "collapse_zeroes_jacobian", "uniform_vanishes_qk_gradients"):
@@ -724,11 +737,18 @@ def test_eureka_separability_follows_cover_and_its_claim_reads_it_both_ways(monk
     assert stats["separable"][-1] == 40 and stats["separable"][0] < 10 and max(stats["control_separable"]) < 10
     cid = "eureka.separability.likely_in_high_dimension"
     score = rules.score_claims(stats, params)[cid]
-    assert score["verdict"] == "reproduced" and claims.crossings(score["rule"])[0] == "reproduced"
+    assert score["verdict"] == "reproduced" and claims.crossings(score["rule"]) == ("reproduced", "not reproduced")
     blind = {**stats, "control_share": [1.0] * 3}  # a control that becomes separable too: cannot tell
     assert rules.score_claims(blind, params)[cid]["verdict"] == "not run"
-    monkeypatch.setattr(fig, "separable", lambda x, y: False)  # nothing separable at any d: the claim fails
-    assert rules.score_claims(_build(fig, params, None), params)[cid]["verdict"] == "not reproduced"
+    off = {**stats, "share": [0.5, 0.5, 1.0]}  # an instrument that misses Cover's probability at d = 2 and 6
+    assert rules.score_claims(off, params)[cid]["verdict"] == "not run"
+    # the programme against Cover's exact probability where it is neither 0 nor 1 (n = 10, d = 4: 0.5)
+    draws = fig.measure(fig.Params(n=10, dims=(4,), draws=400, seed=3))["separable"][0] / 400
+    assert fig.cover_probability(10, 4) == 0.5 and abs(draws - 0.5) < 4 * np.sqrt(0.25 / 400)
+    low = fig.Params(n=40, dims=(2, 4, 6), draws=40, seed=1)  # dimensions that stay far below n: never likely
+    assert rules.score_claims(_build(fig, low, None), low)[cid]["verdict"] == "not reproduced"
+    monkeypatch.setattr(fig, "separable", lambda x, y: False)  # an instrument blind to separation: not trusted
+    assert rules.score_claims(_build(fig, params, None), params)[cid]["verdict"] == "not run"
 
 
 def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both_ways(monkeypatch):

@@ -34,6 +34,7 @@ properties:
 TAUS = (1 / 3, 0.5, 1.0, 2.0, 4.0, 8.0)  # the paper's low temperature 1/3 up to sqrt(64) = 8
 COLLAPSED, UNIFORM = 30.0, 0.01  # spreads of the score rows whose Softmax has collapsed / is nearly uniform at tau 1
 CAP_D = 64  # the head width whose sqrt(d_k) caps NormSoftmax's sigma in the amplification check (the paper's ViT)
+COLLAPSE = 0.99  # a row has collapsed when its largest weight is at least this (a level the project chose)
 JACOBIAN_TOP = 0.25  # the largest value an entry of diag(p) - p p^T can take (p_i (1 - p_i) at p_i = 1/2)
 SPREADS = (1.0, 1e-1, 1e-2, 1e-3)  # the tokens' spread around their common row (rank collapse as it goes to 0)
 DRAWS, TOKENS, WIDTH = 100, 16, 16  # random heads of the gradient check, each on 16 tokens of width 16
@@ -74,14 +75,14 @@ def jacobian_top(p: np.ndarray) -> np.ndarray:
 
 
 def qk_gradient_shares(seed: int, collapse: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Per random head (:data:`DRAWS` of them) and per spread s of :data:`SPREADS`: (|dL/dW_Q| + |dL/dW_K|) / |dL/dW_V|
-    (Frobenius norms; float64) for one Softmax head at tau = sqrt(width), with L a random linear read-out of its
+    """Per random head (:data:`DRAWS` of them), per spread s of :data:`SPREADS` and for W_Q and W_K (last axis):
+    |dL/dW| / |dL/dW_V| (Frobenius norms; float64) for one Softmax head at tau = sqrt(width), with L a random linear read-out of its
     outputs, and the attention's largest distance from uniform. ``collapse``: the tokens are one common row plus s
     times noise (rank collapse as s -> 0); else (the control) the tokens are distinct (s = 1) and the weights W_Q
     themselves are s times their draw, so that the attention turns uniform with the tokens apart. Each head keeps its
     draw at every s."""
     gen = torch.Generator().manual_seed(seed)
-    shares, spread = np.zeros((DRAWS, len(SPREADS))), np.zeros((DRAWS, len(SPREADS)))
+    shares, spread = np.zeros((DRAWS, len(SPREADS), 2)), np.zeros((DRAWS, len(SPREADS)))
     for d in range(DRAWS):
         x, noise, read = (torch.randn(shape, generator=gen, dtype=torch.float64)
                           for shape in ((1, WIDTH), (TOKENS, WIDTH), (TOKENS, WIDTH)))
@@ -91,7 +92,7 @@ def qk_gradient_shares(seed: int, collapse: bool) -> tuple[np.ndarray, np.ndarra
             tokens = x + s * noise if collapse else x + noise
             att = torch.softmax((tokens @ w_q) @ (tokens @ w_k).T / WIDTH ** 0.5, -1)
             (read * (att @ (tokens @ w_v))).sum().backward()
-            shares[d, j] = float((w_q.grad.norm() + w_k.grad.norm()) / w_v.grad.norm())
+            shares[d, j] = [float(w_q.grad.norm() / w_v.grad.norm()), float(w_k.grad.norm() / w_v.grad.norm())]
             spread[d, j] = float((att.detach() - 1 / TOKENS).abs().max())
     return shares, spread
 
@@ -132,7 +133,7 @@ def measure(params: Params) -> dict:
         "jac_collapsed": jac_collapsed,
         "jac_uniform": jac_uniform,
         # collapsed: the largest weight at the small temperature at least 0.99 (near ties of the top two are not)
-        "collapsed": softmax(COLLAPSED * z, small).max(-1) >= 0.99,
+        "collapsed": softmax(COLLAPSED * z, small).max(-1) >= COLLAPSE,
         "collapsed_lifted": jac_collapsed[large] > jac_collapsed[small],
         "uniform_lifted": jac_uniform[small] > jac_uniform[large],
         "qk_std": {d: qk_std_ratio(rng, d, params.pairs) for d in params.d_k},
@@ -140,8 +141,8 @@ def measure(params: Params) -> dict:
         "norm_amplifies_low": weight_range(low, "normsoftmax", tau) > weight_range(low, "softmax", tau),
         "norm_amplifies_high": weight_range(high, "normsoftmax", tau) > weight_range(high, "softmax", tau) + 1e-12,
         "cap": tau,
-        "collapsed_top": jacobian_top(collapsed_p[collapsed_p.max(-1) >= 0.99]),
-        "collapsed_entropy": entropy(collapsed_p[collapsed_p.max(-1) >= 0.99]),
+        "collapsed_top": jacobian_top(collapsed_p[collapsed_p.max(-1) >= COLLAPSE]),
+        "collapsed_entropy": entropy(collapsed_p[collapsed_p.max(-1) >= COLLAPSE]),
         "uniform_top": jacobian_top(softmax(UNIFORM * z, small)),
         "qk_rank": rank, "qk_rank_spread": rank_spread, "qk_apart": apart, "qk_apart_spread": apart_spread,
     }
@@ -184,14 +185,20 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     ax = axes[0, 3]
     for i, (key, label) in enumerate((("qk_rank", "tokens collapse to one (s: their spread)"),
                                       ("qk_apart", "distinct tokens, W_Q x s (a control)"))):
-        q = np.quantile(m[key], [0.1, 0.5, 0.9], axis=0)
-        ax.fill_between(SPREADS, q[0], q[2], color=style.ARM_COLORS[i], alpha=0.3)
-        ax.plot(SPREADS, q[1], marker="os"[i], color=style.ARM_COLORS[i], label=label)
+        for w, (name, ls) in enumerate((("W_Q", "-"), ("W_K", "--"))):
+            q = np.quantile(m[key][:, :, w], [0.1, 0.5, 0.9], axis=0)
+            ax.fill_between(SPREADS, q[0], q[2], color=style.ARM_COLORS[i], alpha=0.2)
+            ax.plot(SPREADS, q[1], marker="os"[i], ls=ls, color=style.ARM_COLORS[i], label=f"{name}: {label}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    _label(ax, "s (attention uniform as s -> 0)", "(|grad W_Q| + |grad W_K|) / |grad W_V|",
+    _label(ax, "s (attention uniform as s -> 0)", "|grad W| / |grad W_V|, median head",
            "Uniform attention: W_Q, W_K's gradients")
     return fig, stats_of(m, params)
+
+
+def _largest(x: np.ndarray) -> float:
+    """The largest value, NaN where there is none (no row collapsed: the claim that reads it is not run)."""
+    return float(x.max()) if x.size else float("nan")
 
 
 def stats_of(m: dict, params: Params) -> dict:
@@ -208,12 +215,14 @@ def stats_of(m: dict, params: Params) -> dict:
            "qk_pairs": params.pairs,
            "norm_amplifies_low": int(m["norm_amplifies_low"].sum()),
            "norm_amplifies_high": int(m["norm_amplifies_high"].sum()),
-           "collapsed_top": float(m["collapsed_top"].max()), "collapsed_entropy_max": float(m["collapsed_entropy"].max()),
+           "collapsed_top": _largest(m["collapsed_top"]), "collapsed_entropy_max": _largest(m["collapsed_entropy"]),
+           "collapse_level": COLLAPSE,
            "uniform_top": float(m["uniform_top"].min()), "jacobian_top_bound": JACOBIAN_TOP,
            "spreads": list(SPREADS), "draws": DRAWS, "tokens": TOKENS, "width": WIDTH}
     for key in ("qk_rank", "qk_apart"):
-        out[f"{key}_slopes"] = [float(v) for v in log_slopes(m[key])]
-        out[f"{key}_median"] = [float(v) for v in np.median(m[key], 0)]
+        for w, name in enumerate(("q", "k")):
+            out[f"{key}_{name}_slopes"] = [float(v) for v in log_slopes(m[key][:, :, w])]
+            out[f"{key}_{name}_median"] = [float(v) for v in np.median(m[key][:, :, w], 0)]
         out[f"{key}_uniform_gap"] = float(m[f"{key}_spread"][:, -1].max())
     out["summary"] = (f"entropy rises with tau in {out['entropy_rises']} of {params.rows} rows; the Jacobian lifted by a "
                       f"larger tau in {out['collapsed_lifted']} of {out['collapsed']} collapsed rows, by a smaller tau in "
@@ -221,7 +230,8 @@ def stats_of(m: dict, params: Params) -> dict:
                       + ", ".join(f"{v:.3f}" for v in out["qk_std"].values())
                       + f"; NormSoftmax widens {out['norm_amplifies_low']} of {params.rows} low-std rows, "
                       f"{out['norm_amplifies_high']} of those at or above its cap; the collapsed rows' largest Jacobian "
-                      f"entry {out['collapsed_top']:.3g} of its top; W_Q and W_K's gradient share falls with the "
-                      f"tokens' spread at a median log-slope {np.median(out['qk_rank_slopes']):.2f} (control "
-                      f"{np.median(out['qk_apart_slopes']):.2f})")
+                      f"entry {out['collapsed_top']:.3g} of its top; W_Q's and W_K's gradient shares fall with the "
+                      f"tokens' spread at median log-slopes {np.median(out['qk_rank_q_slopes']):.2f} and "
+                      f"{np.median(out['qk_rank_k_slopes']):.2f} (control {np.median(out['qk_apart_q_slopes']):.2f} and "
+                      f"{np.median(out['qk_apart_k_slopes']):.2f})")
     return out
