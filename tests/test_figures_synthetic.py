@@ -751,6 +751,69 @@ def test_eureka_separability_follows_cover_and_its_claim_reads_it_both_ways(monk
     assert rules.score_claims(_build(fig, params, None), params)[cid]["verdict"] == "not run"
 
 
+def _reasoning_attention(eureka, before, after, epochs=101, layout="tokens (a, b, c, d)"):
+    """A reasoning run's trajectory: test accuracy jumping at each seed's Eureka epoch (None: never), and the CLS
+    attention 0.2 on CLS, the rest split between targets (share ``before`` until the jump, ``after`` from it; 0.5
+    at epoch 0) and indicators."""
+    n = len(eureka)
+    acc = np.full((n, epochs), 0.55)
+    share = np.full((n, epochs), before, dtype=float)
+    for s, e in enumerate(eureka):
+        if e is not None:
+            acc[s, e:], share[s, e:] = 0.95, after
+    share[:, 0] = 0.5
+    att = np.zeros((n, epochs, 3, 5))
+    att[..., 0] = 0.2
+    att[..., 1:3] = (0.8 * (1 - share) / 2)[:, :, None, None]
+    att[..., 3:5] = (0.8 * share / 2)[:, :, None, None]
+    return xr.Dataset({"attention": (("seed", "epoch", "probe", "position"), att),
+                       "attention_recorded": (("epoch",), np.ones(epochs, bool)),
+                       "test_acc": (("seed", "epoch"), acc)},
+                      coords={"seed": np.arange(n), "epoch": np.arange(epochs)}, attrs={"task_x_layout": layout})
+
+
+def test_eureka_attention_targets_reads_the_windows_and_the_claims_read_them_both_ways(monkeypatch):
+    from types import SimpleNamespace
+
+    from pipeline_lib import claims
+    from pipeline_lib.figures import eureka_attention_targets as fig
+    from pipeline_lib.scoring import eureka_attention_targets as rules
+    cfg = SimpleNamespace(analyses={"eureka": {"reasoning": SimpleNamespace(threshold=0.7)}})
+    params = fig.Params(experiment="reasoning")
+
+    def scored(arms):
+        monkeypatch.setattr(fig, "entry_arms", lambda *a, **k: arms)
+        stats = _build(fig, params, None, cfg)
+        return stats, rules.score_claims(stats, params)
+
+    # planted: targets hold 0.95 until the Eureka-moment, 0.6 after it; seeds without one stay at 0.95
+    planted = {"Softmax": _reasoning_attention([40, None, None], 0.95, 0.6),
+               "HT": _reasoning_attention([30, 50, None], 0.95, 0.6)}
+    stats, scores = scored(planted)
+    soft = stats["arms"]["Softmax"]
+    assert soft["before"][0] == pytest.approx(0.95) and soft["after"][0] == pytest.approx(0.6)  # [20, 40), [70, 101)
+    assert soft["start"] == pytest.approx([0.5] * 3) and soft["eureka_epoch"] == [40, None, None]
+    assert soft["control"]["before"][1] == pytest.approx(0.95) and soft["control"]["before"][0] is None
+    ids = [f"eureka.attention_targets.{c}" for c in ("reasoning_wrong_tokens_before_eureka",
+                                                     "reasoning_no_eureka_attends_targets_only",
+                                                     "reasoning_eureka_attends_indicators")]
+    assert [scores[c]["verdict"] for c in ids] == ["reproduced"] * 3
+    assert claims.crossings(scores[ids[0]]["rule"]) == ("reproduced", "not reproduced")
+    # null: even attention throughout, and a drift without Eureka-moments as large as the Eureka seeds' change
+    even = {"Softmax": _reasoning_attention([40, None, None], 0.5, 0.5),
+            "HT": _reasoning_attention([30, 50, None], 0.5, 0.5)}
+    assert {scored(even)[1][c]["verdict"] for c in ids} == {"not reproduced"}
+    drift = {k: v.copy() for k, v in planted.items()}
+    for ds in drift.values():  # every seed, with or without a Eureka-moment, moves to the indicators at epoch 40
+        ds["attention"][:, 40:, :, 3:5] = 0.8 * 0.6 / 2
+        ds["attention"][:, 40:, :, 1:3] = 0.8 * 0.4 / 2
+    assert scored(drift)[1][ids[2]]["verdict"] == "not reproduced"
+    with pytest.raises(ValueError, match="reasoning task"):
+        scored({"Softmax": _reasoning_attention([40], 0.9, 0.6, layout="16x16 image")})
+    with pytest.raises(ValueError, match="figures.eureka_attention_targets.arm"):
+        scored({"HT": planted["HT"]})
+
+
 def test_joma_odes_integrates_the_printed_dynamics_and_the_claims_read_them_both_ways(monkeypatch):
     from scipy.special import erfinv
 
