@@ -725,15 +725,16 @@ def test_eureka_softmax_temperature_checks_sec3_and_the_claims_read_them_both_wa
 
 def test_eureka_separability_follows_cover_and_its_claim_reads_it_both_ways(monkeypatch):
     from pipeline_lib import claims
-    from pipeline_lib.figures import eureka_separability as fig
+    from pipeline_lib.figures import eureka_separability
     from pipeline_lib.scoring import eureka_separability as rules
+    fig = eureka_separability
     assert fig.cover_probability(4, 1) == 0.5 and fig.cover_probability(12, 11) == 1.0  # 8 of 16; d >= n - 1
     assert fig.cover_probability(12, 2) == pytest.approx(67 / 2048)
     xor = np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
     assert not fig.separable(xor, np.array([1.0, 1.0, -1.0, -1.0]))
     assert fig.separable(xor, np.array([1.0, -1.0, 1.0, -1.0]))  # split by the second coordinate
     params = fig.Params(n=12, dims=(2, 6, 12), draws=40, control_rank=2, seed=1)
-    stats = _build(fig, params, None)
+    stats = _build(eureka_separability, params, None)
     assert stats["separable"][-1] == 40 and stats["separable"][0] < 10 and max(stats["control_separable"]) < 10
     cid = "eureka.separability.likely_in_high_dimension"
     score = rules.score_claims(stats, params)[cid]
@@ -776,14 +777,15 @@ def test_eureka_attention_targets_reads_the_windows_and_the_claims_read_them_bot
     from types import SimpleNamespace
 
     from pipeline_lib import claims
-    from pipeline_lib.figures import eureka_attention_targets as fig
+    from pipeline_lib.figures import eureka_attention_targets
     from pipeline_lib.scoring import eureka_attention_targets as rules
+    fig = eureka_attention_targets
     cfg = SimpleNamespace(analyses={"eureka": {"reasoning": SimpleNamespace(threshold=0.7)}})
     params = fig.Params(experiment="reasoning")
 
     def scored(arms):
         monkeypatch.setattr(fig, "entry_arms", lambda *a, **k: arms)
-        stats = _build(fig, params, None, cfg)
+        stats = _build(eureka_attention_targets, params, None, cfg)
         return stats, rules.score_claims(stats, params)
 
     # planted: targets hold 0.95 until the Eureka-moment, 0.6 after it; seeds without one stay at 0.95
