@@ -13,7 +13,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from ..analysis.eureka import eureka_epochs
-from ..intervals import json_floats
+from ..intervals import json_floats, mean_interval
 from . import style
 from .reading import entry_arms, recorded_attention
 
@@ -115,11 +115,6 @@ def build(cfg, params: Params, paths, outputs: dict[str, str]) -> tuple[Figure, 
     axes[0, 0].set_ylabel("CLS attention on c, d / on a, b, c, d")
     a = stats["arms"][params.arm]
     stats["summary"] = (f"{params.experiment} {params.arm}: the targets' share of the attention before the Eureka-moment "
-                        f"(or in the run's later half) {_mean(a['before']):.3f} over {len(a['seeds'])} seeds, "
-                        f"{_mean(a['start']):.3f} at the first record")
+                        f"(or in the run's later half) {mean_interval(a['before'])[0]:.3f} over {len(a['seeds'])} seeds, "
+                        f"{mean_interval(a['start'])[0]:.3f} at the first record")
     return fig, stats
-
-
-def _mean(xs: list) -> float:
-    v = [x for x in xs if x is not None]
-    return float(np.mean(v)) if v else float("nan")

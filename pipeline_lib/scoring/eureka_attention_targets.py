@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import claims
 from ..figures.eureka_attention_targets import Params
+from ..intervals import read_floats
 
 ONLY = 0.9  # "attends only the targets": at least 9 tenths of the attention on the four tokens is on c and d
 
@@ -20,20 +21,15 @@ def _arm(stats: dict) -> dict:
     return stats["arms"][stats["arm"]]
 
 
-def _finite(xs) -> np.ndarray:
-    v = np.asarray([np.nan if x is None else x for x in xs], dtype=float)
-    return v[np.isfinite(v)]
-
-
 def wrong_tokens(stats: dict) -> dict:
     """The arm's mean target share before the Eureka-moment (or in the run's later half) above one half."""
     a = _arm(stats)
     m, lo, hi = claims.mean_interval(a["before"])
-    start = _finite(a["start"])
-    return claims.score(m, (lo, hi), len(_finite(a["before"])),
+    start = read_floats(a["start"])
+    return claims.score(m, (lo, hi), int(np.isfinite(read_floats(a["before"])).sum()),
                         f"arm {stats['arm']}: the targets' share over the later half of the time before each seed's "
                         f"Eureka-moment (or of the run); at the first record (a near-uniform start): "
-                        f"{start.mean():.3f}; even attention on the four tokens gives 0.5",
+                        f"{np.nanmean(start):.3f}; even attention on the four tokens gives 0.5",
                         claims.above(m, lo, 0.5))
 
 
@@ -54,12 +50,12 @@ def indicators_after(stats: dict) -> dict:
     """Over every arm's seeds with a Eureka-moment: the indicators' share (1 - the targets') after it minus before
     it, against the same change in the seeds without one, cut at their arm's median Eureka epoch (the control: the
     drift that comes without a Eureka-moment): the first must exceed the second (``exceeds`` on t intervals)."""
-    rise, control = [], []
-    for a in stats["arms"].values():
-        rise += [t0 - t1 for t0, t1, e in zip(a["before"], a["after"], a["eureka_epoch"])
-                 if e is not None and t0 is not None and t1 is not None]
-        c = a["control"]
-        control += [t0 - t1 for t0, t1 in zip(c["before"], c["after"]) if t0 is not None and t1 is not None]
+    def change(windows: dict) -> np.ndarray:  # per seed; NaN where a window is missing (no moment, no record)
+        return read_floats(windows["before"]) - read_floats(windows["after"])
+
+    rise = np.concatenate([change(a) for a in stats["arms"].values()])  # "after" is None without a moment
+    control = np.concatenate([change(a["control"]) for a in stats["arms"].values()])
+    rise, control = rise[np.isfinite(rise)], control[np.isfinite(control)]
     m, lo, hi = claims.mean_interval(rise)
     cm, clo, chi = claims.mean_interval(control)
     return claims.score(m, (lo, hi), len(rise),
