@@ -1,14 +1,12 @@
 """Every declared claim has a test that moves its statistic across its rule both ways: somewhere in the suite its
 scoring of test input gives a verdict on the claimed side (a planted effect: "reproduced" or "partial") and "not
-reproduced" (a null), or at least it is scored on test input with a rule whose record, its statistic moved to
-either side (:func:`pipeline_lib.claims.crossings`), gives both.
+reproduced" (a null).
 
 The suite records it as it runs: every ``score_claims`` of the scoring and figure modules is wrapped on import, and
-each verdict it returns, with its rule's crossings, is kept per claim. Scores of real runs are not test input and are
-not recorded: the kept statistics that ``publish`` re-scores (:data:`NOT_TEST_INPUT`). After a run of the whole
-suite (no selection), the claims that never went both ways fail the session, by name (:func:`missing`), and the
-claims crossed only through their rule record are counted (:func:`tally`). Under pytest-xdist each worker writes what
-it saw to the session's folder (:data:`ENV`), which the controller reads."""
+each verdict it returns is kept per claim. Scores of real runs are not test input and are not recorded: the kept
+statistics that ``publish`` re-scores (:data:`NOT_TEST_INPUT`). After a run of the whole suite (no selection), the
+claims that never went both ways fail the session, by name (:func:`missing`). Under pytest-xdist each worker writes
+what it saw to the session's folder (:data:`ENV`), which the controller reads."""
 from __future__ import annotations
 
 import functools
@@ -38,7 +36,6 @@ def _wrap(module) -> None:
             return out
         for cid, s in out.items():
             _seen.setdefault(cid, set()).add(str(s.get("verdict")))
-            _seen[cid].update(_crossed(s.get("rule")))
         return out
 
     score_claims._recorded = True
@@ -54,19 +51,8 @@ def _from_real_runs() -> bool:
     return False
 
 
-def _crossed(rule) -> list[str]:
-    """The verdicts ``rule``'s record gives with its statistic moved to either side, as ``rule: <verdict>``; none
-    for a guard (no statistic decides) or a score without a record."""
-    from pipeline_lib.claims import ClaimError, crossings
-
-    try:
-        return [f"rule: {v}" for v in crossings(rule)] if rule else []
-    except ClaimError:
-        return []
-
-
-def _both(verdicts, prefix: str = "") -> bool:
-    return any(f"{prefix}{v}" in verdicts for v in HOLDS) and f"{prefix}not reproduced" in verdicts
+def _both(verdicts) -> bool:
+    return any(v in verdicts for v in HOLDS) and "not reproduced" in verdicts
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -112,13 +98,5 @@ def seen(folder: Path) -> dict[str, set[str]]:
 
 
 def missing(got: dict[str, set[str]], declared) -> dict[str, list[str]]:
-    """The declared claims that never went both ways, neither in a test's verdicts nor through their rule's record
-    (with what they did get)."""
-    return {cid: sorted(got.get(cid, ())) for cid in declared
-            if not (_both(got.get(cid, set())) or _both(got.get(cid, set()), "rule: "))}
-
-
-def tally(got: dict[str, set[str]], declared) -> tuple[int, int]:
-    """(claims whose tests' verdicts went both ways, claims crossed only through their rule's record)."""
-    planted = sum(_both(got.get(cid, set())) for cid in declared)
-    return planted, sum(not _both(got.get(c, set())) and _both(got.get(c, set()), "rule: ") for c in declared)
+    """The declared claims that never went both ways (with what they did get)."""
+    return {cid: sorted(got.get(cid, ())) for cid in declared if not _both(got.get(cid, set()))}

@@ -232,14 +232,20 @@ def test_count_order_tells_before_after_and_what_the_snapshots_cannot_tell():
 
 
 def test_fig3_null_attention_is_not_reproduced(tmp_path):
+    """Attention that never concentrates (the p=2 phase ends at half of the mass on the first k, as it starts) fails
+    the concentration and both 'solely' claims, at the default width and at d = 2 (the planted 0.95 of
+    test_fig3_build_scores_planted_concentration_zeros_and_probes reproduces them); an arm not drawn is not run."""
     cfg, paths = write_fig3_artifacts(tmp_path, concentrate=False, zeros=False)
-    _, stats = fig3.build(cfg, fig3_params(), paths, {})
-    v = verdicts(fig3_rules.score_claims(stats, fig3_params()))
+    params = fig3.Params(arms=(("scratch", "scr"), ("curriculum", "fine"), ("curriculum, d=2", "fine")))
+    _, stats = fig3.build(cfg, params, paths, {})
+    v = verdicts(fig3_rules.score_claims(stats, params))
     assert v["circuits.fig3.attention_concentrates_on_first_k"] == "not reproduced"
     assert v["circuits.fig3.attention_on_zeros"] in ("not reproduced", "partial")  # noise only: never reproduced
     assert v["circuits.fig3.solely_first_k_p2"] == "not reproduced"  # the p=2 phase ends at half the mass
-    assert v["circuits.fig3.solely_first_k_p2_d2"] == "not run"  # no arm 'curriculum, d=2'
+    assert v["circuits.fig3.solely_first_k_p2_d2"] == "not reproduced"  # the same at d = 2
     assert {v[c] for c in v if c.startswith("circuits.probes.")} == {"not run"}  # no probe_runs configured
+    del stats["curriculum, d=2"]
+    assert verdicts(fig3_rules.score_claims(stats, params))["circuits.fig3.solely_first_k_p2_d2"] == "not run"
 
 
 def test_fig3_zero_focus_is_signed_and_needs_half_the_way():
@@ -314,6 +320,25 @@ def test_probe_claim_of_a_near_exact_readout_flips_with_the_accuracy(trained, ex
     v = verdicts(fig3_rules._probe_claims(probes))
     assert v["circuits.probes.count_read_out"] == expect
     assert v["circuits.probes.zeros_above_untrained"] == "reproduced"  # the switch's 0.9 against 0.56
+
+
+def test_probe_claims_of_the_zeros_count_flip_with_the_switchs_readout():
+    """The zeros count read out at the switch against scratch's untrained and trained weights, through the figure's
+    scoring: 0.9 at the switch is above both (0.56 untrained, 0.69 at scratch's end); 0.62 is above the untrained
+    weights only; the switch reading exactly what the untrained weights read (the p=2 training added nothing) is
+    above neither."""
+    def score(switch: list) -> dict:
+        probes = {"curriculum": probe_entry(0.5, 1.0) | {"first_per_seed": switch},
+                  "scratch": probe_entry(0.56, 0.69, seed=3)}
+        return verdicts(fig3_rules.score_claims({"probes": probes}, fig3_params()))
+
+    untrained, scratch_end = "circuits.probes.zeros_above_untrained", "circuits.probes.zeros_above_scratch_end"
+    planted = score(noisy(0.9, 0.02))
+    assert planted[untrained] == planted[scratch_end] == "reproduced"
+    between = score(noisy(0.62, 0.02))
+    assert between[untrained] == "reproduced" and between[scratch_end] == "not reproduced"
+    null = score(probe_entry(0.56, 0.69, seed=3)["first_per_seed"])  # the untrained weights' own readout
+    assert null[untrained] == null[scratch_end] == "not reproduced"
 
 
 def test_probe_claims_without_scratch_or_the_target_are_not_run():
@@ -414,6 +439,20 @@ def test_fig4_clusters_per_setting_and_without_learned_seeds():
     assert v["circuits.fig4.clusters_after_p2_every_setting"] == "not reproduced"  # 4 of 5 settings: no majority shown
 
 
+def test_fig4_clusters_after_p4_every_setting_flips_with_one_setting():
+    """"The 16 clusters after p=4 appear under every training setting": two learned seeds with 16 pure clusters in
+    each of the 5 settings reproduce it; one setting whose second seed ends with 10 clusters leaves 4 of 5 (no
+    majority shown), and 15 clusters in every setting (one sum merged) none."""
+    params = load_config_file(REPO / "config" / "circuits_fig4_settings.yaml").figures["fig4_embeddings"]
+    every = "circuits.fig4.clusters_after_p4_every_setting"
+    assert verdicts(fig4_rules.score_claims(fig4_stats(params, p4=(16, 16)), params))[every] == "reproduced"
+    one_bad = fig4_stats(params, p4=(16, 16))
+    one_bad[params.settings[0][1]["finetune"]] = run_stats((16, 10), sums=16)
+    v = verdicts(fig4_rules.score_claims(one_bad, params))
+    assert v["circuits.fig4.clusters_after_p4"] == "reproduced" and v[every] == "not reproduced"
+    assert verdicts(fig4_rules.score_claims(fig4_stats(params, p4=(15, 15)), params))[every] == "not reproduced"
+
+
 def test_fig4_recipe_claims_learned_shares_scratch_control_and_order(default_params):
     params = default_params["fig4_embeddings"]
     assert params.scratch  # the default config has the from-scratch control
@@ -465,6 +504,20 @@ def test_fig4_recipe_claims_learned_shares_scratch_control_and_order(default_par
     assert verdicts(fig4_rules.score_claims(born, params))["circuits.fig4.z_a_ordered_by_count"] == "not reproduced"
     assert verdicts(fig4_rules.score_claims(fig4_stats(params, p2=()), params))[
         "circuits.fig4.z_a_ordered_by_count"] == "not run"  # no learned seed: no trained z_A
+
+
+def test_fig4_not_from_p4_only_needs_scratch_to_fail_where_the_curriculum_learns(default_params):
+    """"Could not emerge from p = 4 only": 9 of the 10 seeds that learned p=2 learn p=4 after it while scratch learns
+    in none (reproduced); the same 9 of 10 learning from scratch too, the curriculum is not needed (not
+    reproduced)."""
+    params = default_params["fig4_embeddings"]
+    cid = "circuits.fig4.not_from_p4_only"
+    planted = fig4_stats(params, p2=(6,) * S, p4=(16,) * 9)
+    assert verdicts(fig4_rules.score_claims(planted, params))[cid] == "reproduced"
+    null = fig4_stats(params, p2=(6,) * S, p4=(16,) * 9)
+    null[params.scratch] = run_stats((16,) * 9, sums=16)
+    score = fig4_rules.score_claims(null, params)[cid]
+    assert score["verdict"] == "not reproduced" and "from scratch 9/10" in score["control"]
 
 
 def test_fig4_learned_is_the_level_of_the_authors_working_run(default_params):

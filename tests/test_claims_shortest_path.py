@@ -77,6 +77,16 @@ def test_edge_correlation_against_the_threshold_and_the_nulls():
     assert v["tian.edge_spectrum.u1_corr_above_0_9"] == "not reproduced"  # median above 0.9 by less than one se
 
 
+def test_edge_correlation_against_the_gaussian_null_both_ways():
+    """u_1 correlation of the trained edges (0.95) against Gaussian embeddings (0.75): above it, reproduced; a Gaussian
+    null that correlates with u_1 graph for graph as the trained model does (training added nothing), not."""
+    cid = "tian.edge_spectrum.u1_corr_vs_gaussian"
+    stats = edge_stats(0.95, 0.78, 0.75)
+    assert edge_spectrum_rules.score_claims(stats, None)[cid]["verdict"] == "reproduced"
+    stats["sources"]["gaussian"] = stats["sources"]["trained"]
+    assert edge_spectrum_rules.score_claims(stats, None)[cid]["verdict"] == "not reproduced"
+
+
 def test_edge_spectrum_stats_hold_a_value_per_graph(tmp_path):
     S, G, K = 3, 4, 3
     corr = np.full((4, S, G, K), 0.5)
@@ -116,6 +126,9 @@ def test_sln_rates_against_99_percent():
     assert v == {"tian.sln_optimality.chosen_reading_above_99": "reproduced",
                  "tian.sln_optimality.scaled_above_99": "reproduced",
                  "tian.sln_optimality.unscaled_above_99": "not reproduced"}
+    # the ablation's reading on graphs where it too finds 998 of 1000 shortest paths: above 99%
+    assert verdicts(sln_optimality_rules.score_claims(sln_stats(998, 998), None))[
+        "tian.sln_optimality.unscaled_above_99"] == "reproduced"
     # the source's claim reads the reading the exploration graphs chose, on the report graphs
     chosen_unscaled = sln_optimality_rules.score_claims(sln_stats(998, 796, chosen="unscaled"), None)
     assert chosen_unscaled["tian.sln_optimality.chosen_reading_above_99"]["verdict"] == "not reproduced"

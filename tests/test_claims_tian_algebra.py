@@ -195,6 +195,20 @@ def test_table_reports_the_reference_count_beside_the_percentage(tmp_path):
     assert cogo_table_rules.score_claims(null, None)["tian.cogo_table.not_order_46_d23"]["verdict"] == "not reproduced"
 
 
+def test_d29_count_of_frequencies_not_of_order_4_or_6_is_zero_in_every_seed_or_not(tmp_path):
+    """The d = 29 row (no talk value: a count of 0 claimed): every frequency of every seed with 4 nodes reproduces
+    it; one frequency of 7 nodes in each seed (a count of 1 per seed), or every frequency of 7 nodes, does not."""
+    cid = "tian.cogo_table.not_order_46_d29"
+    score = lambda q_final: cogo_table_rules.score_claims(  # noqa: E731
+        table_stats(tmp_path, {"r29": ({"d": 29, "q_final": q_final}, _opt())}), None)[cid]
+    assert score(4)["verdict"] == "reproduced" and score(4)["measured"] == 0
+    one_each = np.full((5, 14), 4)
+    one_each[:, 0] = 7
+    s = score(one_each)
+    assert s["measured"] == pytest.approx(1) and s["verdict"] == "not reproduced"
+    assert score(7)["verdict"] == "not reproduced"
+
+
 def test_solution_type_shares_flip_when_they_leave_the_talks_value(tmp_path):
     # every factorable frequency of type nu_i*xi: share 100% against the talk's 47.07
     all_xi = cogo_table_rules.score_claims(table_stats(tmp_path, {"r": ({}, _opt())}), None)
@@ -375,14 +389,15 @@ def rank_ds(ranks: dict, max_rank: dict, seeds=3, epochs=(0, 100, 1000), state=(
 
 
 def galore_build(tmp_path, matched=True, galore_acc=(1.0,) * 3, matched_acc=(1.0,) * 3, matched_lr=2.5e-3,
-                 adam_ranks=None):
-    """galore_lowrank built for both default comparisons (labels from config/config.yaml)."""
+                 adam_ranks=None, galore_state=(300, 1200)):
+    """galore_lowrank built for both default comparisons (labels from config/config.yaml); ``galore_state``: the GaLore
+    arms' optimizer state per seed (elements, bytes), Adam's (1000, 4000)."""
     paths = Paths(str(tmp_path))
     adam_ranks = adam_ranks or {"W_a": [3, 2, 2], "W_b": [3, 2, 2], "W_c": [1, 1, 1]}
     runs = {}
     for label, pair in DEFAULT["figures"]["galore_lowrank"]["comparisons"].items():
         for arm, acc, state, opt in (("adam", (1.0,) * 3, (1000, 4000), _opt()),
-                                     ("galore", galore_acc, (300, 1200), _opt("galore_adam", rank=2, scale=0.25))):
+                                     ("galore", galore_acc, galore_state, _opt("galore_adam", rank=2, scale=0.25))):
             ranks = adam_ranks if arm == "adam" else {p: [5, 5, 5] for p in adam_ranks}
             write_dataset(rank_ds(ranks, dict.fromkeys(adam_ranks, 23), state=state),
                           paths.analysis("gradient_rank", pair[arm]))
@@ -417,12 +432,16 @@ def test_gradient_low_rank_needs_every_matrix_under_a_quarter_of_its_rank(tmp_pa
         == "not reproduced"  # 5.75 is at the threshold, 6 above it: 2 of 3 is no majority shown
 
 
-def test_state_ratio_below_one_and_its_flip():
-    c = {"adam": {"seeds": [0], "state_bytes_per_seed": 4000}, "galore": {"state_bytes_per_seed": 1200},
-         "state_bytes_ratio_galore_over_adam": 0.3}
-    assert galore_lowrank_rules.score_state(c)["verdict"] == "reproduced"
-    c["state_bytes_ratio_galore_over_adam"] = 1.2
-    assert galore_lowrank_rules.score_state(c)["verdict"] == "not reproduced"
+def test_state_ratio_below_one_and_its_flip(tmp_path):
+    """GaLore's optimizer state over Adam's, through the figure for both comparisons: 1200 B against 4000 B per seed
+    (x0.3) reproduces 'smaller'; a GaLore that does not project (Adam's 4000 B, x1) or keeps more (4800 B) does not."""
+    ids = ("tian.galore_lowrank.state_smaller_modadd", "tian.galore_lowrank.state_smaller_reasoning")
+    for galore_state, ratio, verdict in (((300, 1200), 0.3, "reproduced"), ((1000, 4000), 1.0, "not reproduced"),
+                                         ((1200, 4800), 1.2, "not reproduced")):
+        stats, params = galore_build(tmp_path, galore_state=galore_state)
+        scores = galore_lowrank_rules.score_claims(stats, params)
+        assert [scores[i]["measured"] for i in ids] == pytest.approx([ratio] * 2)
+        assert [scores[i]["verdict"] for i in ids] == [verdict] * 2, galore_state
 
 
 def test_galore_against_adam_and_the_matched_step(tmp_path):

@@ -517,6 +517,9 @@ def _llc(paths, cfg, run, epochs, values):
 
 
 def test_llc_trajectories_joins_a_curriculum_and_tests_planted_moves_against_random_epochs(paths, cfg):
+    """A planted jump of the LLC at the Eureka epoch (by 3) and across the curriculum's switch (by 4) reproduces both
+    claims; a series that alternates between 0 and 3 at every epoch, the switch and the Eureka epoch included (it
+    changes as much everywhere as at the event), reproduces neither."""
     from pipeline_lib.figures import llc_trajectories
     from pipeline_lib.scoring import llc_trajectories as llc_trajectories_rules
 
@@ -546,10 +549,14 @@ def test_llc_trajectories_joins_a_curriculum_and_tests_planted_moves_against_ran
     scores = llc_trajectories_rules.score_claims(stats, params)
     assert scores["llc.moves_at_eureka"]["verdict"] == "reproduced"
     assert scores["llc.moves_at_curriculum_switch"]["verdict"] == "reproduced"
-    # the control: a series that changes as much everywhere as at the event does not "move at" it
+    # the null: a series that changes as much everywhere as at the event does not "move at" it
     _llc(paths, cfg, "r_softmax", snaps, np.where(snaps % 2 == 0, 0.0, 3.0))
+    _llc(paths, cfg, "pretrain_p2", np.arange(0, start + 1), np.where(np.arange(start + 1) % 2 == 0, 0.0, 3.0))
+    _llc(paths, cfg, "curriculum_p2_p4", child, np.where(child % 2 == 0, 0.0, 3.0))  # the switch as any interval
     stats = _build(llc_trajectories, params, paths, cfg)
-    assert llc_trajectories_rules.score_claims(stats, params)["llc.moves_at_eureka"]["verdict"] == "not reproduced"
+    scores = llc_trajectories_rules.score_claims(stats, params)
+    assert scores["llc.moves_at_eureka"]["verdict"] == scores["llc.moves_at_curriculum_switch"]["verdict"] == \
+        "not reproduced"
 
 
 def test_rate_difference_is_newcombes_hybrid_score_interval():
@@ -652,6 +659,23 @@ def test_cogo_algebra_reports_the_identities_and_the_claims_read_them_both_ways(
     assert {s["verdict"] for s in scores.values()} == {"not reproduced"}
 
 
+def test_eureka_qk_std_is_sqrt_dk_for_unit_variance_and_not_for_variance_2():
+    """Sec. 3's sqrt(d_k): std(q . k) / sqrt(d_k) over the figure's Gaussian pairs is 1 within its Monte-Carlo
+    tolerance for entries of variance 1 (reproduced); the same check on its control, entries of variance 2 (ratio 2),
+    is not reproduced: the tolerance sees a wrong variance."""
+    from pipeline_lib.figures import eureka_softmax_temperature as fig
+    from pipeline_lib.scoring import eureka_softmax_temperature as rules
+    params = fig.Params(rows=300, pairs=4000, d_k=(8, 32), seed=2)
+    stats = _build(fig, params, None)
+    assert all(abs(r - 1) < 0.05 for r in stats["qk_std"].values())
+    assert all(abs(r - 2) < 0.1 for r in stats["qk_std_variance_2"].values())  # sqrt(2 x 2): the control's ratio
+    assert rules.qk_std_tolerance(8, 4000) == pytest.approx(4 * np.sqrt((2 + 6 / 8) / 16000))
+    cid = "eureka.softmax_temperature.qk_std_is_sqrt_dk"
+    assert rules.score_claims(stats, params)[cid]["verdict"] == "reproduced"
+    wrong = {**stats, "qk_std": stats["qk_std_variance_2"]}  # the statistic of entries of variance 2
+    assert rules.score_claims(wrong, params)[cid]["verdict"] == "not reproduced"
+
+
 def test_eureka_softmax_temperature_checks_sec3_and_the_claims_read_them_both_ways(monkeypatch):
     import torch
 
@@ -663,21 +687,15 @@ def test_eureka_softmax_temperature_checks_sec3_and_the_claims_read_them_both_wa
     stats = _build(eureka_softmax_temperature, params, None)
     assert stats["entropy_rises"] == 300 and not stats["constant_rises"]
     assert stats["uniform_lifted"] == 300 and 0 < stats["collapsed"] <= 300
-    assert all(abs(r - 1) < 0.05 for r in stats["qk_std"].values())
-    assert all(abs(r - 2) < 0.1 for r in stats["qk_std_variance_2"].values())  # sqrt(2 x 2): the control's ratio
     assert stats["norm_amplifies_low"] == 300 and stats["norm_amplifies_high"] == 0
     assert fig.jacobian_norm(np.zeros((1, 4)), 2.0)[0] == pytest.approx(np.linalg.norm(np.eye(4) / 4 - 1 / 16) / 2)
     scores = rules.score_claims(stats, params)
-    assert scores["eureka.softmax_temperature.qk_std_is_sqrt_dk"]["verdict"] == "reproduced"
     for cid in ("low_tau_low_entropy", "normsoftmax_amplifies_low_std"):
         assert scores[f"eureka.softmax_temperature.{cid}"]["verdict"] == "reproduced"
         assert claims.crossings(scores[f"eureka.softmax_temperature.{cid}"]["rule"]) == ("reproduced", "not reproduced")
     grads = "eureka.softmax_temperature.tau_against_vanishing_gradients"
     assert rules.score_claims({**stats, "collapsed_lifted": stats["collapsed"]}, params)[grads]["verdict"] == "reproduced"
     assert rules.score_claims({**stats, "uniform_lifted": 140}, params)[grads]["verdict"] == "not reproduced"
-    # a wrong variance, an entropy that falls with tau, a NormSoftmax that is the Softmax: each claim fails
-    assert rules.qk_std({**stats, "qk_std": stats["qk_std_variance_2"]})["verdict"] == "not reproduced"
-    assert rules.qk_std_tolerance(8, 4000) == pytest.approx(4 * np.sqrt((2 + 6 / 8) / 16000))
     # Sec. 3's vanishing gradients: the collapsed rows' Jacobian entries near 0 (within their analytic bound
     # p_max (1 - p_max)), and W_Q and W_K's gradients falling as s^2 under rank collapse, not under small W_Q
     assert stats["collapsed_top"] <= 0.99 * 0.01 / fig.JACOBIAN_TOP + 1e-12 and stats["uniform_top"] > 0.2
@@ -704,6 +722,7 @@ def test_eureka_softmax_temperature_checks_sec3_and_the_claims_read_them_both_wa
     old = {k: v for k, v in stats.items() if k not in ("collapse_level", "qk_rank_q_slopes")}
     assert {rules.score_claims(old, params)[f"eureka.softmax_temperature.{c}"]["verdict"]
             for c in ("collapse_zeroes_jacobian", "uniform_vanishes_qk_gradients")} == {"not run"}
+    # an entropy that falls with tau, a NormSoftmax that is the Softmax, gradients that do not vanish: each claim fails
     monkeypatch.setattr(fig, "entropy", lambda p: (p * np.log(np.clip(p, 1e-300, None))).sum(-1))
     monkeypatch.setattr(fig, "attention_weights", lambda x, variant, tau: torch.softmax(x / tau, -1))
     monkeypatch.setattr(fig, "jacobian_norm", lambda x, tau: np.full(len(x), 1.0 / tau))
