@@ -9,6 +9,7 @@ from conftest import REPO
 from pipeline_lib import claims
 from pipeline_lib.build import consolidate as con
 from pipeline_lib.stages import claims as ledger
+from pipeline_lib.stats import wilson_interval
 
 
 def _above(value, low, n=10, threshold=0.5):
@@ -154,6 +155,19 @@ def test_counts_pool_by_summing_and_a_share_that_stays_partial_is_undecided():
     d = con.decide(every, most)
     assert d["pooled"]["args"] == {"k": 19, "n": 20, "low_share": 0.5, "of": "seeds"}
     assert d["verdict"] == "undecided" and "stays partial however many" in d["why"]  # k < n at any count
+    # shown as the pooled rule scores it: 19/20 with its Wilson interval (never past 1), not a mean of two intervals
+    assert (d["measured"], d["ci_low"], d["ci_high"]) == pytest.approx((0.95, *wilson_interval(19, 20)))
+    assert d["ci_high"] < 1
+
+
+def test_a_pooled_count_whose_rows_show_another_estimate_keeps_the_inverse_variance_mean():
+    """A count rule whose rows show another statistic than k/n (e.g. a median, scored by the share of seeds past a
+    bar): the shown estimate pools those rows, not the count."""
+    def row(k, median):
+        return claims.score(median, (median - 0.1, median + 0.1), 10, "c", claims.share_holds(k, 10))
+
+    d = con.decide(row(10, 0.8), row(9, 0.82))
+    assert d["pooled"]["args"]["k"] == 19 and d["measured"] == pytest.approx(0.81)
 
 
 def test_seeds_to_decide_is_where_the_interval_clears_the_boundary():

@@ -31,6 +31,7 @@ import yaml
 
 from ..claim_rules import evaluate
 from ..stages.claims import as_float, consistent, md_cell, measured_text, source_words
+from ..stats import wilson_interval
 from .cost import cost_text
 
 PRECEDENCE = Path(__file__).with_name("precedence.yaml")
@@ -134,8 +135,15 @@ def seeds_to_decide(rule: dict, n: int) -> int | None:
     return None
 
 
-def _pooled_estimate(a: dict, b: dict) -> dict:
-    """The row's estimate over both runs (inverse variance, intervals taken as symmetric), for display."""
+def _pooled_estimate(a: dict, b: dict, rule: dict | None = None) -> dict:
+    """The row's estimate over both runs, for display: where each run's estimate is its count rule's share
+    (``share_holds``, ``rates_exceed``: k/n), the pooled count's share with its Wilson interval, as the pooled rule
+    scores it; else the inverse-variance mean (intervals taken as symmetric)."""
+    shares = [(r.get("rule") or {}).get("args", {}) for r in (a, b)]  # each run's estimate its k/n?
+    if rule and rule.get("kind") in _COUNTS and all(x.get("n") and math.isclose(
+            as_float(r.get("measured")), x["k"] / x["n"]) for x, r in zip(shares, (a, b))):
+        k, n = rule["args"]["k"], rule["args"]["n"]
+        return dict(zip(("measured", "ci_low", "ci_high"), (k / n, *wilson_interval(k, n))))
     out = _inverse_variance([(as_float(r.get("measured")), (as_float(r.get("ci_high")) - as_float(r.get("ci_low"))) / 2)
                              for r in (a, b)])
     return {} if out is None else {"measured": out[0], "ci_low": out[0] - out[1], "ci_high": out[0] + out[1]}
@@ -170,7 +178,7 @@ def decide(a: dict, b: dict) -> dict:
                        "guard, or arguments besides the estimates that differ between the runs), so no seed count "
                        "is computed"}
     verdict, seeds = evaluate(rule), f"{n} seeds" if n else "no seed count"
-    estimate = _pooled_estimate(a, b)
+    estimate = _pooled_estimate(a, b, rule)
     shown = {**(both if estimate else {}), **estimate, "pooled": rule}
     if verdict != "partial":
         return {"verdict": verdict, "knife_edge": True, **shown,
