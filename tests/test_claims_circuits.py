@@ -222,6 +222,28 @@ def test_count_before_answer_needs_the_count_solved_strictly_first(tmp_path, cou
     assert fig3_rules.score_claims(stats, params)["circuits.probes.count_before_answer"]["verdict"] == verdict
 
 
+def test_the_p2_probe_claims_read_only_the_seeds_that_learned_p2():
+    """"If we first train the network with parity data": a seed whose test accuracy never reached 0.99 within the
+    probe run is not that network. Left out, its poor readout and its unsolved count no longer count against either
+    claim (both at 9 of 10 seeds would be short of every seed); fewer than two learned seeds is not run."""
+    pre = probe_entry(0.5, 1.01, seed=5)
+    pre["last_per_seed"][7] = 0.79  # the seed that did not learn reads the count poorly
+    pre["count_solved_epoch"][7] = None
+
+    def score(answer: list) -> dict:
+        return verdicts(fig3_rules._probe_claims({"pretrain": pre | {"answer_solved_epoch": answer}})
+                        | {"order": fig3_rules._count_first({"pretrain": pre | {"answer_solved_epoch": answer}})})
+
+    every = [20] * S
+    assert score(every)["circuits.probes.count_read_out"] == "not reproduced"  # the unlearned seed counted
+    assert score(every)["order"] == "partial"  # 9 of 10 before
+    learned = every[:7] + [None] + every[8:]
+    assert score(learned)["circuits.probes.count_read_out"] == "reproduced"
+    assert score(learned)["order"] == "reproduced"  # 9 of 9
+    none = score([None] * (S - 1) + [20])
+    assert none["circuits.probes.count_read_out"] == none["order"] == "not run"
+
+
 def test_count_order_tells_before_after_and_what_the_snapshots_cannot_tell():
     assert fig3_rules.count_order(400, 300, 500) == "before"
     assert fig3_rules.count_order(600, 550, 500) == "after"  # still unsolved at 550, after the answer at 500
@@ -307,8 +329,10 @@ def test_value_focus_is_one_for_all_attention_on_one_value_and_zero_when_spread_
 
 
 def probe_entry(first, last, chance=0.38, seed=0):
+    """A probe run's statistics: every seed's test accuracy reaching 0.99 (it learned) at epoch 20."""
     return {"first_snapshot": 0, "last_snapshot": 30, "first_per_seed": noisy(first, 0.02, seed=seed),
-            "last_per_seed": noisy(last, 0.02, seed=seed + 1), "chance": chance}
+            "last_per_seed": noisy(last, 0.02, seed=seed + 1), "chance": chance, "answer_solved_epoch": [20] * S,
+            "count_solved_epoch": [10] * S, "count_unsolved_epoch": [5] * S, "snapshots_probed": 7}
 
 
 @pytest.mark.parametrize("trained, expect", [(1.01, "reproduced"), (0.998, "partial"), (0.94, "not reproduced"),

@@ -138,32 +138,54 @@ def _probe_claims(probes: dict) -> dict:
 def _read_out(probes: dict) -> dict:
     """"If we first train the network with parity data ... the first attention layer will implement an addition
     modulo k + 1": the p=2 run at its last probed snapshot, on parity inputs (where the zeros among the first k are
-    k minus their sum, the sum modulo k + 1), read out nearly exactly, at the bar that calls the count solved."""
-    if why := _absent(probes, "pretrain"):
+    k minus their sum, the sum modulo k + 1), read out nearly exactly, at the bar that calls the count solved; over
+    the seeds that learned p=2 within the probe run (:func:`_trained`)."""
+    if why := _absent(probes, "pretrain") or _untrained(probes["pretrain"]):
         return claims.not_run(why)
     pre = probes["pretrain"]
-    m, lo, hi = claims.mean_interval(pre["last_per_seed"])
-    return claims.score(m, (lo, hi), _paired(pre["last_per_seed"]),
+    kept = [pre["last_per_seed"][i] for i in _trained(pre)]
+    m, lo, hi = claims.mean_interval(kept)
+    return claims.score(m, (lo, hi), _paired(kept),
                         f"read out: >= {SOLVED:g} at epoch {pre['last_snapshot']} of the p=2 run, on p=2 inputs; chance "
-                        f"(majority class) {pre['chance']:.3g}", claims.above(m, lo, SOLVED))
+                        f"(majority class) {pre['chance']:.3g}; {_trained_text(pre)}", claims.above(m, lo, SOLVED))
+
+
+def _trained(pre: dict) -> list[int]:
+    """The seeds (indices) of probe run ``pre`` whose own test accuracy reached SOLVED within it: the sentences
+    describe the network trained on parity data, which a seed still short of it is not."""
+    return [i for i, a in enumerate(pre["answer_solved_epoch"]) if a is not None]
+
+
+def _trained_text(pre: dict) -> str:
+    n, k = len(pre["answer_solved_epoch"]), len(_trained(pre))
+    return f"{k} of {n} seeds learned p=2 (test accuracy >= {SOLVED:g}) within the probe run, the others left out"
+
+
+def _untrained(pre: dict) -> str | None:
+    k = len(_trained(pre))
+    return None if k >= 2 else f"{k} seed(s) of the p=2 probe run learned p=2 (test accuracy >= {SOLVED:g}): no " \
+                               "trained network to read"
 
 
 def _count_first(probes: dict) -> dict:
-    """Sec. II.c "first solves for z ... before solving for y": per seed of the p=2 run, 'before' where the count
-    probe is solved at a probed snapshot before the first epoch the model's own test accuracy is; 'after' where
-    it is still unsolved at a snapshot at or after that epoch (or never solved); 'undetermined' where the answer
-    falls between the last unsolved and the first solved snapshot. share_holds over all seeds for 'before'."""
-    if why := _absent(probes, "pretrain"):
+    """Sec. II.c "first solves for z ... before solving for y": per seed of the p=2 run that learned it (its test
+    accuracy reaching SOLVED within the run), 'before' where the count probe is solved at a probed snapshot before
+    the first epoch the model's own test accuracy is; 'after' where it is still unsolved at a snapshot at or after
+    that epoch (or never solved); 'undetermined' where the answer falls between the last unsolved and the first
+    solved snapshot. share_holds over those seeds for 'before'."""
+    if why := _absent(probes, "pretrain") or _untrained(probes["pretrain"]):
         return claims.not_run(why)
     pre = probes["pretrain"]
-    order = [count_order(c, u, a) for c, u, a in zip(pre["count_solved_epoch"], pre["count_unsolved_epoch"],
-                                                      pre["answer_solved_epoch"])]
+    seeds = _trained(pre)
+    order = [count_order(pre["count_solved_epoch"][i], pre["count_unsolved_epoch"][i], pre["answer_solved_epoch"][i])
+             for i in seeds]
     k, n = order.count("before"), len(order)
     p, lo, hi = claims.rate(k, n)
     return claims.score(p, (lo, hi), n, f"count solved before / after / undetermined: {k} / {order.count('after')} / "
-                        f"{order.count('undetermined')} of {n} ({pre['snapshots_probed']} probed snapshots); per seed, "
-                        f"epoch the count probe reaches {SOLVED:g} / epoch the test accuracy does: "
-                        + ", ".join(f"{c}/{a}" for c, a in zip(pre["count_solved_epoch"], pre["answer_solved_epoch"]))
+                        f"{order.count('undetermined')} of {n} ({pre['snapshots_probed']} probed snapshots); "
+                        f"{_trained_text(pre)}; per seed, epoch the count probe reaches {SOLVED:g} / epoch the test "
+                        "accuracy does: " + ", ".join(f"{c}/{a}" for c, a in zip(pre["count_solved_epoch"],
+                                                                                pre["answer_solved_epoch"]))
                         + f"; the count probe at the first snapshot (untrained), median "
                         f"{np.nanmedian(read_floats(pre['first_per_seed'])):.3f}", claims.share_holds(k, n))
 
