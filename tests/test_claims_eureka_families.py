@@ -19,8 +19,6 @@ from pipeline_lib.scoring import eureka_probes as probes_rules
 from pipeline_lib.scoring import eureka_qkv_gradients as qkv_rules
 from pipeline_lib.scoring import eureka_table as table_rules
 
-HOLDS = ("reproduced", "partial")
-
 
 def _family(module: str, pattern: str) -> list[str]:
     """The declared claims of ``module`` whose id matches ``pattern`` (at least two: a family)."""
@@ -33,8 +31,8 @@ def _verdicts(scores: dict, ids: list[str]) -> dict:
     return {cid: scores[cid]["verdict"] for cid in ids}
 
 
-def _both_ways(planted: dict, null: dict, ids: list[str], holds=("reproduced",)) -> None:
-    assert all(v in holds for v in _verdicts(planted, ids).values()), _verdicts(planted, ids)
+def _both_ways(planted: dict, null: dict, ids: list[str]) -> None:
+    assert _verdicts(planted, ids) == dict.fromkeys(ids, "reproduced")
     assert _verdicts(null, ids) == dict.fromkeys(ids, "not reproduced")
 
 

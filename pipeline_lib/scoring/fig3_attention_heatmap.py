@@ -140,31 +140,29 @@ def _read_out(probes: dict) -> dict:
     modulo k + 1": the p=2 run at its last probed snapshot, on parity inputs (where the zeros among the first k are
     k minus their sum, the sum modulo k + 1), read out nearly exactly, at the bar that calls the count solved; over
     the seeds that learned p=2 within the probe run (:func:`_trained`)."""
-    if why := _absent(probes, "pretrain") or _untrained(probes["pretrain"]):
+    if why := _absent(probes, "pretrain") or _trained(probes["pretrain"])[1]:
         return claims.not_run(why)
     pre = probes["pretrain"]
-    kept = [pre["last_per_seed"][i] for i in _trained(pre)]
+    kept = [pre["last_per_seed"][i] for i in _trained(pre)[0]]
     m, lo, hi = claims.mean_interval(kept)
     return claims.score(m, (lo, hi), _paired(kept),
                         f"read out: >= {SOLVED:g} at epoch {pre['last_snapshot']} of the p=2 run, on p=2 inputs; chance "
                         f"(majority class) {pre['chance']:.3g}; {_trained_text(pre)}", claims.above(m, lo, SOLVED))
 
 
-def _trained(pre: dict) -> list[int]:
-    """The seeds (indices) of probe run ``pre`` whose own test accuracy reached SOLVED within it: the sentences
-    describe the network trained on parity data, which a seed still short of it is not."""
-    return [i for i, a in enumerate(pre["answer_solved_epoch"]) if a is not None]
+def _trained(pre: dict) -> tuple[list[int], str | None]:
+    """The seeds (indices) of probe run ``pre`` whose own test accuracy reached SOLVED within it (the sentences
+    describe the network trained on parity data, which a seed still short of it is not), as :func:`_learned` does
+    for the p=2 phase's train accuracy; and None, or why the claim cannot be scored: fewer than two such seeds."""
+    seeds = [i for i, a in enumerate(pre["answer_solved_epoch"]) if a is not None]
+    why = None if len(seeds) >= 2 else (f"{len(seeds)} seed(s) of the p=2 probe run learned p=2 (test accuracy >= "
+                                        f"{SOLVED:g}): no trained network to read")
+    return seeds, why
 
 
 def _trained_text(pre: dict) -> str:
-    n, k = len(pre["answer_solved_epoch"]), len(_trained(pre))
-    return f"{k} of {n} seeds learned p=2 (test accuracy >= {SOLVED:g}) within the probe run, the others left out"
-
-
-def _untrained(pre: dict) -> str | None:
-    k = len(_trained(pre))
-    return None if k >= 2 else f"{k} seed(s) of the p=2 probe run learned p=2 (test accuracy >= {SOLVED:g}): no " \
-                               "trained network to read"
+    return (f"{len(_trained(pre)[0])} of {len(pre['answer_solved_epoch'])} seeds learned p=2 (test accuracy >= "
+            f"{SOLVED:g}) within the probe run, the others left out")
 
 
 def _count_first(probes: dict) -> dict:
@@ -173,10 +171,10 @@ def _count_first(probes: dict) -> dict:
     the first epoch the model's own test accuracy is; 'after' where it is still unsolved at a snapshot at or after
     that epoch (or never solved); 'undetermined' where the answer falls between the last unsolved and the first
     solved snapshot. share_holds over those seeds for 'before'."""
-    if why := _absent(probes, "pretrain") or _untrained(probes["pretrain"]):
+    if why := _absent(probes, "pretrain") or _trained(probes["pretrain"])[1]:
         return claims.not_run(why)
     pre = probes["pretrain"]
-    seeds = _trained(pre)
+    seeds = _trained(pre)[0]
     order = [count_order(pre["count_solved_epoch"][i], pre["count_unsolved_epoch"][i], pre["answer_solved_epoch"][i])
              for i in seeds]
     k, n = order.count("before"), len(order)
