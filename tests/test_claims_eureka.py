@@ -278,8 +278,17 @@ def test_plateau_and_jump_of_one_seed_and_the_shape_flips_at_its_conventions():
     assert acc_rules.eureka_shaped(250, 50) and not acc_rules.eureka_shaped(250, 51)  # rapid: <= a fifth of the plateau
     assert acc_rules.eureka_shaped(200, 2) and not acc_rules.eureka_shaped(199, 1)  # hundreds: >= 200 epochs
     flat, falling = np.full(101, 1.0), np.linspace(1.2, 1.0, 101)  # falling 0.002 per epoch: 1.08 at epoch 60
-    assert acc.loss_plateau(flat, flat, e, 60) == 60 and acc.loss_plateau(falling, flat, e, 60) == 27  # 0.054 / 0.002
-    assert acc.loss_plateau(flat, flat, e, None) is None
+    assert acc.loss_flat_stretch(flat, flat, e, 60) == (59, 1.0)
+    assert acc.loss_flat_stretch(falling, flat, e, 60) == (27, 1.0)  # 5% of 1.082 is 27 epochs of 0.002
+    assert acc.loss_flat_stretch(flat, flat, e, None) == (None, None)
+    # a loss whose leap starts 10 epochs before the Eureka epoch: the stretch ends where the leap begins
+    assert acc.loss_flat_stretch(np.where(e < 50, 1.0, 1.0 - 0.05 * (e - 50)), flat, e, 60) == (50, 10.0)
+    # a slow decline from epoch 20: no stretch is followed by a rapid jump; the longest is reported, and fails
+    stretch, jump = acc.loss_flat_stretch(np.where(e < 20, 1.0, 1.0 - 0.01 * (e - 20)), flat, e, 60)
+    assert (stretch, jump) == (24, 36.0) and not acc_rules.eureka_shaped(stretch * 10, jump * 10)
+    gap = flat.copy()
+    gap[30] = np.nan  # a non-finite loss breaks the stretch
+    assert acc.loss_flat_stretch(gap, flat, e, 60) == (28, 1.0)
 
 
 def test_losses_leap_together_unless_the_training_loss_leaps_first():
@@ -315,7 +324,7 @@ def test_plateau_claim_reproduced_for_sudden_jumps_and_not_for_a_steady_ramp():
     score = acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
     # over the 8 seeds that learned (a Eureka epoch), not the 10: the sentence is conditional
     assert score["verdict"] == "reproduced" and score["measured"] == 1.0 and score["n_seeds"] == 8
-    assert "0.550" in score["control"] and "8 of 10" in score["control"]
+    assert "8 of 10" in score["control"] and "(233, 2)" in score["control"]
     # plateaus under two hundred epochs: not "hundreds of epochs"
     short = acc.eureka_accuracy_stats(_rows({"Softmax": _traj([150 + 5 * i for i in range(10)], epochs=long)}),
                                       {"reasoning": LEVEL}, {"reasoning": 0.7})
@@ -327,8 +336,8 @@ def test_plateau_claim_reproduced_for_sudden_jumps_and_not_for_a_steady_ramp():
     stats = acc.eureka_accuracy_stats(_rows({"Softmax": drift}), {"reasoning": LEVEL}, {"reasoning": 0.7})
     score = acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
     assert score["verdict"] == "not reproduced" and score["measured"] == 0.0
-    assert all(p < 200 for p in stats["reasoning"]["Softmax"]["loss_plateau_epochs"] if p is not None)
-    del stats["reasoning"]["Softmax"]["loss_plateau_epochs"]  # kept before the losses' plateau was recorded
+    assert all(p < 200 for p in stats["reasoning"]["Softmax"]["loss_flat_epochs"] if p is not None)
+    del stats["reasoning"]["Softmax"]["loss_flat_epochs"]  # kept before the losses' stretch was recorded
     assert acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "not run"
     ramp = _traj([None] * 10, epochs=long)
     ramp["test_acc"][:] = np.linspace(0, 1, long)  # a steady ramp: crosses 0.7 with no plateau before it
@@ -336,8 +345,17 @@ def test_plateau_claim_reproduced_for_sudden_jumps_and_not_for_a_steady_ramp():
     stats = acc.eureka_accuracy_stats(_rows({"Softmax": ramp}), {"reasoning": LEVEL}, {"reasoning": 0.7})
     score = acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]
     assert score["verdict"] == "not reproduced" and score["measured"] == 0.0
-    no_level = acc.eureka_accuracy_stats(rows, {"reasoning": math.nan}, {"reasoning": 0.7})
-    assert acc_rules.score_claims(no_level, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "not run"
+    no_level = acc.eureka_accuracy_stats(rows, {"reasoning": math.nan}, {"reasoning": 0.7})  # the level is not read
+    assert acc_rules.score_claims(no_level, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "reproduced"
+    # the losses' leap begins 30 epochs before each Eureka epoch (the accuracy's jump still takes 2): the stretch
+    # ends where it begins, and a plateau of 210-245 epochs still has it within a fifth
+    early_leap = _traj([240 + 5 * i for i in range(8)] + [None, None], epochs=long)
+    for seed, eureka in enumerate([240 + 5 * i for i in range(8)]):
+        ramp = np.clip((np.arange(long) - (eureka - 30)) / 30, 0, 1)
+        for key in ("train_loss", "test_loss"):
+            early_leap[key][seed] = early_leap[key].values[seed, 0] * (1 - 0.5 * ramp)
+    stats = acc.eureka_accuracy_stats(_rows({"Softmax": early_leap}), {"reasoning": LEVEL}, {"reasoning": 0.7})
+    assert acc_rules.score_claims(stats, None)["eureka.accuracy.reasoning_plateau_then_jump"]["verdict"] == "reproduced"
     # preconditions: no seed learned the intermediate task; a run too short for the plateau the sentence names
     none = acc.eureka_accuracy_stats(_rows({"Softmax": _traj([None] * 10, epochs=long)}), {"reasoning": LEVEL},
                                      {"reasoning": 0.7})

@@ -2,6 +2,7 @@
 thin, median bold, the chance level without the first step and the Eureka threshold marked."""
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +33,7 @@ ARMS = INTERVENTIONS  # label of each intervention arm, by the claim ids' key
 PLATEAU_BAND = 0.05  # on the plateau: test accuracy within this of the no-first-step level
 FAST_JUMP = 0.2  # a fast jump: at most this share of the plateau's epochs
 EXTRA_OUTPUTS = [".html"]  # the interactive seed-band view (views.seed_bands)
-LOSS_BAND = 0.05  # saturated: train and test loss each within this share of their values where the jump starts
+LOSS_BAND = 0.05  # saturated: train and test loss each vary by at most this share of their lowest value
 LEAP_SHARE = 0.5  # a loss's leap: the first epoch after the jump's start at which it is below this share of its value there
 TARGET_SHARE = 0.95  # the abstract's "95% of the baseline's accuracy"
 STEP_SHARE = 0.2  # ... "in 20% of the steps"
@@ -106,9 +107,9 @@ def eureka_accuracy_stats(rows: dict[str, dict[str, xr.Dataset]], chance: dict[s
                 for i, key in enumerate(("eureka_epoch", "plateau_epochs", "jump_epochs")):
                     s[key] = [p[i] for p in per_seed]
                 if "train_loss" in ds and "test_loss" in ds:  # "after both training and validation loss saturated"
-                    s["loss_plateau_epochs"] = [
-                        loss_plateau(tr, te, epochs, None if e is None or j is None else e - j)
-                        for tr, te, (e, _, j) in zip(ds.train_loss.values, ds.test_loss.values, per_seed)]
+                    flat = [loss_flat_stretch(tr, te, epochs, e)
+                            for tr, te, (e, _, _) in zip(ds.train_loss.values, ds.test_loss.values, per_seed)]
+                    s["loss_flat_epochs"], s["loss_flat_jump_epochs"] = [f[0] for f in flat], [f[1] for f in flat]
                     for key, loss in (("train_loss_leap_epoch", ds.train_loss.values),
                                       ("test_loss_leap_epoch", ds.test_loss.values)):
                         s[key] = [loss_leap(values, epochs, None if e is None or j is None else e - j)
@@ -139,20 +140,45 @@ def plateau_and_jump(acc: np.ndarray, epochs: np.ndarray, level: float, threshol
     return eureka, plateau, (eureka - float(epochs[low[-1]]) if low.size else None)
 
 
-def loss_plateau(train_loss: np.ndarray, test_loss: np.ndarray, epochs: np.ndarray, start: float | None,
-                 band: float = LOSS_BAND) -> int | None:
-    """Epochs over which both losses had saturated before ``start`` (the epoch the jump starts from): the unbroken
-    stretch of epochs up to it whose train and test loss each lie within ``band`` (a share) of their values at
-    ``start``. None without a start, or where a loss there is not finite."""
-    if start is None:
-        return None
-    i = int(np.searchsorted(epochs, start))
-    tr, te = np.asarray(train_loss, dtype=float)[:i + 1], np.asarray(test_loss, dtype=float)[:i + 1]
-    if i >= len(epochs) or not (np.isfinite(tr[i]) and np.isfinite(te[i])):
-        return None
-    flat = (np.abs(tr - tr[i]) <= band * abs(tr[i])) & (np.abs(te - te[i]) <= band * abs(te[i]))
-    off = np.flatnonzero(~flat)
-    return int(epochs[i] - epochs[off[-1] + 1 if off.size else 0])
+def loss_flat_stretch(train_loss: np.ndarray, test_loss: np.ndarray, epochs: np.ndarray, eureka: float | None,
+                      band: float = LOSS_BAND, fast: float = FAST_JUMP) -> tuple[int | None, float | None]:
+    """One seed's (stretch, jump): the longest unbroken stretch of epochs before the Eureka epoch over which both
+    losses had saturated (each varies by at most ``band`` of its lowest value over the stretch) and after which
+    the accuracy's jump is rapid (the Eureka epoch at most ``fast`` x the stretch after its end); where no stretch
+    is followed by a rapid jump, the longest stretch and its distance to the Eureka epoch (so the ledger shows
+    what failed). Anchored on each stretch's own range, not on the losses where the accuracy's jump starts,
+    which can already lie in the losses' leap. (None, None) without a Eureka epoch or a finite loss before it."""
+    if eureka is None:
+        return None, None
+    end = int(np.searchsorted(epochs, eureka))
+    loss = np.stack([np.asarray(train_loss, dtype=float)[:end], np.asarray(test_loss, dtype=float)[:end]])
+    best = longest = None
+    start, highs, lows = 0, [deque(), deque()], [deque(), deque()]  # per loss: indices of its running max and min
+    for b in range(end):
+        if not np.isfinite(loss[:, b]).all():  # a non-finite loss breaks the stretch
+            start, highs, lows = b + 1, [deque(), deque()], [deque(), deque()]
+            continue
+        for k in (0, 1):
+            _push(highs[k], loss[k], b, higher=True)
+            _push(lows[k], loss[k], b, higher=False)
+        while any(loss[k, highs[k][0]] - loss[k, lows[k][0]] > band * loss[k, lows[k][0]] for k in (0, 1)):
+            start += 1
+            for q in (*highs, *lows):
+                while q[0] < start:
+                    q.popleft()
+        stretch, jump = int(epochs[b] - epochs[start]), float(eureka - epochs[b])
+        if longest is None or stretch >= longest[0]:
+            longest = (stretch, jump)
+        if jump <= fast * stretch and (best is None or stretch >= best[0]):
+            best = (stretch, jump)
+    return best or longest or (None, None)
+
+
+def _push(q: deque, values: np.ndarray, i: int, higher: bool) -> None:
+    """Append index ``i`` to a monotonic queue whose front is the running max (``higher``) or min of ``values``."""
+    while q and (values[q[-1]] <= values[i] if higher else values[q[-1]] >= values[i]):
+        q.pop()
+    q.append(i)
 
 
 def loss_leap(loss: np.ndarray, epochs: np.ndarray, start: float | None, share: float = LEAP_SHARE) -> float | None:

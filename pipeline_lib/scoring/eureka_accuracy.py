@@ -68,20 +68,17 @@ def plateau_score(arms: dict) -> dict:
     base = arms.get(BASE)
     if base is None or "plateau_epochs" not in base:
         return claims.not_run(f"arm {BASE!r} not drawn (or drawn without a Eureka threshold)")
-    level = arms.get("chance_without_step1", float("nan"))
-    if level is None or np.isnan(level):
-        return claims.not_run("the no-first-step accuracy is not recorded in the trajectory")
-    if "loss_plateau_epochs" not in base:
-        return claims.not_run("the statistics predate the losses' plateau: rerun the figure")
+    if "loss_flat_epochs" not in base:
+        return claims.not_run("the statistics predate the losses' saturated stretch: rerun the figure")
     n_all = len(base["plateau_epochs"])
-    learned = [(p, j) for p, j, e in zip(base["loss_plateau_epochs"], base["jump_epochs"], base["eureka_epoch"])
+    learned = [(p, j) for p, j, e in zip(base["loss_flat_epochs"], base["loss_flat_jump_epochs"], base["eureka_epoch"])
                if e is not None]
     k = sum(eureka_shaped(p, j) for p, j in learned)
     control = (f"{len(learned)} of {n_all} {BASE} seeds learned the intermediate task (a Eureka epoch); saturated: "
-               f"train and test loss each within {LOSS_BAND:.0%} of their values where the jump starts (from the last "
-               f"epoch at the no-first-step accuracy {level:.3f} + the band); hundreds: >= {HUNDREDS} epochs, rapid: "
-               f"<= {FAST_JUMP:g} x the plateau; (plateau, jump) of the learned seeds: "
-               f"{[(p, None if j is None else round(j)) for p, j in learned]}")
+               f"an unbroken stretch before the Eureka epoch over which the train and the test loss each vary by at "
+               f"most {LOSS_BAND:.0%} of their lowest value there; hundreds: >= {HUNDREDS} epochs, rapid: the Eureka "
+               f"epoch <= {FAST_JUMP:g} x the stretch after its end; (stretch, epochs from its end to the Eureka "
+               f"epoch) of the learned seeds: {[(p, None if j is None else round(j)) for p, j in learned]}")
     if base["last_epoch"] < HUNDREDS:
         return claims.score(float("nan"), (float("nan"),) * 2, n_all, control, claims.guard(
             "not run", f"the run is {base['last_epoch']} epochs: no plateau of hundreds of epochs fits in it"))
