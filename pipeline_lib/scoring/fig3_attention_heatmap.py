@@ -140,14 +140,17 @@ def _read_out(probes: dict) -> dict:
     modulo k + 1": the p=2 run at its last probed snapshot, on parity inputs (where the zeros among the first k are
     k minus their sum, the sum modulo k + 1), read out nearly exactly, at the bar that calls the count solved; over
     the seeds that learned p=2 within the probe run (:func:`_trained`)."""
-    if why := _absent(probes, "pretrain") or _trained(probes["pretrain"])[1]:
+    if why := _absent(probes, "pretrain"):
         return claims.not_run(why)
     pre = probes["pretrain"]
-    kept = [pre["last_per_seed"][i] for i in _trained(pre)[0]]
+    seeds, why = _trained(pre)
+    if why:
+        return claims.not_run(why)
+    kept = [pre["last_per_seed"][i] for i in seeds]
     m, lo, hi = claims.mean_interval(kept)
     return claims.score(m, (lo, hi), _paired(kept),
                         f"read out: >= {SOLVED:g} at epoch {pre['last_snapshot']} of the p=2 run, on p=2 inputs; chance "
-                        f"(majority class) {pre['chance']:.3g}; {_trained_text(pre)}", claims.above(m, lo, SOLVED))
+                        f"(majority class) {pre['chance']:.3g}; {_trained_text(pre, seeds)}", claims.above(m, lo, SOLVED))
 
 
 def _trained(pre: dict) -> tuple[list[int], str | None]:
@@ -160,8 +163,8 @@ def _trained(pre: dict) -> tuple[list[int], str | None]:
     return seeds, why
 
 
-def _trained_text(pre: dict) -> str:
-    return (f"{len(_trained(pre)[0])} of {len(pre['answer_solved_epoch'])} seeds learned p=2 (test accuracy >= "
+def _trained_text(pre: dict, seeds: list[int]) -> str:
+    return (f"{len(seeds)} of {len(pre['answer_solved_epoch'])} seeds learned p=2 (test accuracy >= "
             f"{SOLVED:g}) within the probe run, the others left out")
 
 
@@ -171,17 +174,19 @@ def _count_first(probes: dict) -> dict:
     the first epoch the model's own test accuracy is; 'after' where it is still unsolved at a snapshot at or after
     that epoch (or never solved); 'undetermined' where the answer falls between the last unsolved and the first
     solved snapshot. share_holds over those seeds for 'before'."""
-    if why := _absent(probes, "pretrain") or _trained(probes["pretrain"])[1]:
+    if why := _absent(probes, "pretrain"):
         return claims.not_run(why)
     pre = probes["pretrain"]
-    seeds = _trained(pre)[0]
+    seeds, why = _trained(pre)
+    if why:
+        return claims.not_run(why)
     order = [count_order(pre["count_solved_epoch"][i], pre["count_unsolved_epoch"][i], pre["answer_solved_epoch"][i])
              for i in seeds]
     k, n = order.count("before"), len(order)
     p, lo, hi = claims.rate(k, n)
     return claims.score(p, (lo, hi), n, f"count solved before / after / undetermined: {k} / {order.count('after')} / "
                         f"{order.count('undetermined')} of {n} ({pre['snapshots_probed']} probed snapshots); "
-                        f"{_trained_text(pre)}; per seed, epoch the count probe reaches {SOLVED:g} / epoch the test "
+                        f"{_trained_text(pre, seeds)}; per seed, epoch the count probe reaches {SOLVED:g} / epoch the test "
                         "accuracy does: " + ", ".join(f"{c}/{a}" for c, a in zip(pre["count_solved_epoch"],
                                                                                 pre["answer_solved_epoch"]))
                         + f"; the count probe at the first snapshot (untrained), median "
