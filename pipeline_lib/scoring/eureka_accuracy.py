@@ -141,14 +141,17 @@ def speed_score(arms: dict, arm: str) -> dict:
 
 def ratio_of_medians(a: list, b: list, level: float = 0.95, n_boot: int = 2000) -> tuple[float, float, float]:
     """(median(a) / median(b), low, high): percentile bootstrap, seeds resampled within each sample (fixed
-    seed, as :func:`claims.median_interval`); NaN where median(b) is 0."""
+    seed, as :func:`claims.median_interval`); NaN where median(b) is 0. A draw whose median(b) is 0 has no finite
+    ratio (0 / 0 included): it counts as unbounded, so the interval widens instead of turning NaN."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if np.median(b) == 0:
         return float("nan"), float("nan"), float("nan")
     rng = np.random.default_rng(0)
     ra = np.median(rng.choice(a, size=(n_boot, a.size)), axis=1)
     rb = np.median(rng.choice(b, size=(n_boot, b.size)), axis=1)
-    with np.errstate(divide="ignore"):
-        r = ra / rb
-    lo, hi = np.quantile(r, [0.5 - level / 2, 0.5 + level / 2])
+    r = np.full(n_boot, np.inf)
+    np.divide(ra, rb, out=r, where=rb > 0)
+    finite = np.isfinite(r)  # the quantiles' interpolation cannot take inf (inf - inf): the largest float stands in
+    q = np.quantile(np.where(finite, r, np.finfo(float).max), [0.5 - level / 2, 0.5 + level / 2])
+    lo, hi = np.where(q > r[finite].max(initial=-np.inf), np.inf, q)
     return float(np.median(a) / np.median(b)), float(lo), float(hi)
