@@ -406,7 +406,7 @@ def test_ratio_of_medians_bootstrap_brackets_the_estimate():
 
 
 def test_ratio_of_medians_counts_a_draw_with_a_zero_baseline_as_unbounded():
-    # the baseline's median is 2 epochs, but a third of its seeds reach the target at epoch 0, and so do some of
+    # the baseline's median is 2 epochs, but two of its five seeds reach the target at epoch 0, and so do two of
     # the other arm's: many draws are 0 / 0 or x / 0; the interval stays an interval, open above
     r, lo, hi = acc_rules.ratio_of_medians([0, 0, 1, 3, 5], [0, 0, 2, 2, 9])
     assert r == pytest.approx(1 / 2) and 0 <= lo <= r and hi == np.inf
