@@ -267,7 +267,7 @@ STALE = "<!-- publish: not re-scored -->"
 
 def _not_kept(root: Path, written: set[Path]) -> dict[Path, str]:
     """The published pages of a config that ``publish`` does not generate, each opened by a note saying so: its
-    ledger while its statistics are not kept (copied from a results folder, it keeps the rules of that day), and
+    ledger while its statistics are not kept (scored from a results folder by the rules it then had), and
     its results page (``docs/<config>.md``, numbers copied from one run)."""
     out = {}
     for path in sorted((root / "docs").glob("*.md")):
@@ -278,18 +278,19 @@ def _not_kept(root: Path, written: set[Path]) -> dict[Path, str]:
         text = path.read_text()
         if text.startswith(STALE):
             text = text.split("\n\n", 1)[1]
-        again = (f"The settings it describes are that run's, which the config may have changed since. To publish it: "
-                 f"`snakemake --cores all --configfile config/{name}.yaml`, then `python -m "
+        again = (f"The settings it describes are those of the run it was scored on, which may differ from the "
+                 f"config's. To publish it: `snakemake --cores all --configfile config/{name}.yaml`, then `python -m "
                  f"pipeline_lib publish --keep <its results folder> --config config/{name}.yaml`.")
         if replication:
-            note = ("Not re-scored: this comparison was copied from a replicate's results folder before its "
-                    "statistics were kept, and compares a ledger scored by the rules of that day. To publish it: "
+            note = ("Not re-scored: the replicate's statistics are not kept in `docs/stats/`, so `publish` does not "
+                    "regenerate this comparison, and the ledgers it compares may follow other rules than the current "
+                    "ones. To publish it: "
                     "`snakemake --cores all --config replicate=true`, then `python -m pipeline_lib publish --keep "
                     "results/replication --replicate`.")
         elif path.stem.startswith("claims_"):
-            note = ("Not re-scored: this ledger was copied from a results folder before its config's statistics were "
-                    "kept, so it holds the rules, caveats and landmarks of that day and is not in the consolidated "
-                    f"ledger ([claims.md](claims.md)). {again}")
+            note = ("Not re-scored: this config's statistics are not kept in `docs/stats/`, so `publish` does not "
+                    "regenerate this ledger: its rules, caveats and landmarks may differ from the current ones, and it "
+                    f"is not in the consolidated ledger ([claims.md](claims.md)). {again}")
         else:
             ledger = ledger_path(root, name).name
             note = (f"The numbers on this page were copied from one run's results folder and no rerun refreshes "
