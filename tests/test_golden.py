@@ -1,6 +1,6 @@
 """Golden digests: numbers cannot move under an unchanged code param. Every artifact of the test config's smoke run
 against this machine's digests (``tests/golden/<fingerprint id>.json``); on a machine without its own, the portable
-artifacts (datasets, and what is computed from them alone) against every machine's. And the real ``lock`` on a
+artifacts (the datasets) against every machine's. And the real ``lock`` on a
 finished run: a refactor is verified and then reruns nothing."""
 import json
 import warnings
@@ -45,8 +45,8 @@ def test_numbers_cannot_move_under_an_unchanged_code_param(smoke_digest):
             compared = max(compared, len(diff["same"]))
         assert compared >= len([r for r in ours if r.startswith("datasets/")]) > 5
         skipped = sorted(set(now) - ours)
-        why = (f"this machine ({golden.fingerprint_id()}) has no digests of its own, and these are computed from "
-               "trained runs, whose last bits differ between CPUs, BLAS builds and thread counts")
+        why = (f"this machine ({golden.fingerprint_id()}) has no digests of its own, and these are computed in "
+               "floating point, whose last bits differ between CPUs, BLAS builds and thread counts")
     if skipped:
         warnings.warn(NotCompared(f"{len(skipped)} artifacts not compared: {why}: " + ", ".join(skipped[:8])))
 
@@ -63,11 +63,28 @@ def test_the_comparison_tells_moved_numbers_from_changed_code(smoke_digest):
     moved[rel]["code"] = "0" * 16  # the job's code changed: stale, not compared
     diff = golden.compare(moved, ref)
     assert not diff["moved"] and [line.split(" ")[0] for line in diff["stale"]] == [rel]
-    # what is portable: the datasets and what is computed from them alone, never a run's artifact or a reader of one
+    # what is portable: the datasets alone, never a run's artifact, a reader of one or a job computed from no input
     port = golden.portable(ref)
-    assert {r for r in ref if r.startswith("datasets/")} <= port
-    assert "analysis/sln/small.h5" in port and not any(r.startswith(("runs/", "analysis/probes/")) for r in port)
-    assert "figures/fig5_accuracy.json" not in port
+    assert port == {r for r in ref if r.startswith("datasets/")} and len(port) > 5
+    assert "analysis/sln/small.h5" not in port and "figures/cogo_algebra.json" not in port
+
+
+def test_every_machines_digests_agree_on_the_portable_artifacts():
+    """What is compared on a machine without digests of its own must hold on every machine that wrote some: the
+    kept files of different CPUs agree on each dataset they hold at one code param."""
+    files = list(golden.goldens().values())
+    if len(files) < 2:
+        pytest.skip("fewer than two machines' golden digests kept")
+    agreed = 0  # datasets that two or more machines hold at one code param (what the check rests on)
+    for rel in set().union(*(golden.portable(doc["artifacts"]) for doc in files)):
+        by_code: dict[str, list[str]] = {}
+        for doc in files:
+            if rel in doc["artifacts"]:
+                art = doc["artifacts"][rel]
+                by_code.setdefault(art["code"], []).append(json.dumps(art["vars"], sort_keys=True))
+        assert all(len(set(v)) == 1 for v in by_code.values()), f"{rel}: machines' digests differ at one code param"
+        agreed += any(len(v) > 1 for v in by_code.values())
+    assert agreed > 5
 
 
 @pytest.mark.long
