@@ -30,6 +30,10 @@ def _parser() -> argparse.ArgumentParser:
     pub.add_argument("--rerun", action="store_true", help="RESULTS ran --config's seeds again on another machine: "
                                                           "keep it beside the first run (docs/stats/<config>-rerun[-N].json), "
                                                           "so that a verdict the machines do not all share is undecided")
+    pub.add_argument("--earlier-as-rerun", action="store_true",
+                     help="with --keep: the config's kept run that RESULTS replaces was made on another machine; keep "
+                          "it beside RESULTS's as that machine's rerun (docs/stats/<config>-rerun[-N].json) so that a "
+                          "verdict the two machines do not share is undecided")
     pub.add_argument("--shared", action="store_true", help="the machine ran other work during RESULTS's run: its "
                                                           "times are kept as upper bounds, and said so")
     pub.add_argument("--figures", nargs="+", metavar="FIGURE", help="with --keep: keep only these figures' statistics "
@@ -92,9 +96,12 @@ def main(argv=None) -> int:
         try:
             if args.figures and not args.keep:
                 raise FileNotFoundError("--figures names the figures to keep from a results folder: give --keep RESULTS")
+            if args.earlier_as_rerun and not args.keep:
+                raise FileNotFoundError("--earlier-as-rerun sets aside the kept run that a new one replaces: give "
+                                        "--keep RESULTS")
             print("\n".join(publish(keep_from=Path(args.keep) if args.keep else None, config=args.config,
                                      replicate=args.replicate, rerun=args.rerun, shared=args.shared,
-                                     only=args.figures)))
+                                     only=args.figures, earlier=args.earlier_as_rerun)))
         except (FileNotFoundError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -38,7 +38,13 @@ def test_rescoring_the_kept_statistics_of_a_run_gives_its_figures_own_verdicts(s
         (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
     (root / "config").mkdir()
     shutil.copy(work / "config" / "config.yaml", root / "config" / "config.yaml")
-    kept = publish.keep(work / "results", root)
+    earlier = {**json.loads((REPO / publish.KEPT / "config.json").read_text()), "machine": "CPU Y"}
+    publish.write_kept(root / publish.KEPT / "config.json", earlier)
+    kept = publish.keep(work / "results", root, earlier=True)  # the earlier run, made on CPU Y, is set aside
+    assert json.loads((root / publish.KEPT / "config-rerun.json").read_text()) == {**earlier, "rerun": True}
+    assert json.loads(kept.read_text())["machine"] != "CPU Y"
+    with pytest.raises(ValueError, match="this machine: its numbers again are no rerun"):
+        publish.keep(work / "results", root, earlier=True)
     for fig in publish.README_FIGURES:  # the README's figure is the kept run's own drawing
         assert (root / publish.README_IMG / f"{fig}.png").read_bytes() == (work / "results" / "figures" / f"{fig}.png").read_bytes()
     rows, _, rerun = publish.rescore(root, kept)
@@ -78,7 +84,7 @@ def test_a_verified_refactor_restamps_only_statistics_its_old_code_computed(tmp_
             "figures": {"fig5_accuracy": {"code": "old", "stats": {}}, "fig2_attention_graph": {"code": "older",
                                                                                               "stats": {}},
                         "fig6_interpolation": {"code": "old", "stats": {}}}}
-    publish._write_kept(tmp_path / "docs" / "stats" / "config.json", kept)
+    publish.write_kept(tmp_path / "docs" / "stats" / "config.json", kept)
     said = publish.restamp(tmp_path, Stamp("old"), Stamp("new"), {"fig5_accuracy", "fig2_attention_graph"})
     figures = json.loads((tmp_path / "docs" / "stats" / "config.json").read_text())["figures"]
     assert said == ["restamped 1 figure(s) of docs/stats/config.json"]
@@ -217,7 +223,7 @@ def test_a_rerun_on_another_machine_is_kept_beside_the_first_and_times_the_readm
     before = publish.generated(root)[root / "docs" / "claims.md"]
     doc = json.loads((REPO / publish.KEPT / "config.json").read_text())
     doc.update(machine="CPU Y", rerun=True, cost={**doc["cost"], "wall_seconds": 5280.0, "cores": 2, "jobs": 7})
-    publish._write_kept(root / publish.KEPT / "config-rerun.json", doc)
+    publish.write_kept(root / publish.KEPT / "config-rerun.json", doc)
     out = publish.generated(root)
     assert not any(p.name.startswith("claims_config-rerun") for p in out)
     claims_md = out[root / "docs" / "claims.md"]
@@ -232,7 +238,7 @@ def test_a_rerun_on_another_machine_is_kept_beside_the_first_and_times_the_readm
             f"{chosen['cost']['jobs']} jobs") in out[root / "README.md"]
     untimed = json.loads((REPO / publish.KEPT / "config.json").read_text())
     untimed["cost"] = {**untimed["cost"], "wall_seconds": None}
-    publish._write_kept(root / publish.KEPT / "config.json", untimed)
+    publish.write_kept(root / publish.KEPT / "config.json", untimed)
     assert "| the full reproduction | 88 minutes on 2 cores (CPU Y): 7 jobs" in publish.generated(root)[root / "README.md"]
     assert json.loads((root / publish.KEPT / "config-rerun.json").read_text())["machine"] == "CPU Y"
 
@@ -255,6 +261,37 @@ def test_a_rerun_on_a_third_machine_is_kept_beside_the_others(tmp_path):
     assert rerun_path(folder, "config", "CPU Z") == folder / "config-rerun-3.json"
     assert [rerun_of(n) for n in ("config-rerun", "config-rerun-2", "config-replicate-rerun", "config",
                                   "config-rerunx")] == ["config", "config", "config-replicate", None, None]
+
+
+def test_an_earlier_run_set_aside_as_a_rerun_keeps_its_machine_and_loses_nothing(tmp_path):
+    """`publish --keep R --earlier-as-rerun`: the kept run R replaces becomes its machine's rerun, unchanged but
+    for the mark. Refused, naming why and writing nothing: no earlier run, an earlier rerun, a run of this machine
+    or of none named, a machine whose rerun is kept already (it would be lost), and --rerun or --figures beside
+    it (the smoke run's keep: test_rescoring_the_kept_statistics_of_a_run_gives_its_figures_own_verdicts)."""
+    from pipeline_lib.build.kept import earlier_as_rerun
+
+    folder = tmp_path / publish.KEPT
+    first = {"config": "config/config.yaml", "replicate": False, "cost": {"jobs": 3}, "machine": "CPU X",
+             "figures": {"fig5_accuracy": {"code": "c", "stats": {"a": 1.5}}}, "train_seconds": {"scratch": 12.0}}
+    with pytest.raises(FileNotFoundError, match="no earlier kept run"):
+        earlier_as_rerun(folder / "config.json", "CPU Z")
+    publish.write_kept(folder / "config.json", first)
+    with pytest.raises(ValueError, match="made on CPU X, this machine"):
+        earlier_as_rerun(folder / "config.json", "CPU X")
+    publish.write_kept(folder / "config.json", {k: v for k, v in first.items() if k != "machine"})
+    with pytest.raises(ValueError, match="an unrecorded machine"):
+        earlier_as_rerun(folder / "config.json", "CPU Z")
+    publish.write_kept(folder / "config.json", first)
+    assert earlier_as_rerun(folder / "config.json", "CPU Z") == folder / "config-rerun.json"
+    assert json.loads((folder / "config-rerun.json").read_text()) == {**first, "rerun": True}
+    with pytest.raises(ValueError, match="is a rerun already"):
+        earlier_as_rerun(folder / "config-rerun.json", "CPU Z")
+    with pytest.raises(ValueError, match="already keeps a rerun made on CPU X"):
+        earlier_as_rerun(folder / "config.json", "CPU Z")
+    assert sorted(p.name for p in folder.iterdir()) == ["config-rerun.json", "config.json"]
+    for other in ({"rerun": True}, {"only": ["fig5_accuracy"]}):
+        with pytest.raises(ValueError, match="not with --rerun or --figures"):
+            publish.keep(tmp_path / "results", tmp_path, earlier=True, **other)
 
 
 def test_the_readmes_waits_come_from_kept_timings_or_say_none_is_kept(tmp_path):
@@ -311,7 +348,7 @@ def test_keeping_only_named_figures_replaces_theirs_and_nothing_else(tmp_path):
         (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
     (root / publish.KEPT).mkdir(parents=True)
     before = json.loads((REPO / publish.KEPT / "config.json").read_text())
-    publish._write_kept(root / publish.KEPT / "config.json", {**before, "machine": "CPU Y"})
+    publish.write_kept(root / publish.KEPT / "config.json", {**before, "machine": "CPU Y"})
     cfg = publish.config_of(root, publish.DEFAULT)
     ours = {"config_hash": slice_hash(cfg.figure_slice("joma_odes")), "code_hash": job_code(cfg, "figure joma_odes"),
             "git_commit": "e" * 40}
@@ -335,7 +372,7 @@ def test_keeping_only_named_figures_replaces_theirs_and_nothing_else(tmp_path):
     with pytest.raises(ValueError, match="not built by this checkout's code"):
         publish.keep(results, root, only=["joma_odes"])
     sidecar.write_text(json.dumps({"stats": {}, "provenance": ours}))
-    publish._write_kept(root / publish.KEPT / "config-rerun.json", {**before, "machine": "CPU Y", "rerun": True})
+    publish.write_kept(root / publish.KEPT / "config-rerun.json", {**before, "machine": "CPU Y", "rerun": True})
     with pytest.raises(FileNotFoundError, match="no rerun of config/config.yaml kept from this machine"):
         publish.keep(results, root, only=["joma_odes"], rerun=True)  # CPU Y's rerun is not this machine's
     (root / publish.KEPT / "config.json").unlink()
@@ -356,11 +393,11 @@ def test_a_rule_that_reads_a_statistic_older_kept_code_lacks_leaves_its_claims_n
     odes["stats"] = {**odes["stats"], "linear": {k: v for k, v in odes["stats"]["linear"].items()
                                                  if k != "salient_share_end"}}
     path = root / publish.KEPT / "config.json"
-    publish._write_kept(path, kept)
+    publish.write_kept(path, kept)
     with pytest.raises(KeyError, match="salient_share_end"):  # the checkout's own code: not a stale figure
         publish.rescore(root, path)
     odes["code"] = "0" * 16  # computed by other code
-    publish._write_kept(path, kept)
+    publish.write_kept(path, kept)
     rows, _, stale = publish.rescore(root, path)
     assert "joma_odes" in stale and all(r["verdict"] == "not run" for r in rows if r["figure"] == "joma_odes")
     row = next(r for r in rows if r["id"] == "tian.joma_odes.linear_salient_takes_all")

@@ -27,6 +27,7 @@ from .calibration import calibration_markdown, is_calibration
 from .codes import job_code, job_code_or_none
 from .consolidate import consolidate, consolidated_markdown, counts_table
 from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost, train_seconds
+from .kept import earlier_as_rerun, write_kept
 from .lock import ROOT, read_lock
 from .reruns import rerun_of, rerun_path, reruns_of
 from .table_page import has_table_page, table_markdown
@@ -73,7 +74,7 @@ def kept_name(config: str, replicate: bool = False) -> str:
 
 
 def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: bool = False, rerun: bool = False,
-         shared: bool = False, only: list[str] | None = None) -> Path:
+         shared: bool = False, only: list[str] | None = None, earlier: bool = False) -> Path:
     """Keep the statistics of a finished run of ``config`` (its results folder ``results``; with ``replicate``,
     the replicate's ``<results>/replication``) in ``docs/stats``, with the run's cost (its benchmark files and,
     where one invocation ran every job, its Snakemake log) and the machine it ran on. ``rerun``: the same config
@@ -82,7 +83,11 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
     work during the run, so its times are upper bounds (said beside them).
     ``only``: these figures' statistics replace theirs in the config's kept file and nothing else of it changes
     (e.g. after ``snakemake joma_odes`` rebuilt one figure whose code changed and that needs no training: the kept
-    run's cost, machine and other figures stay those of the run that made them)."""
+    run's cost, machine and other figures stay those of the run that made them). ``earlier``: the kept run this one
+    replaces, made on another machine, stays beside it as that machine's rerun (:func:`.kept.earlier_as_rerun`)."""
+    if earlier and (rerun or only):
+        raise ValueError("--earlier-as-rerun sets aside the config's kept run that a whole new run replaces: "
+                         "not with --rerun or --figures")
     cfg = config_of(root, config, replicate)
     name = kept_name(config, replicate)
     out = rerun_path(root / KEPT, name, machine()) if rerun else root / KEPT / f"{name}.json"
@@ -105,13 +110,15 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
             if here != kept.get("machine"):  # the rest of the file ran elsewhere: say where this figure did
                 figures[fig]["machine"] = here
         kept["figures"].update(figures)
-        _write_kept(out, kept)
+        write_kept(out, kept)
         _readme_figures(root, Path(results), config, replicate, rerun, only)
         return out
     cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg), config, replicate)
     if shared:
         cost["shared"] = True
-    _write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "machine": here,
+    if earlier:
+        earlier_as_rerun(out, here)
+    write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "machine": here,
                       **({"rerun": True} if rerun else {}), "figures": figures,
                       "train_seconds": train_seconds(Path(results), cfg)})
     _readme_figures(root, Path(results), config, replicate, rerun, README_FIGURES)
@@ -146,19 +153,6 @@ def _kept_for_figures(out: Path, cfg, config: str, only: list[str], rerun: bool,
     return json.loads(out.read_text())  # a rerun's file is this machine's own (rerun_path): never another's
 
 
-def _write_kept(out: Path, kept: dict) -> None:
-    """A kept statistics file, one figure (and one training job's seconds) a line (a diff names the figure)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    figures, seconds = kept["figures"], kept.get("train_seconds", {})
-    lines = [f"{json.dumps(fig)}: {json.dumps(figures[fig], sort_keys=True)}" for fig in sorted(figures)]
-    runs = [f"{json.dumps(run)}: {json.dumps(seconds[run])}" for run in sorted(seconds)]
-    extra = "".join(f', "{k}": {json.dumps(kept[k])}' for k in ("machine", "rerun") if k in kept)
-    out.write_text('{"config": ' + json.dumps(kept["config"]) + ', "replicate": ' + json.dumps(kept["replicate"])
-                   + ', "cost": ' + json.dumps(kept["cost"], sort_keys=True) + extra + ',\n"figures": {\n'
-                   + ",\n".join(lines) + "\n}" + (',\n"train_seconds": {\n' + ",\n".join(runs) + "\n}" if runs else "")
-                   + "}\n")
-
-
 def restamp(root: Path, before, after, verified: set[str]) -> list[str]:
     """After a refactor the lock verified (every artifact of the test config, whose figures are ``verified``,
     identical under the code ``before`` and ``after``, :class:`.lock.Code`), a figure's kept statistics computed
@@ -177,7 +171,7 @@ def restamp(root: Path, before, after, verified: set[str]) -> list[str]:
                 k["code"] = new
                 moved.append(fig)
         if moved:
-            _write_kept(path, kept)
+            write_kept(path, kept)
             said.append(f"restamped {len(moved)} figure(s) of {path.relative_to(root).as_posix()}")
     return said
 
@@ -385,11 +379,13 @@ def _readme(root: Path, rows: list[dict], kept: dict[str, dict]) -> str:
 
 def publish(root: Path = ROOT, keep_from: Path | None = None, config: str = DEFAULT,
             replicate: bool = False, rerun: bool = False, shared: bool = False,
-            only: list[str] | None = None) -> list[str]:
+            only: list[str] | None = None, earlier: bool = False) -> list[str]:
     """Write every generated file (:func:`generated`), after keeping a finished run's statistics (``keep_from``;
-    with ``replicate``, its replicate's; with ``only``, just those figures'); what it did."""
-    said = ([f"kept {keep(keep_from, root, config, replicate, rerun, shared, only)}"
-             + (f" (figures {', '.join(only)})" if only else "")] if keep_from is not None else [])
+    with ``replicate``, its replicate's; with ``only``, just those figures'; with ``earlier``, the kept run it
+    replaces set aside as its machine's rerun); what it did."""
+    said = ([f"kept {keep(keep_from, root, config, replicate, rerun, shared, only, earlier)}"
+             + (f" (figures {', '.join(only)})" if only else "")
+             + (" (the kept run it replaces stays beside it as its machine's rerun)" if earlier else "")] if keep_from is not None else [])
     for path, text in generated(root).items():
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
