@@ -154,6 +154,7 @@ def test_a_calibration_config_publishes_its_page_and_no_ledger(tmp_path):
     assert "Picked: **n_train = 2000** (Softmax 0.60). **Not reached:** no value lies within one seed (1/10)" in (
         calibration_markdown(kept))
     stats["digits"]["rows"][1].update(n_eureka=6, ratio=0.6)
+    assert "30 minutes on 2 cores (CPU Q): 3 jobs" in calibration_markdown({**kept, "machine": "CPU Q"})
     # kept by other code or settings than the checkout's: the page says which figures a rerun would change
     assert "Statistics of 2 figure(s) of eureka_calibration were computed by other code or settings" in page
     assert "eureka_calibration, eureka_norm_cap." in page

@@ -44,7 +44,7 @@ def calibration_markdown(kept: dict) -> str:
                          f"{abs(r['ratio'] - s['target']):.2f} | {r['epochs']} | {span} | "
                          f"{'-' if binds is None else format(binds, '.2f')} |")
         lines.append("")
-    lines += ["## Cost", "", cost_text(kept["cost"]) + ".", ""]
+    lines += ["## Cost", "", cost_text(kept["cost"], kept.get("machine")) + ".", ""]
     return "\n".join(lines)
 
 
