@@ -31,7 +31,10 @@ def test_the_kept_statistics_are_small_and_name_their_config():
 def test_rescoring_the_kept_statistics_of_a_run_gives_its_figures_own_verdicts(smoke_run, tmp_path):
     """The smoke run's statistics kept, then re-scored as `publish` does: every claim's verdict and estimate equal
     to what its ledger job wrote (``claims.json``); and none needs a rerun (the code and config are the ones it ran
-    with)."""
+    with). Kept with --earlier-as-rerun over a run of another machine, which becomes that machine's rerun; kept so
+    again, this machine's run is refused and nothing changes."""
+    from pipeline_lib.build.waits import machine
+
     work, _ = smoke_run
     root = tmp_path / "checkout"
     for part in ("pipeline_lib", "README.md", "workflow"):
@@ -39,12 +42,15 @@ def test_rescoring_the_kept_statistics_of_a_run_gives_its_figures_own_verdicts(s
     (root / "config").mkdir()
     shutil.copy(work / "config" / "config.yaml", root / "config" / "config.yaml")
     earlier = {**json.loads((REPO / publish.KEPT / "config.json").read_text()), "machine": "CPU Y"}
+    earlier["figures"] = {f: {k: v for k, v in s.items() if k != "machine"} for f, s in earlier["figures"].items()}
     publish.write_kept(root / publish.KEPT / "config.json", earlier)
     kept = publish.keep(work / "results", root, earlier=True)  # the earlier run, made on CPU Y, is set aside
     assert json.loads((root / publish.KEPT / "config-rerun.json").read_text()) == {**earlier, "rerun": True}
-    assert json.loads(kept.read_text())["machine"] != "CPU Y"
-    with pytest.raises(ValueError, match="this machine: its numbers again are no rerun"):
+    assert json.loads(kept.read_text())["machine"] == machine()
+    files = {p.name: p.read_bytes() for p in (root / publish.KEPT).iterdir()}
+    with pytest.raises(ValueError, match="this machine"):  # this machine's numbers again: refused, nothing changes
         publish.keep(work / "results", root, earlier=True)
+    assert {p.name: p.read_bytes() for p in (root / publish.KEPT).iterdir()} == files
     for fig in publish.README_FIGURES:  # the README's figure is the kept run's own drawing
         assert (root / publish.README_IMG / f"{fig}.png").read_bytes() == (work / "results" / "figures" / f"{fig}.png").read_bytes()
     rows, _, rerun = publish.rescore(root, kept)
@@ -267,8 +273,9 @@ def test_a_rerun_on_a_third_machine_is_kept_beside_the_others(tmp_path):
 def test_an_earlier_run_set_aside_as_a_rerun_keeps_its_machine_and_loses_nothing(tmp_path):
     """`publish --keep R --earlier-as-rerun`: the kept run R replaces becomes its machine's rerun, unchanged but
     for the mark. Refused, naming why and writing nothing: no earlier run, an earlier rerun, a run of this machine
-    or of none named, a machine whose rerun is kept already (it would be lost), and --rerun or --figures beside
-    it (the smoke run's keep: test_rescoring_the_kept_statistics_of_a_run_gives_its_figures_own_verdicts)."""
+    or of none named, figures of it kept from this machine, a rerun of its machine kept already (it would be lost)
+    or of this one (the new run would repeat it), --rerun or --figures beside it, and a replicate (the smoke run's
+    keep: test_rescoring_the_kept_statistics_of_a_run_gives_its_figures_own_verdicts)."""
     from pipeline_lib.build.kept import earlier_as_rerun
 
     folder = tmp_path / publish.KEPT
@@ -280,19 +287,40 @@ def test_an_earlier_run_set_aside_as_a_rerun_keeps_its_machine_and_loses_nothing
     with pytest.raises(ValueError, match="made on CPU X, this machine"):
         earlier_as_rerun(folder / "config.json", "CPU X")
     publish.write_kept(folder / "config.json", {k: v for k, v in first.items() if k != "machine"})
-    with pytest.raises(ValueError, match="an unrecorded machine"):
+    with pytest.raises(ValueError, match="records no machine"):
         earlier_as_rerun(folder / "config.json", "CPU Z")
     publish.write_kept(folder / "config.json", first)
     assert earlier_as_rerun(folder / "config.json", "CPU Z") == folder / "config-rerun.json"
     assert json.loads((folder / "config-rerun.json").read_text()) == {**first, "rerun": True}
     with pytest.raises(ValueError, match="is a rerun already"):
         earlier_as_rerun(folder / "config-rerun.json", "CPU Z")
-    with pytest.raises(ValueError, match="already keeps a rerun made on CPU X"):
+    with pytest.raises(ValueError, match="already keeps a rerun made on CPU X: its machine's rerun would be lost"):
         earlier_as_rerun(folder / "config.json", "CPU Z")
-    assert sorted(p.name for p in folder.iterdir()) == ["config-rerun.json", "config.json"]
+    (folder / "config-rerun.json").unlink()
+    publish.write_kept(folder / "config-rerun.json", {**first, "machine": "CPU Z (family 1)", "rerun": True})
+    with pytest.raises(ValueError, match="made on CPU Z .family 1.: the new run would repeat it"):
+        earlier_as_rerun(folder / "config.json", "CPU Z")  # an older name of this machine's kind
+    (folder / "config-rerun.json").unlink()
+    mixed = {**first, "figures": {**first["figures"], "fig6": {"code": "c", "stats": {}, "machine": "CPU Z"}}}
+    publish.write_kept(folder / "config.json", mixed)
+    with pytest.raises(ValueError, match="fig6 of it on this machine"):
+        earlier_as_rerun(folder / "config.json", "CPU Z")
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json"]
     for other in ({"rerun": True}, {"only": ["fig5_accuracy"]}):
         with pytest.raises(ValueError, match="not with --rerun or --figures"):
             publish.keep(tmp_path / "results", tmp_path, earlier=True, **other)
+    with pytest.raises(ValueError, match="a replicate's rerun is not published"):
+        publish.keep(tmp_path / "results", tmp_path, replicate=True, earlier=True)
+
+
+def test_machine_names_with_and_without_their_details_may_name_one_machine():
+    from pipeline_lib.build.kept import same_machine
+
+    assert same_machine("AMD EPYC", "AMD EPYC (family 25, model 17)")
+    assert same_machine("AMD EPYC (family 25, model 17)", "AMD EPYC (family 25, model 17)")
+    assert not same_machine("AMD EPYC (family 25, model 17)", "AMD EPYC (family 25, model 1)")
+    assert not same_machine("Intel(R) Xeon(R) Processor with NVIDIA H200", "Intel(R) Xeon(R) Processor (family 6)")
+    assert not same_machine(None, "AMD EPYC") and not same_machine("AMD EPYC", "")
 
 
 def test_the_readmes_waits_come_from_kept_timings_or_say_none_is_kept(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .reruns import rerun_path
+from .reruns import RERUN, rerun_path, reruns_of
 
 
 def write_kept(out: Path, kept: dict) -> None:
@@ -21,12 +21,22 @@ def write_kept(out: Path, kept: dict) -> None:
                    + "}\n")
 
 
+def same_machine(a: str | None, b: str | None) -> bool:
+    """Whether two recorded machine names may name one machine: equal, or one recorded without the details in
+    parentheses that the other gives (older kept files say "AMD EPYC", newer "AMD EPYC (family 25, model 17)")."""
+    if not a or not b:
+        return False
+    base_a, base_b = a.split(" (")[0], b.split(" (")[0]
+    return a == b or (base_a == base_b and (a == base_a or b == base_b))
+
+
 def earlier_as_rerun(kept_file: Path, here: str) -> Path:
     """Before a run made on the machine ``here`` replaces ``kept_file`` (a config's kept run), keep that earlier
     run beside it as the rerun of the machine that made it (:func:`.rerun_path`), so that a verdict the two
     machines' rounding decides is undecided rather than the newer machine's. Refused, saying why and changing
-    nothing, where there is no earlier run, it is a rerun itself, it records no machine or was made ``here`` (the
-    same machine's numbers again are no rerun), or that machine already has a kept rerun (it would be lost)."""
+    nothing, where there is no earlier run, it is a rerun itself, it records no machine or may have been made
+    ``here`` (the same machine's numbers again are no rerun; so are figures it kept from ``here``), a rerun of its
+    machine is kept already (it would be lost) or one of ``here`` is (the new run would repeat it)."""
     kept_file = Path(kept_file)
     if not kept_file.exists():
         raise FileNotFoundError(f"{kept_file}: no earlier kept run to keep as a rerun; leave out --earlier-as-rerun")
@@ -34,13 +44,22 @@ def earlier_as_rerun(kept_file: Path, here: str) -> Path:
     made_on = earlier.get("machine")
     if earlier.get("rerun"):
         raise ValueError(f"{kept_file} is a rerun already; --earlier-as-rerun sets aside a config's own kept run")
-    if not made_on or made_on == here:
-        raise ValueError(f"{kept_file} was made on {made_on or 'an unrecorded machine'}"
-                         + (", this machine: its numbers again are no rerun" if made_on else
-                            ": a rerun must name the machine whose rounding it stands for")
-                         + "; leave out --earlier-as-rerun to replace it")
+    if not made_on:
+        raise ValueError(f"{kept_file} records no machine, and a rerun must name the machine whose rounding it "
+                         "stands for; leave out --earlier-as-rerun to replace it")
+    if same_machine(made_on, here):
+        raise ValueError(f"{kept_file} was made on {made_on}, this machine ({here}): its numbers again are no "
+                         "rerun; leave out --earlier-as-rerun to replace it")
+    mixed = sorted(f for f, k in earlier["figures"].items() if same_machine(k.get("machine", made_on), here))
+    if mixed:
+        raise ValueError(f"{kept_file} was made on {made_on}, and {', '.join(mixed)} of it on this machine ({here}): "
+                         "its numbers again are no rerun; leave out --earlier-as-rerun to replace it")
+    for stem in reruns_of((p.stem for p in kept_file.parent.glob(f"{kept_file.stem}{RERUN}*.json")), kept_file.stem):
+        other = json.loads((kept_file.parent / f"{stem}.json").read_text()).get("machine")
+        for machine, whose in ((made_on, "its machine's rerun would be lost"), (here, "the new run would repeat it")):
+            if same_machine(other, machine):
+                raise ValueError(f"{stem}.json already keeps a rerun made on {other}: {whose}; leave out "
+                                 "--earlier-as-rerun, or remove that rerun first")
     out = rerun_path(kept_file.parent, kept_file.stem, made_on)
-    if out.exists():
-        raise ValueError(f"{out} already keeps a rerun made on {made_on}; keeping {kept_file} there would lose it")
     write_kept(out, {**earlier, "rerun": True})
     return out

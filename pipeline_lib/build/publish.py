@@ -29,7 +29,7 @@ from .consolidate import consolidate, consolidated_markdown, counts_table
 from .cost import COST_BEGIN, COST_END, config_benchmarks, cost_row, run_cost, train_seconds
 from .kept import earlier_as_rerun, write_kept
 from .lock import ROOT, read_lock
-from .reruns import rerun_of, rerun_path, reruns_of
+from .reruns import RERUN, rerun_of, rerun_path, reruns_of
 from .table_page import has_table_page, table_markdown
 from .waits import ROWS as WAIT_ROWS
 from .waits import machine
@@ -88,6 +88,9 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
     if earlier and (rerun or only):
         raise ValueError("--earlier-as-rerun sets aside the config's kept run that a whole new run replaces: "
                          "not with --rerun or --figures")
+    if replicate and (rerun or earlier):
+        raise ValueError("a replicate's rerun is not published (reruns are the same seeds again; a replicate's "
+                         "are disjoint): not --replicate with --rerun or --earlier-as-rerun")
     cfg = config_of(root, config, replicate)
     name = kept_name(config, replicate)
     out = rerun_path(root / KEPT, name, machine()) if rerun else root / KEPT / f"{name}.json"
@@ -116,11 +119,11 @@ def keep(results: Path, root: Path = ROOT, config: str = DEFAULT, replicate: boo
     cost = run_cost(Path(results), _workdir(results, cfg), config_benchmarks(cfg), config, replicate)
     if shared:
         cost["shared"] = True
-    if earlier:
+    new = {"config": config, "replicate": replicate, "cost": cost, "machine": here,
+           **({"rerun": True} if rerun else {}), "figures": figures, "train_seconds": train_seconds(Path(results), cfg)}
+    if earlier:  # after every check and read of the new run, so that a refusal or failure changes nothing
         earlier_as_rerun(out, here)
-    write_kept(out, {"config": config, "replicate": replicate, "cost": cost, "machine": here,
-                      **({"rerun": True} if rerun else {}), "figures": figures,
-                      "train_seconds": train_seconds(Path(results), cfg)})
+    write_kept(out, new)
     _readme_figures(root, Path(results), config, replicate, rerun, README_FIGURES)
     return out
 
@@ -383,9 +386,11 @@ def publish(root: Path = ROOT, keep_from: Path | None = None, config: str = DEFA
     """Write every generated file (:func:`generated`), after keeping a finished run's statistics (``keep_from``;
     with ``replicate``, its replicate's; with ``only``, just those figures'; with ``earlier``, the kept run it
     replaces set aside as its machine's rerun); what it did."""
+    reruns = set((root / KEPT).glob(f"*{RERUN}*.json"))
     said = ([f"kept {keep(keep_from, root, config, replicate, rerun, shared, only, earlier)}"
-             + (f" (figures {', '.join(only)})" if only else "")
-             + (" (the kept run it replaces stays beside it as its machine's rerun)" if earlier else "")] if keep_from is not None else [])
+             + (f" (figures {', '.join(only)})" if only else "")] if keep_from is not None else [])
+    said += [f"kept the run it replaces as {p.relative_to(root).as_posix()}, its machine's rerun"
+             for p in sorted(set((root / KEPT).glob(f"*{RERUN}*.json")) - reruns) if earlier]
     for path, text in generated(root).items():
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
