@@ -12,12 +12,8 @@ from pathlib import Path
 from .build.waits import ROWS as WAIT_ROWS  # the standard library's alone: `timed` runs before any install
 
 
-def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m pipeline_lib")
-    sub = ap.add_subparsers(dest="command", required=True)
-    lin = sub.add_parser("lineage", help="print the chain from an artifact back to its datasets, checked against disk")
-    lin.add_argument("artifact", help="an HDF5 artifact or a figure (.pdf/.png/.json) under results/")
-    lin.add_argument("--json", action="store_true", help="machine-readable output")
+def _publish_parser(sub) -> None:
+    """The ``publish`` command and its arguments (its own function: the parser stays short)."""
     pub = sub.add_parser("publish", help="re-score the published ledgers from the statistics kept in docs/stats and "
                                          "refresh docs/claims.md, the coverage table and the README's generated blocks "
                                          "(no results folder, no training)")
@@ -39,6 +35,15 @@ def _parser() -> argparse.ArgumentParser:
     pub.add_argument("--figures", nargs="+", metavar="FIGURE", help="with --keep: keep only these figures' statistics "
                      "from RESULTS in the config's kept file (its cost and other figures stay), e.g. after `snakemake "
                      "joma_odes` rebuilt a figure that needs no training")
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m pipeline_lib")
+    sub = ap.add_subparsers(dest="command", required=True)
+    lin = sub.add_parser("lineage", help="print the chain from an artifact back to its datasets, checked against disk")
+    lin.add_argument("artifact", help="an HDF5 artifact or a figure (.pdf/.png/.json) under results/")
+    lin.add_argument("--json", action="store_true", help="machine-readable output")
+    _publish_parser(sub)
     every = sub.add_parser("everything", help="run every shipped config and the default's replicate through "
                                               "Snakemake, one after another, keeping and publishing each as it "
                                               "finishes; arguments after -- go to each snakemake call (e.g. "
