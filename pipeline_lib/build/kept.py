@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .reruns import RERUN, rerun_path, reruns_of
+from .reruns import kept_reruns, rerun_path
 
 
 def write_kept(out: Path, kept: dict) -> None:
@@ -54,11 +54,10 @@ def earlier_as_rerun(kept_file: Path, here: str) -> Path:
     if mixed:
         raise ValueError(f"{kept_file} was made on {made_on}, and {', '.join(mixed)} of it on this machine ({here}): "
                          "its numbers again are no rerun; leave out --earlier-as-rerun to replace it")
-    for stem in reruns_of((p.stem for p in kept_file.parent.glob(f"{kept_file.stem}{RERUN}*.json")), kept_file.stem):
-        other = json.loads((kept_file.parent / f"{stem}.json").read_text()).get("machine")
+    for path, other in kept_reruns(kept_file.parent, kept_file.stem):
         for machine, whose in ((made_on, "its machine's rerun would be lost"), (here, "the new run would repeat it")):
             if same_machine(other, machine):
-                raise ValueError(f"{stem}.json already keeps a rerun made on {other}: {whose}; leave out "
+                raise ValueError(f"{path.name} already keeps a rerun made on {other}: {whose}; leave out "
                                  "--earlier-as-rerun, or remove that rerun first")
     out = rerun_path(kept_file.parent, kept_file.stem, made_on)
     write_kept(out, {**earlier, "rerun": True})

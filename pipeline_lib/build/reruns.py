@@ -24,14 +24,23 @@ def reruns_of(names, name: str) -> list[str]:
     return sorted((n for n in names if rerun_of(n) == name), key=lambda n: (len(n), n))
 
 
+def kept_reruns(folder: Path, name: str) -> list[tuple[Path, str | None]]:
+    """The reruns of the kept run ``name`` kept in ``folder``, in the order they were kept, each with the machine
+    it records."""
+    folder = Path(folder)
+    stems = reruns_of((p.stem for p in folder.glob(f"{name}{RERUN}*.json")), name)
+    return [(folder / f"{stem}.json", json.loads((folder / f"{stem}.json").read_text()).get("machine"))
+            for stem in stems]
+
+
 def rerun_path(folder: Path, name: str, here: str) -> Path:
     """Where a rerun of the kept run ``name`` made on the machine ``here`` is kept in ``folder``: the rerun file
     that already holds that machine's run, else the first free one (``<name>-rerun.json``, then ``-rerun-2``,
     ...), so that a rerun on a third machine is kept beside the others instead of replacing their numbers."""
-    folder = Path(folder)
-    taken = reruns_of((p.stem for p in folder.glob(f"{name}{RERUN}*.json")), name)
-    for stem in taken:
-        if json.loads((folder / f"{stem}.json").read_text()).get("machine") == here:
-            return folder / f"{stem}.json"
-    return folder / (next(f"{name}{RERUN}{t}" for t in ("", *(f"-{i}" for i in range(2, len(taken) + 3)))
-                          if f"{name}{RERUN}{t}" not in taken) + ".json")
+    kept = kept_reruns(folder, name)
+    for path, made_on in kept:
+        if made_on == here:
+            return path
+    taken = {path.stem for path, _ in kept}
+    return Path(folder) / (next(f"{name}{RERUN}{t}" for t in ("", *(f"-{i}" for i in range(2, len(taken) + 3)))
+                                if f"{name}{RERUN}{t}" not in taken) + ".json")
